@@ -1,0 +1,71 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Counterpoint: a real-time play-counter service. One folder per module under Sources/;
+// each C library is reached through exactly one system-library target and wrapped by
+// exactly one Swift module, so C pointers never travel further than that module.
+
+let package = Package(
+    name: "Counterpoint",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "counterpoint", targets: ["counterpoint"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+    ],
+    targets: [
+        // MARK: C libraries from Debian, one system-library target each.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // MARK: The pure domain: events, validation, hours, the merge rule. No C, no I/O.
+        .target(name: "CounterpointCore"),
+
+        // MARK: Wrappers, one per C library.
+        .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "EventLogs", dependencies: ["CZlib", "CounterpointCore"]),
+        .target(name: "Kafka", dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")]),
+
+        // MARK: Services built on them.
+        .target(name: "CounterStore", dependencies: ["SQLiteDB", "CounterpointCore"]),
+        .target(name: "BatchJob", dependencies: [
+            "CounterpointCore", "EventLogs", "CounterStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs"]),
+        .target(name: "Reader", dependencies: [
+            "CounterpointCore", "CounterStore", "HTTPServer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+
+        // MARK: The executable: a thin shell over the builder functions in the modules above.
+        .executableTarget(name: "counterpoint", dependencies: [
+            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+
+        // MARK: Tests, one target per module plus end-to-end tests of the executable.
+        .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore"]),
+        .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
+        .testTarget(name: "CounterStoreTests", dependencies: ["CounterStore", "CounterpointCore"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
+        .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore"]),
+        .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

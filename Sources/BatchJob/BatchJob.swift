@@ -1,0 +1,1 @@
+// The BatchJob module; its contents arrive with the foundation work.

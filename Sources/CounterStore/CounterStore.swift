@@ -1,0 +1,1 @@
+// The CounterStore module; its contents arrive with the foundation work.

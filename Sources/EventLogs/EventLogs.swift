@@ -1,0 +1,1 @@
+// The EventLogs module; its contents arrive with the foundation work.

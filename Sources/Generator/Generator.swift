@@ -1,0 +1,1 @@
+// The Generator module; its contents arrive with the foundation work.

@@ -1,0 +1,1 @@
+// The HTTPServer module; its contents arrive with the foundation work.

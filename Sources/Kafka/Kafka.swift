@@ -1,0 +1,1 @@
+// The Kafka module; its contents arrive with the foundation work.

@@ -1,0 +1,1 @@
+// The Reader module; its contents arrive with the foundation work.

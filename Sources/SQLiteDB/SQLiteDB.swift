@@ -1,0 +1,1 @@
+// The SQLiteDB module; its contents arrive with the foundation work.

@@ -1,0 +1,2 @@
+// The counterpoint executable; its subcommands arrive with the foundation work.
+print("counterpoint")
