@@ -1,0 +1,78 @@
+/// The fields of SPEC §1 that the parser knows, in the order in which their faults are
+/// reported.
+enum EventField: Int, CaseIterable {
+    case eventID, type, trackID, occurredAt, listenerID, positionMilliseconds, durationMilliseconds, client, country
+
+    static let requiredMask: UInt16 = 0b1111
+
+    @inline(__always)
+    var bit: UInt16 { 1 << UInt16(rawValue) }
+
+    var name: String {
+        switch self {
+        case .eventID: "event_id"
+        case .type: "type"
+        case .trackID: "track_id"
+        case .occurredAt: "occurred_at"
+        case .listenerID: "listener_id"
+        case .positionMilliseconds: "position_ms"
+        case .durationMilliseconds: "duration_ms"
+        case .client: "client"
+        case .country: "country"
+        }
+    }
+
+    /// The rule, as the message of an `invalid_field` rejection.
+    var rule: String {
+        switch self {
+        case .eventID: "event_id must be a string of 1 to 64 characters from [A-Za-z0-9_-]"
+        case .type: "type must be a string"
+        case .trackID: "track_id must be an integer between 1 and \(EventLimits.maxTrackID)"
+        case .occurredAt:
+            "occurred_at must be an RFC 3339 UTC timestamp (Z or +00:00) or integer epoch milliseconds, "
+                + "from 2000-01-01T00:00:00Z up to 2100-01-01T00:00:00Z (exclusive)"
+        case .listenerID: "listener_id must be an integer >= 0"
+        case .positionMilliseconds: "position_ms must be an integer >= 0"
+        case .durationMilliseconds: "duration_ms must be an integer > 0"
+        case .client: "client must be a string of at most 32 bytes"
+        case .country: "country must be a string of at most 32 bytes"
+        }
+    }
+
+    /// The field named by the key bytes, compared a few words at a time.
+    @inline(__always)
+    static func matching(_ key: UnsafeRawPointer, length: Int) -> EventField? {
+        @inline(__always) func word64(_ offset: Int) -> UInt64 {
+            UInt64(littleEndian: key.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        }
+        @inline(__always) func word32(_ offset: Int) -> UInt32 {
+            UInt32(littleEndian: key.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+        }
+        // Constants are the key bytes read as little-endian words.
+        switch length {
+        case 4:
+            return word32(0) == 0x6570_7974 ? .type : nil // "type"
+        case 6:
+            return word32(0) == 0x6569_6C63 && word32(2) == 0x746E_6569 ? .client : nil // "clie", "ient"
+        case 7:
+            return word32(0) == 0x6E75_6F63 && word32(3) == 0x7972_746E ? .country : nil // "coun", "ntry"
+        case 8:
+            switch word64(0) {
+            case 0x6469_5F74_6E65_7665: return .eventID // "event_id"
+            case 0x6469_5F6B_6361_7274: return .trackID // "track_id"
+            default: return nil
+            }
+        case 11:
+            let head = word64(0), tail = word32(7)
+            switch (head, tail) {
+            case (0x6465_7272_7563_636F, 0x7461_5F64): return .occurredAt // "occurre", "d_at"
+            case (0x7265_6E65_7473_696C, 0x6469_5F72): return .listenerID // "listener", "r_id"
+            case (0x6E6F_6974_6973_6F70, 0x736D_5F6E): return .positionMilliseconds // "position", "n_ms"
+            case (0x6E6F_6974_6172_7564, 0x736D_5F6E): return .durationMilliseconds // "duration", "n_ms"
+            default: return nil
+            }
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,271 @@
+/// The state of parsing one event: a scanner plus what each known field turned out to be.
+///
+/// Field faults are only noted while scanning (one bit per field), because the rest of the
+/// document must still be checked as JSON before a field can be blamed.
+struct EventParsing {
+    var scanner: JSONScanner
+    /// Fields seen with a non-null value (the last occurrence of a key wins).
+    var present: UInt16 = 0
+    var invalid: UInt16 = 0
+    var null: UInt16 = 0
+    /// Where the body of an unsupported `type` string is, for the message.
+    var unsupportedType: Range<Int>?
+    var eventID = EventID(words: (0, 0, 0, 0, 0, 0, 0, 0), length: 0)
+    var trackID: Int64 = 0
+    var occurredAt: Int64 = 0
+
+    @inline(__always)
+    init(base: UnsafeRawPointer, count: Int) {
+        scanner = JSONScanner(base: base, count: count, maxDepth: EventParser.maxNestingDepth)
+    }
+
+    mutating func run() -> Result<PlayEvent, EventRejection> {
+        scanner.skipWhitespace()
+        if scanner.position == scanner.end { return .failure(EventParser.emptyRejection) }
+        do {
+            try scanEvent()
+        } catch {
+            return .failure(rejection(for: error))
+        }
+        if unsupportedType != nil || invalid != 0 || present & EventField.requiredMask != EventField.requiredMask {
+            return .failure(fieldRejection())
+        }
+        return .success(PlayEvent(eventID: eventID, trackID: trackID, occurredAtMilliseconds: occurredAt))
+    }
+
+    // MARK: The object
+
+    @inline(__always)
+    mutating func scanEvent() throws(SyntaxFault) {
+        guard scanner.current == UInt8(ascii: "{") else { throw scanner.fault(.expectedObject) }
+        scanner.position &+= 1
+        scanner.skipWhitespace()
+        if scanner.current == UInt8(ascii: "}") {
+            scanner.position &+= 1
+        } else {
+            try scanMembers()
+        }
+        scanner.skipWhitespace()
+        guard scanner.position == scanner.end else { throw scanner.fault(.trailingCharacters) }
+    }
+
+    @inline(__always)
+    mutating func scanMembers() throws(SyntaxFault) {
+        while true {
+            guard scanner.current == UInt8(ascii: "\"") else { throw scanner.fault(.expectedKey) }
+            scanner.position &+= 1
+            let keyStart = scanner.position
+            let keyHasEscapes = try scanner.scanString()
+            let keyLength = scanner.position &- 1 &- keyStart
+            let field = keyHasEscapes
+                ? escapedKeyField(from: keyStart, to: keyStart &+ keyLength)
+                : EventField.matching(scanner.base + keyStart, length: keyLength)
+            scanner.skipWhitespace()
+            guard scanner.current == UInt8(ascii: ":") else { throw scanner.fault(.expectedColon) }
+            scanner.position &+= 1
+            scanner.skipWhitespace()
+            if let field {
+                try scanValue(of: field)
+            } else {
+                try scanner.skipValue(depth: 1)
+            }
+            scanner.skipWhitespace()
+            let delimiter = scanner.current
+            scanner.position &+= 1
+            if delimiter == UInt8(ascii: ",") {
+                scanner.skipWhitespace()
+            } else if delimiter == UInt8(ascii: "}") {
+                return
+            } else {
+                scanner.position &-= 1
+                throw scanner.fault(.expectedCommaOrBrace)
+            }
+        }
+    }
+
+    func escapedKeyField(from start: Int, to stop: Int) -> EventField? {
+        let key = scanner.decodedString(from: start, to: stop)
+        // The longest known key has 11 bytes; matching reads up to 11 bytes.
+        guard key.count <= 11 else { return nil }
+        return key.withUnsafeBytes { EventField.matching($0.baseAddress!, length: key.count) }
+    }
+
+    // MARK: Known fields
+
+    enum Outcome { case valid, invalid, null }
+
+    @inline(__always)
+    mutating func note(_ field: EventField, _ outcome: Outcome) {
+        let bit = field.bit
+        present &= ~bit
+        invalid &= ~bit
+        null &= ~bit
+        switch outcome {
+        case .valid: present |= bit
+        case .invalid: present |= bit; invalid |= bit
+        case .null: null |= bit
+        }
+    }
+
+    @inline(__always)
+    mutating func scanValue(of field: EventField) throws(SyntaxFault) {
+        if scanner.current == UInt8(ascii: "n") {
+            try scanner.expectLiteral("null")
+            note(field, .null)
+            if field == .type { unsupportedType = nil }
+            return
+        }
+        switch field {
+        case .eventID: try scanEventID()
+        case .type: try scanType()
+        case .trackID:
+            let value = try scanInteger(field)
+            if let value, value >= 1 && value <= EventLimits.maxTrackID { trackID = value } else { note(field, .invalid) }
+        case .occurredAt: try scanOccurredAt()
+        case .listenerID, .positionMilliseconds:
+            if let value = try scanInteger(field), value < 0 { note(field, .invalid) }
+        case .durationMilliseconds:
+            if let value = try scanInteger(field), value <= 0 { note(field, .invalid) }
+        case .client, .country: try scanShortString(field)
+        }
+    }
+
+    /// Scans a value that must be an integer: notes the field valid and returns the value, or
+    /// notes it invalid (any other value, skipped) and returns `nil`.
+    @inline(__always)
+    mutating func scanInteger(_ field: EventField) throws(SyntaxFault) -> Int64? {
+        let first = scanner.current
+        if first == UInt8(ascii: "-") || first &- UInt8(ascii: "0") < 10 {
+            if let value = try scanner.scanNumber() {
+                note(field, .valid)
+                return value
+            }
+        } else {
+            try scanner.skipValue(depth: 1)
+        }
+        note(field, .invalid)
+        return nil
+    }
+
+    /// Scans a value that must be a string: returns its body's bounds and whether it holds
+    /// escapes, or skips any other value and returns `nil`.
+    @inline(__always)
+    mutating func scanStringValue() throws(SyntaxFault) -> (start: Int, stop: Int, hasEscapes: Bool)? {
+        guard scanner.current == UInt8(ascii: "\"") else {
+            try scanner.skipValue(depth: 1)
+            return nil
+        }
+        scanner.position &+= 1
+        let start = scanner.position
+        let hasEscapes = try scanner.scanString()
+        return (start, scanner.position &- 1, hasEscapes)
+    }
+
+    @inline(__always)
+    mutating func scanEventID() throws(SyntaxFault) {
+        guard let string = try scanStringValue() else { return note(.eventID, .invalid) }
+        let id: EventID?
+        if string.hasEscapes {
+            id = scanner.decodedString(from: string.start, to: string.stop).withUnsafeBytes { EventID(validating: $0) }
+        } else {
+            id = EventID(unvalidatedBytes: scanner.base + string.start, count: string.stop &- string.start)
+        }
+        if let id, id.hasOnlyAllowedBytes {
+            eventID = id
+            note(.eventID, .valid)
+        } else {
+            note(.eventID, .invalid)
+        }
+    }
+
+    @inline(__always)
+    mutating func scanType() throws(SyntaxFault) {
+        unsupportedType = nil
+        guard let string = try scanStringValue() else { return note(.type, .invalid) }
+        note(.type, .valid)
+        let length = string.stop &- string.start
+        if !string.hasEscapes && length == 4
+            && scanner.base.loadUnaligned(fromByteOffset: string.start, as: UInt32.self) == UInt32(littleEndian: 0x7961_6C70) {
+            return // "play"
+        }
+        if string.hasEscapes && scanner.decodedString(from: string.start, to: string.stop) == Array("play".utf8) {
+            return
+        }
+        unsupportedType = string.start..<string.stop
+    }
+
+    @inline(__always)
+    mutating func scanOccurredAt() throws(SyntaxFault) {
+        let milliseconds: Int64?
+        if scanner.current == UInt8(ascii: "\"") {
+            guard let string = try scanStringValue() else { return }
+            if string.hasEscapes {
+                milliseconds = scanner.decodedString(from: string.start, to: string.stop)
+                    .withUnsafeBytes { UTCTime.parseTimestamp($0) }
+            } else {
+                milliseconds = UTCTime.parseTimestamp(
+                    (scanner.base + string.start).assumingMemoryBound(to: UInt8.self), count: string.stop &- string.start)
+            }
+        } else {
+            milliseconds = try scanInteger(.occurredAt)
+        }
+        if let milliseconds, milliseconds >= EventLimits.earliestMilliseconds && milliseconds < EventLimits.latestMilliseconds {
+            occurredAt = milliseconds
+            note(.occurredAt, .valid)
+        } else {
+            note(.occurredAt, .invalid)
+        }
+    }
+
+    @inline(__always)
+    mutating func scanShortString(_ field: EventField) throws(SyntaxFault) {
+        guard let string = try scanStringValue() else { return note(field, .invalid) }
+        var length = string.stop &- string.start
+        if string.hasEscapes && length > 32 {
+            length = scanner.decodedString(from: string.start, to: string.stop).count
+        }
+        note(field, length <= 32 ? .valid : .invalid)
+    }
+
+    // MARK: Rejections (built only for failed events)
+
+    func rejection(for fault: SyntaxFault) -> EventRejection {
+        let what: String
+        switch fault.problem {
+        case .expectedObject: what = "an event must be a JSON object"
+        case .expectedKey: what = "expected a string key"
+        case .expectedColon: what = "expected ':' after an object key"
+        case .expectedCommaOrBrace: what = "expected ',' or '}' in an object"
+        case .expectedCommaOrBracket: what = "expected ',' or ']' in an array"
+        case .expectedValue: what = "expected a JSON value"
+        case .trailingCharacters: what = "unexpected characters after the event object"
+        case .unterminatedString: what = "unterminated string"
+        case .controlCharacterInString: what = "unescaped control character in a string"
+        case .invalidEscape: what = "invalid escape sequence in a string"
+        case .loneSurrogate: what = "unpaired UTF-16 surrogate in a \\u escape"
+        case .invalidNumber: what = "invalid number"
+        case .invalidLiteral: what = "invalid literal (expected true, false or null)"
+        case .tooDeep: what = "values nested deeper than \(EventParser.maxNestingDepth) levels"
+        case .invalidUTF8: what = "bytes that are not valid UTF-8"
+        }
+        let place = fault.offset >= scanner.end ? "at the end of the input" : "at byte \(fault.offset)"
+        let kind = fault.reason == .invalidUTF8 ? "invalid UTF-8" : "malformed JSON"
+        return EventRejection(reason: fault.reason, message: "\(kind) \(place): \(what)")
+    }
+
+    func fieldRejection() -> EventRejection {
+        if let range = unsupportedType {
+            let value = scanner.decodedString(from: range.lowerBound, to: range.upperBound)
+            let shown = String(decoding: value.prefix(64), as: UTF8.self)
+            return EventRejection(reason: .unsupportedType, field: EventField.type.name,
+                                  message: "event type \"\(shown)\" is not supported (only \"play\" is)")
+        }
+        if invalid != 0, let field = EventField(rawValue: invalid.trailingZeroBitCount) {
+            return EventRejection(reason: .invalidField, field: field.name, message: field.rule)
+        }
+        let missing = EventField.requiredMask & ~present
+        let field = EventField(rawValue: missing.trailingZeroBitCount) ?? .eventID
+        let state = null & field.bit != 0 ? "is null" : "is missing"
+        return EventRejection(reason: .missingField, field: field.name, message: "required field \(field.name) \(state)")
+    }
+}
