@@ -28,26 +28,24 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
 
     /// Validates raw bytes against the `event_id` rule; `nil` when they break it.
     public init?(validating bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, let id = EventID(unvalidatedBytes: base, count: bytes.count),
-              id.hasOnlyAllowedBytes else { return nil }
-        self = id
+        guard let base = bytes.baseAddress else { return nil }
+        self.init(validating: base, count: bytes.count)
     }
 
-    /// Copies `count` bytes (1…64) without checking which bytes they are.
+    /// Validates and copies `count` bytes at `source`.
     @inline(__always)
-    init?(unvalidatedBytes source: UnsafeRawPointer, count: Int) {
-        guard count >= 1 && count <= EventID.maxLength else { return nil }
+    init?(validating source: UnsafeRawPointer, count: Int) {
+        guard count >= 1 && count <= EventID.maxLength && EventID.allAllowed(source, count: count) else { return nil }
         var words: Words = (0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: source, byteCount: count) }
         self.init(words: words, length: UInt8(count))
     }
 
-    /// Whether every byte is one of `[A-Za-z0-9_-]`.
-    var hasOnlyAllowedBytes: Bool {
-        Swift.withUnsafeBytes(of: words) { raw in
-            for index in 0..<Int(length) where !EventID.isAllowed(raw[index]) { return false }
-            return true
-        }
+    /// Whether each of `count` bytes at `source` is one of `[A-Za-z0-9_-]`.
+    @inline(__always)
+    static func allAllowed(_ source: UnsafeRawPointer, count: Int) -> Bool {
+        for index in 0..<count where !isAllowed(source.load(fromByteOffset: index, as: UInt8.self)) { return false }
+        return true
     }
 
     /// `[A-Za-z0-9_-]` as a 128-bit set: bits 45 ('-') and 48–57 in the low word,

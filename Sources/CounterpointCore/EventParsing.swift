@@ -164,13 +164,10 @@ struct EventParsing {
     @inline(__always)
     mutating func scanEventID() throws(SyntaxFault) {
         guard let string = try scanStringValue() else { return note(.eventID, .invalid) }
-        let id: EventID?
-        if string.hasEscapes {
-            id = scanner.decodedString(from: string.start, to: string.stop).withUnsafeBytes { EventID(validating: $0) }
-        } else {
-            id = EventID(unvalidatedBytes: scanner.base + string.start, count: string.stop &- string.start)
-        }
-        if let id, id.hasOnlyAllowedBytes {
+        let id = string.hasEscapes
+            ? scanner.decodedString(from: string.start, to: string.stop).withUnsafeBytes { EventID(validating: $0) }
+            : EventID(validating: scanner.base + string.start, count: string.stop &- string.start)
+        if let id {
             eventID = id
             note(.eventID, .valid)
         } else {
