@@ -15,15 +15,15 @@ import Darwin
 ///   empty lines are delivered as they are.
 /// - `firstLineNumber` is the 1-based number of the buffer's first line in the file; every line
 ///   counts, including empty and truncated ones, so callers can name `file:line` exactly.
-/// - A line longer than `maxLineBytes` is delivered truncated to its first `maxLineBytes` bytes
-///   followed by `\n` (in a buffer of its own); the rest of it is skipped. Because the default
+/// - A line longer than `maxLineBytes` is always delivered truncated to its first `maxLineBytes`
+///   bytes followed by `\n`, in a buffer of its own; the rest of it is skipped. Because the default
 ///   limit (1 MiB) is above `EventLimits.maxEventBytes`, the caller's size check rejects such a
 ///   line as `too_large` without the reader ever holding it whole.
 /// - The buffer is only valid during the call: it is reused for the next chunk.
 ///
 /// Memory is `chunkSize + maxLineBytes` for the lines (plus up to 1 MiB of compressed input for
-/// gzip), whatever the file size. Plain files are read with `pread` into that one buffer, with no
-/// per-line work beyond counting line ends, so throughput is that of the page cache.
+/// gzip), whatever the file size. Plain files are read with `pread` into that one buffer, and the
+/// only per-line work is finding line ends (`memchr`) to number lines and bound their length.
 public final class LogReader {
     public let file: LogFile
     public let chunkSize: Int
@@ -93,9 +93,8 @@ public final class LogReader {
             used += got
             if let last = Self.lastNewline(in: UnsafeRawBufferPointer(start: base + start, count: used - start)) {
                 let end = start + last + 1
-                let chunk = UnsafeRawBufferPointer(start: base + start, count: end - start)
-                try body(chunk, lineNumber)
-                lineNumber += Self.countNewlines(chunk)
+                lineNumber = try deliver(UnsafeMutableRawBufferPointer(start: base + start, count: end - start),
+                                         firstLineNumber: lineNumber, to: body)
                 start = end
             }
             used -= start
@@ -110,6 +109,37 @@ public final class LogReader {
         }
     }
 
+    /// Hands `region` (whole lines, ending in `\n`) to `body`, cutting out lines longer than
+    /// `maxLineBytes` to deliver them truncated on their own; returns the next line number.
+    /// Finding each line end is the one per-line step, and it is needed for the count anyway.
+    private func deliver(_ region: UnsafeMutableRawBufferPointer, firstLineNumber: Int,
+                         to body: (UnsafeRawBufferPointer, Int) throws -> Void) throws -> Int {
+        let base = region.baseAddress!
+        let end = base + region.count
+        var pendingStart = base, pendingLineNumber = firstLineNumber
+        var lineStart = base, lineNumber = firstLineNumber
+        while lineStart < end {
+            let lineEnd = memchr(lineStart, Int32(UInt8(ascii: "\n")), lineStart.distance(to: end))!
+                .assumingMemoryBound(to: UInt8.self)
+            if lineStart.distance(to: UnsafeMutableRawPointer(lineEnd)) > maxLineBytes {
+                if pendingStart < lineStart {
+                    try body(UnsafeRawBufferPointer(start: pendingStart, count: pendingStart.distance(to: lineStart)),
+                             pendingLineNumber)
+                }
+                lineStart.storeBytes(of: UInt8(ascii: "\n"), toByteOffset: maxLineBytes, as: UInt8.self)
+                try body(UnsafeRawBufferPointer(start: lineStart, count: maxLineBytes + 1), lineNumber)
+                pendingStart = UnsafeMutableRawPointer(lineEnd) + 1
+                pendingLineNumber = lineNumber + 1
+            }
+            lineStart = UnsafeMutableRawPointer(lineEnd) + 1
+            lineNumber += 1
+        }
+        if pendingStart < end {
+            try body(UnsafeRawBufferPointer(start: pendingStart, count: pendingStart.distance(to: end)), pendingLineNumber)
+        }
+        return lineNumber
+    }
+
     /// The offset of the last `\n` (memrchr is a GNU extension; lines are short, so the
     /// backward scan usually stops within a few hundred bytes).
     static func lastNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
@@ -119,17 +149,6 @@ public final class LogReader {
             if bytes[index] == UInt8(ascii: "\n") { return index }
         }
         return nil
-    }
-
-    static func countNewlines(_ bytes: UnsafeRawBufferPointer) -> Int {
-        guard var cursor = bytes.baseAddress else { return 0 }
-        let end = cursor + bytes.count
-        var count = 0
-        while cursor < end, let found = memchr(cursor, Int32(UInt8(ascii: "\n")), cursor.distance(to: end)) {
-            count += 1
-            cursor = UnsafeRawPointer(found) + 1
-        }
-        return count
     }
 
     // MARK: Sources of bytes
