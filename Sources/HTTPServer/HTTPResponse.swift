@@ -30,9 +30,10 @@ public struct HTTPResponse: Sendable {
 /// so that every error body has the caller's shape; `status` is the code the server suggests.
 public enum HTTPRejection: Error, Sendable {
     /// The request target is longer than `maxRequestTargetBytes` (414).
-    case targetTooLong(byteCount: Int, limit: Int)
-    /// The header section is larger than `maxHeaderBytes` (431).
-    case headersTooLarge(byteCount: Int, limit: Int)
+    case targetTooLong(byteCount: Int)
+    /// The header section is larger than `maxHeaderBytes` or has more than `maxHeaderCount` fields (431).
+    /// The counts stop growing once a limit is passed.
+    case headersTooLarge(byteCount: Int, fieldCount: Int)
     /// The request target cannot be read: invalid percent-encoding, an encoded NUL, invalid UTF-8,
     /// a control character, or a target that is not a path (400). `reason` is a sentence for people.
     case badRequestTarget(reason: String)

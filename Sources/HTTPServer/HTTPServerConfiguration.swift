@@ -25,6 +25,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Largest header section (each header counted as `name: value\r\n`); larger ones are answered 431
     /// through the caller's rejection renderer. Default 16384.
     public var maxHeaderBytes: Int
+    /// Most header fields in one request; more are answered 431 through the caller's rejection renderer.
+    /// Default 100 (Apache's `LimitRequestFields`). Bounded so that a request within every limit is sure
+    /// to fit libmicrohttpd's per-connection memory, which spends about 56 bytes on each field.
+    public var maxHeaderCount: Int
 
     public init(
         host: String = "127.0.0.1",
@@ -33,7 +37,8 @@ public struct HTTPServerConfiguration: Sendable {
         connectionLimit: Int = 1024,
         connectionTimeoutSeconds: Int = 30,
         maxRequestTargetBytes: Int = 8192,
-        maxHeaderBytes: Int = 16384
+        maxHeaderBytes: Int = 16384,
+        maxHeaderCount: Int = 100
     ) {
         self.host = host
         self.port = port
@@ -42,6 +47,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.maxRequestTargetBytes = maxRequestTargetBytes
         self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount
     }
 
     /// The number of online cores, at least 2.
@@ -49,14 +55,16 @@ public struct HTTPServerConfiguration: Sendable {
         max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 
-    /// libmicrohttpd keeps each connection's request line, headers and response header block in one
-    /// fixed-size pool, and answers by itself (414 or 431, with its own HTML body, then closes) when a
-    /// request does not fit. The pool is sized so that requests up to our own limits always fit and reach
-    /// our renderer; only requests well past them (about twice the configured sizes) meet libmicrohttpd's
-    /// answer. Kept a power of two no larger than needed: libmicrohttpd zeroes the whole pool between
-    /// two requests on a keep-alive connection, so every extra KiB costs time on every request.
+    /// libmicrohttpd keeps each connection's request line, header fields (about 56 bytes of bookkeeping
+    /// each), cookies and response header block in one fixed-size pool, and answers by itself (414 or
+    /// 431 with its own HTML body, then closes) when a request does not fit. The pool is sized so that
+    /// every request within our limits fits and reaches our renderer; what meets libmicrohttpd's answer
+    /// instead is a request line or header section larger than the pool (64 KiB with the defaults), or
+    /// a Cookie header of several hundred cookies (libmicrohttpd 0.9.75 always splits cookies).
+    /// Kept a power of two no larger than needed: libmicrohttpd zeroes the whole pool between two
+    /// requests on a keep-alive connection, so every extra KiB costs time on every request.
     var connectionMemoryLimitBytes: Int {
-        let needed = maxRequestTargetBytes + maxHeaderBytes + 16 * 1024
+        let needed = maxRequestTargetBytes + maxHeaderBytes + maxHeaderCount * 64 + 16 * 1024
         var limit = 32 * 1024
         while limit < needed { limit *= 2 }
         return limit
@@ -72,6 +80,7 @@ public struct HTTPServerConfiguration: Sendable {
         try require((0...86_400).contains(connectionTimeoutSeconds), "connectionTimeoutSeconds must be between 0 and 86400, got \(connectionTimeoutSeconds)")
         try require((16...1_048_576).contains(maxRequestTargetBytes), "maxRequestTargetBytes must be between 16 and 1048576, got \(maxRequestTargetBytes)")
         try require((256...1_048_576).contains(maxHeaderBytes), "maxHeaderBytes must be between 256 and 1048576, got \(maxHeaderBytes)")
+        try require((1...10_000).contains(maxHeaderCount), "maxHeaderCount must be between 1 and 10000, got \(maxHeaderCount)")
         try require(!host.isEmpty, "host must not be empty")
         return self
     }

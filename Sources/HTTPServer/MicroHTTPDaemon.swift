@@ -25,6 +25,7 @@ final class MicroHTTPDaemon: Sendable {
         let dispatcher = RequestDispatcher(
             maxRequestTargetBytes: configuration.maxRequestTargetBytes,
             maxHeaderBytes: configuration.maxHeaderBytes,
+            maxHeaderCount: configuration.maxHeaderCount,
             respond: respond, reject: reject, logError: logError)
         if MHD_is_feature_supported(.FEATURE_AUTOSUPPRESS_SIGPIPE) != .YES {
             // Without it a client that hangs up mid-response would kill the process.
@@ -102,8 +103,17 @@ private let keepPercentEscapes: cp_mhd_unescape_callback = { _, _, string in
 
 /// Called with the whole target, query included, before libmicrohttpd splits it; the copy becomes the
 /// request's `con_cls` and lives until `releaseRequestRecord`.
+///
+/// It then empties the query in libmicrohttpd's own buffer (which `uri` points into, writable, though
+/// typed const). libmicrohttpd would otherwise store every parameter in the connection's fixed memory
+/// pool, where a few thousand `&` in an 8 KiB target exhaust it and the connection is dropped without an
+/// answer; `RequestTarget` parses the query from the copy instead.
 private let recordRequestTarget: cp_mhd_uri_log_callback = { _, uri, _ in
-    RequestRecord.allocate(target: uri)
+    let record = RequestRecord.allocate(target: uri)
+    if let uri, let questionMark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+        UnsafeMutablePointer(mutating: questionMark + 1).pointee = 0
+    }
+    return record
 }
 
 private let releaseRequestRecord: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
@@ -113,8 +123,10 @@ private let releaseRequestRecord: MHD_RequestCompletedCallback = { _, _, request
 }
 
 private let answerRequest: MHD_AccessHandlerCallback = {
-    dispatcherPointer, connection, _, method, _, _, uploadDataSize, requestContext in
-    guard let dispatcherPointer, let connection, let method, let record = requestContext?.pointee else {
+    dispatcherPointer, connection, url, method, version, _, uploadDataSize, requestContext in
+    guard let dispatcherPointer, let connection, let url, let method, let version,
+          let record = requestContext?.pointee
+    else {
         return .NO
     }
     let state = record.assumingMemoryBound(to: RequestRecord.self)
@@ -129,7 +141,12 @@ private let answerRequest: MHD_AccessHandlerCallback = {
         return .YES
     }
     let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(dispatcherPointer).takeUnretainedValue()
-    return dispatcher.answer(connection, method: method, target: RequestRecord.target(of: record))
+    let target = RequestRecord.target(of: record)
+    // A raw NUL in the request line ends the C string libmicrohttpd gives us, silently cutting the
+    // target short. libmicrohttpd 0.9.75 keeps the line in place as "target\0version", so the version
+    // starts right after a whole target; anything else (a NUL, or stray spaces it skipped) is refused.
+    let targetIsWhole = UnsafeRawPointer(url) + target.count + 1 == UnsafeRawPointer(version)
+    return dispatcher.answer(connection, method: method, target: target, targetIsWhole: targetIsWhole)
 }
 
 private let forwardLogMessage: MHD_LogCallback = { dispatcherPointer, format, arguments in

@@ -5,6 +5,7 @@ import CMicroHTTPD
 final class RequestDispatcher: Sendable {
     let maxRequestTargetBytes: Int
     let maxHeaderBytes: Int
+    let maxHeaderCount: Int
     let respond: @Sendable (HTTPRequest) -> HTTPResponse
     let reject: @Sendable (HTTPRejection) -> HTTPResponse
     let logError: (@Sendable (String) -> Void)?
@@ -12,31 +13,38 @@ final class RequestDispatcher: Sendable {
     init(
         maxRequestTargetBytes: Int,
         maxHeaderBytes: Int,
+        maxHeaderCount: Int,
         respond: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
         reject: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
         logError: (@Sendable (String) -> Void)?
     ) {
         self.maxRequestTargetBytes = maxRequestTargetBytes
         self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount
         self.respond = respond
         self.reject = reject
         self.logError = logError
     }
 
-    func answer(_ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>) -> MHD_Result {
-        queue(response(connection, method: method, target: target), on: connection)
+    func answer(
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>, targetIsWhole: Bool
+    ) -> MHD_Result {
+        let response = targetIsWhole
+            ? response(connection, method: method, target: target)
+            : reject(.badRequestTarget(reason: "the request line contains a NUL byte or stray whitespace"))
+        return queue(response, on: connection)
     }
 
     private func response(_ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>) -> HTTPResponse {
         if target.count > maxRequestTargetBytes {
-            return reject(.targetTooLong(byteCount: target.count, limit: maxRequestTargetBytes))
+            return reject(.targetTooLong(byteCount: target.count))
         }
-        var collector = HeaderCollector(limit: maxHeaderBytes)
+        var collector = HeaderCollector(byteLimit: maxHeaderBytes, countLimit: maxHeaderCount)
         withUnsafeMutablePointer(to: &collector) {
             _ = MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader, $0)
         }
-        if collector.byteCount > maxHeaderBytes {
-            return reject(.headersTooLarge(byteCount: collector.byteCount, limit: maxHeaderBytes))
+        if collector.isOverLimit {
+            return reject(.headersTooLarge(byteCount: collector.byteCount, fieldCount: collector.fieldCount))
         }
         let parsed: RequestTarget
         do {
@@ -63,17 +71,22 @@ final class RequestDispatcher: Sendable {
     }
 }
 
-/// Gathers the header fields and their size as `name: value\r\n`; stops gathering once over the limit.
+/// Gathers the header fields, their number and their size as `name: value\r\n`; stops once over a limit.
 private struct HeaderCollector {
-    let limit: Int
+    let byteLimit: Int
+    let countLimit: Int
     var byteCount = 0
+    var fieldCount = 0
     var headers: [(name: String, value: String)] = []
+
+    var isOverLimit: Bool { byteCount > byteLimit || fieldCount > countLimit }
 }
 
 private let collectHeader: MHD_KeyValueIteratorN = { collectorPointer, _, name, nameLength, value, valueLength in
     guard let collector = collectorPointer?.assumingMemoryBound(to: HeaderCollector.self) else { return .NO }
     collector.pointee.byteCount += nameLength + valueLength + 4
-    if collector.pointee.byteCount > collector.pointee.limit { return .NO }
+    collector.pointee.fieldCount += 1
+    if collector.pointee.isOverLimit { return .NO }
     collector.pointee.headers.append((name: string(name, nameLength), value: string(value, valueLength)))
     return .YES
 }

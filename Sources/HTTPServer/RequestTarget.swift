@@ -15,8 +15,8 @@ struct RequestTarget {
     private static let equals = UInt8(ascii: "=")
 
     static func parse(_ raw: UnsafeBufferPointer<UInt8>) throws(HTTPRejection) -> RequestTarget {
-        if raw.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw .badRequestTarget(reason: "the request target contains a control character")
+        if raw.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+            throw .badRequestTarget(reason: "the request target contains a space or a control character")
         }
         let originStart = originFormStart(raw)
         guard originStart < raw.count, raw[originStart] == slash else {

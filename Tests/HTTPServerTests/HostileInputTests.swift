@@ -33,6 +33,34 @@ struct HostileInputTests {
         #expect(response.text.contains("headers_too_large"))
     }
 
+    @Test("more header fields than the limit get 431 from the caller's rejection renderer")
+    func tooManyHeaderFieldsGet431() throws {
+        let server = try makeEchoServer()
+        let response = try TestClient(port: server.port).request("/", headers: (0..<150).map { "X-\($0): v" })
+        #expect(response.status == 431)
+        #expect(response.text.contains("headers_too_large"))
+    }
+
+    @Test("a request at every limit at once (8 KiB target, 100 fields, 16 KiB of headers) reaches the handler")
+    func requestAtAllLimitsReachesTheHandler() throws {
+        let server = try makeEchoServer()
+        let target = "/" + String(repeating: "t", count: 8191)
+        // With the client's Host field: 100 fields and 17 + 99 * 163 = 16154 bytes as counted.
+        let headers = (0..<99).map { String(format: "X-Fill-%02d: ", $0) + String(repeating: "f", count: 150) }
+        let response = try TestClient(port: server.port).request(target, headers: headers)
+        #expect(response.status == 200)
+        #expect(try echoed(response).path == target)
+    }
+
+    @Test("thousands of query parameters within the target limit are all parsed rather than dropped")
+    func manyQueryParametersAreParsed() throws {
+        let server = try makeEchoServer()
+        let target = "/many?" + String(repeating: "a&", count: 4000)
+        let request = try echoed(TestClient(port: server.port).request(target))
+        #expect(request.query.count == 4000)
+        #expect(request.rawTarget == target)
+    }
+
     @Test("requests far past libmicrohttpd's own buffer are refused by it, and the server keeps serving")
     func requestsPastTheConnectionPoolAreRefused() throws {
         let server = try makeEchoServer()
@@ -73,6 +101,17 @@ struct HostileInputTests {
         #expect(try echoed(response).query == [
             ["b", "2"], ["a", "1"], ["b", "3"], ["text", "a b+c"], ["empty", ""], ["flag", ""], ["x", "=&"],
         ])
+    }
+
+    @Test(
+        "a raw NUL or space in the request line gets 400 instead of a silently shortened target",
+        arguments: ["GET /a\0b HTTP/1.1", "GET /a\0 HTTP/1.1", "GET /a b HTTP/1.1", "GET /a?q=1\0x HTTP/1.1", "GET /a  HTTP/1.1"])
+    func rawNulOrSpaceInRequestLineGets400(requestLine: String) throws {
+        let server = try makeEchoServer()
+        let client = try TestClient(port: server.port)
+        try client.send("\(requestLine)\r\nHost: x\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 400)
     }
 
     @Test("the absolute form of a target is read as its path")
@@ -165,10 +204,11 @@ struct RequestTargetTests {
         #expect(try parse("/a?&&").query.isEmpty)
     }
 
-    @Test("control characters are refused even where libmicrohttpd let them through")
+    @Test("spaces and control characters are refused even where libmicrohttpd let them through")
     func controlCharactersAreRefused() {
         #expect(throws: HTTPRejection.self) { try parse("/a\tb") }
         #expect(throws: HTTPRejection.self) { try parse("/a\u{7F}") }
+        #expect(throws: HTTPRejection.self) { try parse("/a b") }
     }
 
     @Test("raw UTF-8 in a target is accepted, raw invalid bytes are not")
