@@ -1,1 +1,102 @@
-// The HTTPServer module; its contents arrive with the foundation work.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A small HTTP/1.1 server over libmicrohttpd that knows nothing of routes: every well-formed request
+/// goes to `handle`, every malformed one to `rejectMalformed`, so the caller shapes every answer.
+///
+/// Requests run on libmicrohttpd's pool threads (`threadCount`). Each pool thread lazily builds its own
+/// `WorkerContext` with `makeContext` on its first request and keeps it until the server stops; a
+/// context is only ever used by the thread that made it, so it need not be thread-safe (one set of
+/// SQLite connections per thread, for example). Handlers run on those threads, not on Swift's
+/// cooperative pool, so they may block briefly; they must not call `stop()`.
+public final class HTTPServer<WorkerContext>: Sendable {
+    public let configuration: HTTPServerConfiguration
+    private let daemon: MicroHTTPDaemon
+
+    /// Starts listening before returning.
+    /// - Parameters:
+    ///   - makeContext: builds one thread's context; if it throws, that request is answered through
+    ///     `rejectMalformed(.contextUnavailable(error))` and the next request on the thread tries again.
+    ///   - handle: answers a request with the calling thread's context. It is total: it cannot fail.
+    ///   - rejectMalformed: renders the requests refused before `handle` (see `HTTPRejection`).
+    ///   - logError: receives libmicrohttpd's own diagnostics (one line each); nil discards them.
+    public init(
+        configuration: HTTPServerConfiguration,
+        makeContext: @escaping @Sendable () throws -> WorkerContext,
+        handle: @escaping @Sendable (HTTPRequest, inout WorkerContext) -> HTTPResponse,
+        rejectMalformed: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
+        logError: (@Sendable (String) -> Void)? = nil
+    ) throws(HTTPServerError) {
+        let slot = try ThreadContextSlot()
+        let respond: @Sendable (HTTPRequest) -> HTTPResponse = { request in
+            let box: WorkerContextBox<WorkerContext>
+            if let existing = slot.current {
+                box = unsafeDowncast(existing, to: WorkerContextBox<WorkerContext>.self)
+            } else {
+                do {
+                    box = WorkerContextBox(try makeContext())
+                } catch {
+                    return rejectMalformed(.contextUnavailable(error))
+                }
+                slot.current = box
+            }
+            return handle(request, &box.context)
+        }
+        self.configuration = configuration
+        self.daemon = try MicroHTTPDaemon(
+            configuration: configuration, respond: respond, reject: rejectMalformed, logError: logError)
+    }
+
+    /// The port actually bound: the configured one, or the kernel's choice when that was 0.
+    public var port: Int { daemon.port }
+
+    /// Stops accepting, closes every connection, waits for the pool threads to finish and releases their
+    /// contexts (each on its own thread). Idempotent; also done when the server is released.
+    public func stop() {
+        daemon.stop()
+    }
+
+    deinit {
+        daemon.stop()
+    }
+}
+
+/// One pool thread's context. Reached only from the thread that created it, through `ThreadContextSlot`.
+private final class WorkerContextBox<WorkerContext> {
+    var context: WorkerContext
+    init(_ context: WorkerContext) { self.context = context }
+}
+
+/// A pthread key holding each thread's `WorkerContextBox`. When a pool thread exits (at `stop()`), the
+/// key's destructor releases that thread's box, so contexts are torn down on the thread that used them.
+private final class ThreadContextSlot: Sendable {
+    private let key: pthread_key_t
+
+    init() throws(HTTPServerError) {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { box in
+            if let box { Unmanaged<AnyObject>.fromOpaque(box).release() }
+        }
+        guard status == 0 else {
+            throw .cannotStart(address: "-", reason: "cannot create a thread-local key: \(String(cString: strerror(status)))")
+        }
+        self.key = key
+    }
+
+    /// The calling thread's box, owned (+1) by the key until its thread exits.
+    var current: AnyObject? {
+        get { pthread_getspecific(key).map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() } }
+        set {
+            if let old = pthread_getspecific(key) { Unmanaged<AnyObject>.fromOpaque(old).release() }
+            pthread_setspecific(key, newValue.map { Unmanaged.passRetained($0).toOpaque() })
+        }
+    }
+
+    deinit {
+        // Only reached after the daemon has joined its threads, whose destructors already ran.
+        pthread_key_delete(key)
+    }
+}

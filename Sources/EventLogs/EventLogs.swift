@@ -1,1 +1,0 @@
-// The EventLogs module; its contents arrive with the foundation work.

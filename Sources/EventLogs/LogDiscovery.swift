@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CounterpointCore
+
+/// One event-log file found on disk.
+public struct LogFile: Sendable, Hashable {
+    public var path: String
+    /// The UTC hour every event of the file belongs to; `nil` for an unpartitioned log.
+    public var hour: Hour?
+    /// Whether the file holds events that arrived after its hour was closed (`<HH>.late…`).
+    public var isLate: Bool
+    /// Decided by the magic bytes `1f 8b`, not by the name.
+    public var isGzip: Bool
+    /// Size on disk (compressed size for gzip), for progress.
+    public var size: Int64
+
+    public init(path: String, hour: Hour?, isLate: Bool, isGzip: Bool, size: Int64) {
+        self.path = path
+        self.hour = hour
+        self.isLate = isLate
+        self.isGzip = isGzip
+        self.size = size
+    }
+
+    /// Inspects the file at `path`: its size, its compression, and its hour when the path follows
+    /// `LogLayout`. Throws when it cannot be opened for reading or is not a regular file.
+    public init(path: String) throws {
+        let handle = try FileDescriptor(path: path, flags: O_RDONLY | O_NONBLOCK)
+        let info = try handle.status()
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw EventLogError.notALogFile(path: path) }
+        var magic: (UInt8, UInt8) = (0, 0)
+        let got = try withUnsafeMutableBytes(of: &magic) { try handle.read(into: $0.baseAddress!, count: 2, at: 0) }
+        let parsed = LogLayout.parse(relativePath: path)
+        self.init(path: path, hour: parsed?.hour, isLate: parsed?.late ?? false,
+                  isGzip: got == 2 && magic == (0x1F, 0x8B), size: Int64(info.st_size))
+    }
+}
+
+/// The logs found under a set of paths.
+public struct LogInventory: Sendable {
+    /// Every log file, sorted by path (byte order), each file once even if named twice.
+    public var files: [LogFile]
+    /// Hours with a closed marker, ascending.
+    public var closedHours: [Hour]
+    /// The sum of the files' sizes.
+    public var totalBytes: Int64
+
+    public init(files: [LogFile], closedHours: [Hour]) {
+        self.files = files
+        self.closedHours = closedHours
+        self.totalBytes = files.reduce(0) { $0 + $1.size }
+    }
+
+    public func isClosed(_ hour: Hour) -> Bool {
+        var low = 0, high = closedHours.count
+        while low < high {
+            let middle = (low + high) / 2
+            if closedHours[middle] < hour { low = middle + 1 } else { high = middle }
+        }
+        return low < closedHours.count && closedHours[low] == hour
+    }
+}
+
+/// Finds event logs in files and directories.
+public enum LogDiscovery {
+    /// The logs under `paths`: each path is a file (taken whatever its name) or a directory
+    /// (searched recursively for layout files, closed markers and files with a log extension;
+    /// names starting with `.` are skipped, so writers may keep temporary files there).
+    ///
+    /// Every log file is opened once to check it is readable and to sniff gzip, so that an
+    /// unreadable input fails the run before anything is applied. A missing or unreadable path
+    /// throws an `EventLogError` naming it.
+    public static func inventory(of paths: [String]) throws -> LogInventory {
+        var walk = Walk()
+        for path in paths { try walk.visit(path: path, named: true) }
+        let files = walk.files.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        return LogInventory(files: files, closedHours: walk.closedHours.sorted())
+    }
+
+    private struct FileIdentity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    private struct Walk {
+        var files: [LogFile] = []
+        var closedHours = Set<Hour>()
+        var seen = Set<FileIdentity>()
+
+        /// `named` is true for paths the user gave: those are taken whatever their name.
+        mutating func visit(path: String, named: Bool) throws {
+            var info = stat()
+            _ = try systemCall("read", path: path) { stat(path, &info) }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR:
+                // Identity also stops cycles through symbolic links.
+                guard seen.insert(FileIdentity(info)).inserted else { return }
+                try visitDirectory(path)
+            case S_IFREG:
+                if let hour = LogLayout.parseClosedMarker(relativePath: path) {
+                    closedHours.insert(hour)
+                } else if named || LogLayout.classify(path: path) != nil || LogLayout.hasLogExtension(path) {
+                    guard seen.insert(FileIdentity(info)).inserted else { return }
+                    files.append(try LogFile(path: path))
+                }
+            default:
+                if named { throw EventLogError.notALogFile(path: path) }
+            }
+        }
+
+        private mutating func visitDirectory(_ path: String) throws {
+            guard let directory = opendir(path) else {
+                throw EventLogError.system(path: path, operation: "read directory", code: errno)
+            }
+            defer { closedir(directory) }
+            var names: [String] = []
+            while true {
+                errno = 0
+                guard let entry = readdir(directory) else {
+                    if errno != 0 { throw EventLogError.system(path: path, operation: "read directory", code: errno) }
+                    break
+                }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+                }
+                if !name.hasPrefix(".") { names.append(name) }
+            }
+            for name in names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                let child = LogLayout.join(path, name)
+                // Entries that cannot be logs are only checked for being directories, and a failure
+                // there (a file vanishing, a dangling link among unrelated files) is not an error.
+                if LogLayout.classify(path: child) != nil || LogLayout.hasLogExtension(name) {
+                    try visit(path: child, named: false)
+                } else {
+                    var info = stat()
+                    if stat(child, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                        try visit(path: child, named: false)
+                    }
+                }
+            }
+        }
+    }
+}

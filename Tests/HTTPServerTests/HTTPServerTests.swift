@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import HTTPServer
+
+@Suite("HTTPServer over real sockets")
+struct HTTPServerTests {
+    @Test("a route answers with exactly the status, headers and body its handler returned")
+    func handlerResponseIsSentAsIs() throws {
+        let server = try makeEchoServer()
+        let client = try TestClient(port: server.port)
+        let response = try client.request("/teapot")
+        #expect(response.status == 418)
+        #expect(response.header("Content-Type") == "text/plain")
+        #expect(response.header("X-Brew") == "earl grey")
+        #expect(response.header("Content-Length") == "15")
+        #expect(response.text == "short and stout")
+    }
+
+    @Test("the handler sees the method, decoded path, raw target and headers")
+    func handlerSeesTheRequest() throws {
+        let server = try makeEchoServer()
+        let response = try TestClient(port: server.port).request("/v1/tracks/42/plays?from=2026-11-20T10%3A00%3A00Z")
+        let request = try echoed(response)
+        #expect(response.status == 200)
+        #expect(request.method == "GET")
+        #expect(request.path == "/v1/tracks/42/plays")
+        #expect(request.rawTarget == "/v1/tracks/42/plays?from=2026-11-20T10%3A00%3A00Z")
+        #expect(request.query == [["from", "2026-11-20T10:00:00Z"]])
+        #expect(request.host == "127.0.0.1")
+    }
+
+    @Test("a status outside 200...599 is sent as 500 rather than refused by libmicrohttpd")
+    func invalidStatusBecomes500() throws {
+        let server = try makeEchoServer()
+        let response = try TestClient(port: server.port).request("/invalid-status")
+        #expect(response.status == 500)
+        #expect(response.text == "odd")
+    }
+
+    @Test("HEAD gets the GET headers and Content-Length but no body")
+    func headHasNoBody() throws {
+        let server = try makeEchoServer()
+        let client = try TestClient(port: server.port)
+        let head = try client.request("/teapot", method: "HEAD")
+        #expect(head.status == 418)
+        #expect(head.header("Content-Length") == "15")
+        #expect(head.header("X-Brew") == "earl grey")
+        // Were a body sent, it would be read here as the start of the next response and fail to parse.
+        let next = try client.request("/teapot")
+        #expect(next.status == 418)
+        #expect(next.text == "short and stout")
+    }
+
+    @Test("two requests on one keep-alive connection both get answers and the connection stays open")
+    func keepAliveServesSeveralRequests() throws {
+        let server = try makeEchoServer()
+        let client = try TestClient(port: server.port)
+        let first = try client.request("/first")
+        let second = try client.request("/second")
+        #expect(try echoed(first).path == "/first")
+        #expect(try echoed(second).path == "/second")
+        #expect(first.header("Connection")?.lowercased() != "close")
+        #expect(second.header("Connection")?.lowercased() != "close")
+    }
+
+    @Test("pipelined requests sent together are answered in order")
+    func pipelinedRequestsAreAnsweredInOrder() throws {
+        let server = try makeEchoServer()
+        let client = try TestClient(port: server.port)
+        try client.send((1...3).map { "GET /p\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        let paths = try (1...3).map { _ in try echoed(client.readResponse()).path }
+        #expect(paths == ["/p1", "/p2", "/p3"])
+    }
+
+    @Test("256 concurrent connections are all answered")
+    func manyConcurrentConnectionsAreAnswered() throws {
+        let server = try makeEchoServer()
+        let clients = try (0..<256).map { _ in try TestClient(port: server.port) }
+        for (index, client) in clients.enumerated() {
+            try client.send("GET /c\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+        }
+        var answered = 0
+        for (index, client) in clients.enumerated() {
+            let response = try client.readResponse()
+            if response.status == 200, try echoed(response).path == "/c\(index)" { answered += 1 }
+        }
+        #expect(answered == 256)
+    }
+
+    @Test("every pool thread builds its own context once and uses it for all its requests")
+    func contextsArePerThread() throws {
+        let server = try makeEchoServer()
+        let clients = try (0..<16).map { _ in try TestClient(port: server.port) }
+        var contextsByThreadName: Set<String> = []
+        for _ in 0..<4 {
+            for client in clients {
+                contextsByThreadName.insert(try echoed(client.request("/which")).thread)
+            }
+        }
+        #expect(!contextsByThreadName.isEmpty)
+        #expect(contextsByThreadName.count <= 2)
+    }
+
+    @Test("other methods, even made-up ones, reach the handler so the caller can answer 405")
+    func everyMethodReachesTheHandler() throws {
+        let server = try makeEchoServer()
+        let client = try TestClient(port: server.port)
+        for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "BREW"] {
+            let response = try client.request("/any", method: method, headers: ["Content-Length: 0"])
+            #expect(response.status == 200)
+            #expect(try echoed(response).method == method)
+        }
+    }
+
+    @Test("a request body is read and discarded, and the connection stays usable")
+    func requestBodyIsDiscarded() throws {
+        let server = try makeEchoServer()
+        let client = try TestClient(port: server.port)
+        let body = String(repeating: "x", count: 100_000)
+        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(try echoed(client.readResponse()).method == "POST")
+        try client.send("PUT /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        #expect(try echoed(client.readResponse()).path == "/chunked")
+        #expect(try echoed(client.request("/after")).path == "/after")
+    }
+
+    @Test("a context that cannot be made gives 503 through the renderer, and later requests are still served")
+    func failingContextGives503AndServerRecovers() throws {
+        let attempts = LiveContextCounter()
+        let server = try makeEchoServer(
+            configuration: HTTPServerConfiguration(port: 0, threadCount: 1),
+            makeContext: {
+                attempts.add(1)
+                if attempts.live <= 2 { throw ContextUnavailable() }
+                return "recovered"
+            })
+        let client = try TestClient(port: server.port)
+        for _ in 0..<2 {
+            let refused = try client.request("/x")
+            #expect(refused.status == 503)
+            #expect(refused.text.contains("context_unavailable"))
+        }
+        let served = try client.request("/x")
+        #expect(served.status == 200)
+        #expect(try echoed(served).thread == "recovered")
+        #expect(attempts.live == 3)
+    }
+
+    @Test("stop() is idempotent, closes the listener and releases every thread's context")
+    func stopIsIdempotentAndReleasesContexts() throws {
+        let counter = LiveContextCounter()
+        let server = try HTTPServer<CountedContext>(
+            configuration: HTTPServerConfiguration(port: 0, threadCount: 2),
+            makeContext: { CountedContext(counter: counter) },
+            handle: { _, _ in HTTPResponse(status: 200) },
+            rejectMalformed: renderRejection)
+        let port = server.port
+        let clients = try (0..<8).map { _ in try TestClient(port: port) }
+        for client in clients { #expect(try client.request("/").status == 200) }
+        #expect(counter.live >= 1)
+        server.stop()
+        server.stop()
+        #expect(counter.live == 0)
+        #expect(throws: TestClientError.self) { try TestClient(port: port) }
+        for client in clients { #expect(try client.isClosedByServer()) }
+    }
+
+    @Test("releasing the server without stop() stops it too")
+    func deinitStops() throws {
+        var server: HTTPServer<String>? = try makeEchoServer()
+        let port = try #require(server?.port)
+        #expect(try TestClient(port: port).request("/").status == 200)
+        server = nil
+        #expect(throws: TestClientError.self) { try TestClient(port: port) }
+    }
+
+    @Test("port 0 binds an ephemeral port that is reported back")
+    func ephemeralPortIsReported() throws {
+        let server = try makeEchoServer()
+        #expect(server.port > 0)
+        #expect(server.port != 8080)
+    }
+
+    @Test("a port already in use is an error that names the address")
+    func portInUseIsAnError() throws {
+        let first = try makeEchoServer()
+        #expect(throws: HTTPServerError.self) {
+            try makeEchoServer(configuration: HTTPServerConfiguration(port: first.port))
+        }
+    }
+
+    @Test("out-of-range configuration values and unresolvable hosts are refused before starting")
+    func invalidConfigurationIsRefused() {
+        #expect(throws: HTTPServerError.self) { try makeEchoServer(configuration: HTTPServerConfiguration(port: 70000)) }
+        #expect(throws: HTTPServerError.self) { try makeEchoServer(configuration: HTTPServerConfiguration(port: 0, threadCount: 0)) }
+        #expect(throws: HTTPServerError.self) {
+            try makeEchoServer(configuration: HTTPServerConfiguration(host: "no such host.invalid", port: 0))
+        }
+    }
+}

@@ -1,0 +1,140 @@
+/*
+ * The yardstick for Counterpoint's reader: the smallest sensible libmicrohttpd server that answers
+ * one SQLite point lookup per request. The Swift reader should carry at least 0.8 of its rate.
+ *
+ *   gcc -O2 -o c-mhd-sqlite c-mhd-sqlite.c -lmicrohttpd -lsqlite3 -lpthread
+ *   ./c-mhd-sqlite DB_PATH PORT [poll|epoll]
+ *
+ * GET /v1/tracks/{id}/plays -> {"track_id":N,"plays":N}
+ *   from SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?
+ *   on counts(track_id INTEGER, hour INTEGER, plays INTEGER, PRIMARY KEY(track_id,hour)) WITHOUT ROWID.
+ *
+ * Thread pool of 2 (MHD_OPTION_THREAD_POOL_SIZE), one read-only connection and prepared statement per
+ * pool thread (created lazily, kept in a pthread key), and the two-phase access handler: the response
+ * is queued on the second call, after MHD has seen the whole request, so the connection stays alive.
+ */
+#include <microhttpd.h>
+#include <sqlite3.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *database_path;
+static pthread_key_t thread_state_key;
+static int first_call_marker;
+
+struct thread_state {
+  sqlite3 *db;
+  sqlite3_stmt *plays_of_track;
+};
+
+static void free_thread_state(void *value) {
+  struct thread_state *state = value;
+  sqlite3_finalize(state->plays_of_track);
+  sqlite3_close(state->db);
+  free(state);
+}
+
+static struct thread_state *thread_state(void) {
+  struct thread_state *state = pthread_getspecific(thread_state_key);
+  if (state != NULL) return state;
+  state = calloc(1, sizeof *state);
+  if (state == NULL) return NULL;
+  if (sqlite3_open_v2(database_path, &state->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(state->db, "SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?",
+                         -1, SQLITE_PREPARE_PERSISTENT, &state->plays_of_track, NULL) != SQLITE_OK) {
+    fprintf(stderr, "cannot open %s: %s\n", database_path, sqlite3_errmsg(state->db));
+    free_thread_state(state);
+    return NULL;
+  }
+  pthread_setspecific(thread_state_key, state);
+  return state;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *connection, unsigned int status, const char *body) {
+  struct MHD_Response *response =
+      MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (response == NULL) return MHD_NO;
+  MHD_add_response_header(response, "Content-Type", "application/json; charset=utf-8");
+  enum MHD_Result queued = MHD_queue_response(connection, status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+/* Parses "/v1/tracks/{id}/plays" with id in 1 ... 2^53-1; returns 0 when the path is anything else. */
+static long long track_id_of_path(const char *url) {
+  static const char prefix[] = "/v1/tracks/";
+  static const char suffix[] = "/plays";
+  if (strncmp(url, prefix, sizeof prefix - 1) != 0) return 0;
+  const char *digits = url + sizeof prefix - 1;
+  long long id = 0;
+  const char *cursor = digits;
+  while (*cursor >= '0' && *cursor <= '9') {
+    if (cursor - digits >= 16) return 0;
+    id = id * 10 + (*cursor - '0');
+    cursor++;
+  }
+  if (cursor == digits || strcmp(cursor, suffix) != 0) return 0;
+  return id <= 9007199254740991LL ? id : 0;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls) {
+  (void)cls; (void)version; (void)upload_data;
+  if (*con_cls == NULL) { /* First call: headers only. Queueing now would cost the keep-alive. */
+    *con_cls = &first_call_marker;
+    return MHD_YES;
+  }
+  if (*upload_data_size != 0) { /* A body we do not want: discard it. */
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    return respond(connection, 405, "{\"error\":{\"code\":\"method_not_allowed\"}}");
+  long long track_id = track_id_of_path(url);
+  if (track_id == 0) return respond(connection, 404, "{\"error\":{\"code\":\"not_found\"}}");
+  struct thread_state *state = thread_state();
+  if (state == NULL) return respond(connection, 503, "{\"error\":{\"code\":\"store_unavailable\"}}");
+
+  sqlite3_stmt *statement = state->plays_of_track;
+  sqlite3_bind_int64(statement, 1, track_id);
+  long long plays = -1;
+  if (sqlite3_step(statement) == SQLITE_ROW) plays = sqlite3_column_int64(statement, 0);
+  sqlite3_reset(statement);
+  if (plays < 0) return respond(connection, 503, "{\"error\":{\"code\":\"store_unavailable\"}}");
+
+  char body[96];
+  snprintf(body, sizeof body, "{\"track_id\":%lld,\"plays\":%lld}", track_id, plays);
+  return respond(connection, 200, body);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s DB_PATH PORT [poll|epoll]\n", argv[0]);
+    return 2;
+  }
+  database_path = argv[1];
+  int port = atoi(argv[2]);
+  unsigned int polling = (argc > 3 && strcmp(argv[3], "epoll") == 0) ? MHD_USE_EPOLL : MHD_USE_POLL;
+  signal(SIGPIPE, SIG_IGN);
+  pthread_key_create(&thread_state_key, free_thread_state);
+
+  struct MHD_Daemon *daemon = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | polling | MHD_USE_ERROR_LOG, (uint16_t)port, NULL, NULL,
+      answer, NULL,
+      MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+      MHD_OPTION_END);
+  if (daemon == NULL) {
+    fprintf(stderr, "cannot start the daemon on port %d\n", port);
+    return 1;
+  }
+  fprintf(stderr, "listening on port %d (%s)\n", port, polling == MHD_USE_EPOLL ? "epoll" : "poll");
+  pause(); /* until a signal ends the process */
+  MHD_stop_daemon(daemon);
+  return 0;
+}
