@@ -62,6 +62,7 @@ let package = Package(
         .testTarget(name: "CounterStoreTests", dependencies: ["CounterStore", "CounterpointCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
+        .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore"]),
         .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer"]),

@@ -226,3 +226,7 @@ public final class LogReader {
         return produced
     }
 }
+
+/// One reader belongs to one task at a time: it owns a file position, a zlib stream and a buffer.
+@available(*, unavailable)
+extension LogReader: Sendable {}

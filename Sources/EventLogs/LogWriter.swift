@@ -163,3 +163,7 @@ public final class LogWriter {
         }
     }
 }
+
+/// One writer belongs to one task at a time: it owns a buffer, a zlib stream and the file's tail.
+@available(*, unavailable)
+extension LogWriter: Sendable {}

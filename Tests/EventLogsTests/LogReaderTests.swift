@@ -132,9 +132,12 @@ struct LogReaderTests {
     @Test("a line exactly at the limit is delivered whole")
     func lineAtLimit() throws {
         let directory = try TemporaryDirectory()
-        let exact = String(repeating: "x", count: 99)
-        let path = try directory.write("a.ndjson", exact + "\nnext\n")
-        #expect(try readLines(try LogReader(path: path, chunkSize: 10, maxLineBytes: 100)) == numbered([exact, "next"]))
+        let exact = String(repeating: "x", count: 100)
+        let path = try directory.write("a.ndjson", exact + "\nnext\n" + exact)
+        for chunkSize in [1, 10, 100, 4096] {
+            #expect(try readLines(try LogReader(path: path, chunkSize: chunkSize, maxLineBytes: 100))
+                == numbered([exact, "next", exact]))
+        }
     }
 
     @Test("reading the same file twice gives the same lines")

@@ -1,0 +1,222 @@
+import CounterpointCore
+
+/// What the synthesizer says about the event whose line it just wrote.
+public struct SyntheticEvent: Sendable, Hashable {
+    public var trackID: Int64
+    public var hour: Hour
+    public var occurredAtMilliseconds: Int64
+}
+
+/// A deterministic stream of valid SPEC §1 play events, formatted straight into bytes:
+///
+/// ```
+/// {"event_id":"01KAJ3Z8R0Y7XGQK2M9P0R1S3T","type":"play","track_id":17,"listener_id":48213,
+///  "occurred_at":"2026-11-20T12:34:56.789Z","position_ms":0,"duration_ms":215000,"client":"ios","country":"DE"}
+/// ```
+///
+/// - `event_id` is ULID-shaped: 10 Crockford base-32 characters of the event time, 3 of the
+///   stream (15 bits), 13 of `SplitMix64(sequence number ^ seed)`. That finalizer is a bijection, so ids are
+///   unique within a stream by construction, not by luck, and streams never collide.
+/// - `track_id` is Zipf-distributed over `1…tracks`; everything else is uniform-ish noise shaped
+///   like real traffic (mostly waveform starts, 3 clients, 20 countries).
+///
+/// `appendNext` follows the configuration's schedule (`plan`): hour by hour, events in time
+/// order within their hour. `appendEvent(occurredAtMilliseconds:)` makes one event at any time,
+/// for live demo traffic. Both draw from the same generator, so the stream depends only on the
+/// seed and the order of calls.
+public struct EventSynthesizer {
+    public let configuration: GeneratorConfiguration
+    public let start: Hour
+    /// Valid events per hour, from `start` (see `DailyRhythm`).
+    public let plan: [Int]
+
+    private let popularity: ZipfSampler
+    /// Shared with the generator's malformed-line stream, so the CDF is built once.
+    var popularitySampler: ZipfSampler { popularity }
+    private var random: SeededRandom
+    private let streamTag: UInt64
+    private var sequence: UInt64 = 0
+    private var plannedHour = 0
+    private var indexInHour = 0
+    private var datePrefix = DatePrefix()
+
+    /// `stream` (0…32767) separates independent event streams of one seed (the generator's
+    /// malformed lines use stream 1) so that their ids cannot collide.
+    public init(configuration: GeneratorConfiguration, stream: UInt16 = 0) {
+        self.init(configuration: configuration, stream: stream,
+                  popularity: ZipfSampler(count: configuration.tracks, exponent: configuration.popularitySkew))
+    }
+
+    init(configuration: GeneratorConfiguration, stream: UInt16, popularity: ZipfSampler) {
+        self.configuration = configuration
+        start = configuration.resolvedStart()
+        plan = DailyRhythm.eventsPerHour(total: configuration.events, start: start, hours: configuration.hours)
+        self.popularity = popularity
+        random = SeededRandom(seed: SeededRandom.mix(configuration.seed ^ (UInt64(stream) << 48)))
+        precondition(stream < 0x8000, "stream numbers have 15 bits")
+        streamTag = (UInt64(stream) ^ (SeededRandom.mix(configuration.seed) >> 49)) & 0x7FFF
+    }
+
+    /// Appends the next scheduled event (without `\n`) to `line`; `nil` once all
+    /// `configuration.events` have been made.
+    public mutating func appendNext(to line: inout [UInt8]) -> SyntheticEvent? {
+        while plannedHour < plan.count && indexInHour == plan[plannedHour] {
+            plannedHour += 1
+            indexInHour = 0
+        }
+        guard plannedHour < plan.count else { return nil }
+        // Stratified times: the i-th of n events lies in the i-th n-th of the hour, so the
+        // schedule is in time order without sorting.
+        let count = Int64(plan[plannedHour])
+        let offset = (Int64(indexInHour) * 3_600_000 + Int64(random.next(below: 3_600_000))) / count
+        let hourStart = start.advanced(by: Int64(plannedHour)).epochSeconds * 1000
+        indexInHour += 1
+        return appendEvent(occurredAtMilliseconds: hourStart + offset, to: &line)
+    }
+
+    /// The next scheduled event as a new array.
+    public mutating func next() -> (line: [UInt8], event: SyntheticEvent)? {
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        return appendNext(to: &line).map { (line, $0) }
+    }
+
+    /// Appends one event at `occurredAtMilliseconds` (without `\n`) to `line`.
+    public mutating func appendEvent(occurredAtMilliseconds time: Int64, to line: inout [UInt8]) -> SyntheticEvent {
+        let trackID = Int64(popularity.sample(&random))
+        let listenerID = Int64(random.next(below: configuration.listeners) + 1)
+        let durationMilliseconds = Int64(30_000 + random.next(below: 450_000))
+        let choice = random.next()
+        // 85% of plays start at the beginning of the waveform; the rest somewhere inside it.
+        let positionMilliseconds = choice & 0xFF < 218 ? 0 : Int64((choice >> 8) % UInt64(durationMilliseconds))
+        let client = Self.clients[Int((choice >> 40) % UInt64(Self.clients.count))]
+        let country = Self.countries[Int(choice >> 58)]
+        let eventSequence = sequence
+        sequence += 1
+        let hour = Hour(epochMilliseconds: time)
+        if datePrefix.hour != hour { datePrefix = DatePrefix(hour) }
+
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { scratch in
+            var out = ByteCursor(scratch.baseAddress!)
+            out.append(#"{"event_id":""#)
+            out.appendCrockford(UInt64(time), digits: 10)
+            out.appendCrockford(streamTag, digits: 3)
+            out.appendCrockford(SeededRandom.mix(eventSequence ^ configuration.seed), digits: 13)
+            out.append(#"","type":"play","track_id":"#)
+            out.appendDecimal(trackID)
+            out.append(#","listener_id":"#)
+            out.appendDecimal(listenerID)
+            out.append(#","occurred_at":""#)
+            out.append(datePrefix.bytes)
+            let withinHour = time - hour.epochSeconds * 1000
+            out.appendDigits(withinHour / 60_000, width: 2)
+            out.appendByte(UInt8(ascii: ":"))
+            out.appendDigits(withinHour / 1000 % 60, width: 2)
+            out.appendByte(UInt8(ascii: "."))
+            out.appendDigits(withinHour % 1000, width: 3)
+            out.append(#"Z","position_ms":"#)
+            out.appendDecimal(positionMilliseconds)
+            out.append(#","duration_ms":"#)
+            out.appendDecimal(durationMilliseconds)
+            out.append(#","client":""#)
+            out.append(client)
+            out.append(#"","country":""#)
+            out.append(country)
+            out.append(#""}"#)
+            line.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: out.count))
+        }
+        return SyntheticEvent(trackID: trackID, hour: hour, occurredAtMilliseconds: time)
+    }
+
+    /// 45% ios, 40% android, 15% web, in twentieths.
+    private static let clients: [StaticString] =
+        Array(repeating: "ios", count: 9) + Array(repeating: "android", count: 8) + Array(repeating: "web", count: 3)
+
+    /// 64 slots, so six random bits pick a country with a rough real-world skew.
+    private static let countries: [StaticString] = {
+        let weighted: [(StaticString, Int)] = [
+            ("US", 15), ("GB", 6), ("DE", 6), ("BR", 5), ("FR", 4), ("MX", 3), ("JP", 3), ("SE", 3),
+            ("NL", 2), ("CA", 2), ("AU", 2), ("ES", 2), ("IT", 2), ("PL", 2), ("IN", 2), ("NG", 1),
+            ("ZA", 1), ("KR", 1), ("AR", 1), ("NO", 1),
+        ]
+        let table = weighted.flatMap { Array(repeating: $0.0, count: $0.1) }
+        precondition(table.count == 64)
+        return table
+    }()
+}
+
+/// `YYYY-MM-DDTHH:` of one hour, formatted once per hour rather than once per event.
+private struct DatePrefix {
+    var hour: Hour?
+    var bytes: [UInt8] = []
+
+    init() {}
+
+    init(_ hour: Hour) {
+        self.hour = hour
+        UTCTime.append(epochSeconds: hour.epochSeconds, to: &bytes)   // YYYY-MM-DDTHH:00:00Z
+        bytes.removeLast(6)
+    }
+}
+
+/// Writes bytes through a raw pointer into a buffer known to be large enough (the callers
+/// bound their output well below its capacity).
+struct ByteCursor {
+    private let base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+
+    init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
+
+    @inline(__always)
+    mutating func appendByte(_ byte: UInt8) {
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ text: StaticString) {
+        (base + count).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        count += text.utf8CodeUnitCount
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { (base + count).update(from: $0.baseAddress!, count: $0.count) }
+        count += bytes.count
+    }
+
+    /// A non-negative integer in decimal.
+    @inline(__always)
+    mutating func appendDecimal(_ value: Int64) {
+        var digits = 1
+        var limit: Int64 = 10
+        while value >= limit && digits < 19 { digits += 1; limit = limit &* 10 }
+        appendDigits(value, width: digits)
+    }
+
+    /// Exactly `width` decimal digits, zero-padded.
+    @inline(__always)
+    mutating func appendDigits(_ value: Int64, width: Int) {
+        var rest = value
+        var index = count + width - 1
+        while index >= count {
+            base[index] = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
+            rest /= 10
+            index -= 1
+        }
+        count += width
+    }
+
+    /// The low `5 × digits` bits of `value` in Crockford base 32, most significant first.
+    @inline(__always)
+    mutating func appendCrockford(_ value: UInt64, digits: Int) {
+        for index in 0..<digits {
+            let shift = UInt64(5 * (digits - 1 - index))
+            let digit = shift >= 64 ? 0 : Int((value >> shift) & 31)
+            base[count + index] = crockfordDigits[digit]
+        }
+        count += digits
+    }
+}
+
+private let crockfordDigits: [UInt8] = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)

@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CounterpointCore
+
+/// What `Generator.generate` writes. The defaults make a two-day, 1 M-event data set.
+public struct GeneratorConfiguration: Sendable {
+    /// Valid, unique play events in total (duplicates and malformed lines come on top).
+    public var events: Int = 1_000_000
+    /// Track ids are `1…tracks`; track 1 is the most popular.
+    public var tracks: Int = 10_000
+    /// Listener ids are drawn uniformly from `1…listeners`.
+    public var listeners: Int = 100_000
+    /// The first hour; `nil` means the current hour minus `hours`, so the data ends now.
+    public var start: Hour? = nil
+    public var hours: Int = 48
+    /// Zipf exponent `s`: track `k` is played in proportion to `1 / k^s`.
+    public var popularitySkew: Double = 1.1
+    /// Fraction of events written twice (same `event_id`, same bytes) in the same hour file, half
+    /// of them right after the original, half at a random later position. 0…1.
+    public var duplicateRate: Double = 0.0
+    /// Extra lines that must be rejected, as a fraction of `events` (see `MalformedKind`). ≥ 0.
+    public var malformedRate: Double = 0.0
+    public var seed: UInt64 = 1
+    public var gzip: Bool = false
+    /// zlib level for `gzip` output.
+    public var gzipLevel: Int = 1
+    /// Write `<HH>.closed` markers, so that `batch` treats the generated hours as complete.
+    public var closeHours: Bool = true
+    /// Return the per-(track, hour) count of valid unique events in `GeneratorSummary.truth`.
+    public var recordTruth: Bool = false
+
+    public init() {}
+
+    /// The first hour, resolving the `nil` default against the clock.
+    public func resolvedStart(now: Hour = Hour(epochSeconds: Int64(time(nil)))) -> Hour {
+        start ?? now.advanced(by: -Int64(hours))
+    }
+
+    /// Throws `GeneratorError.invalidConfiguration` naming the first bad value.
+    public func validate() throws {
+        func check(_ condition: Bool, _ message: String) throws {
+            if !condition { throw GeneratorError.invalidConfiguration(message) }
+        }
+        try check(events >= 0, "events must be at least 0")
+        try check(tracks >= 1 && Int64(tracks) <= EventLimits.maxTrackID, "tracks must be between 1 and \(EventLimits.maxTrackID)")
+        try check(listeners >= 1, "listeners must be at least 1")
+        try check(hours >= 1, "hours must be at least 1")
+        try check(popularitySkew >= 0 && popularitySkew.isFinite, "popularity skew must be a finite number ≥ 0")
+        try check(duplicateRate >= 0 && duplicateRate <= 1, "duplicate rate must be between 0 and 1")
+        try check(malformedRate >= 0 && malformedRate.isFinite, "malformed rate must be a finite number ≥ 0")
+        try check((0...9).contains(gzipLevel), "gzip level must be between 0 and 9")
+        let first = resolvedStart()
+        try check(first.index >= EventLimits.earliestHourIndex
+                  && first.index + Int64(hours) <= EventLimits.latestHourIndex,
+                  "hours must lie between 2000-01-01 and 2100-01-01")
+    }
+}
+
+public enum GeneratorError: Error, CustomStringConvertible, Equatable {
+    case invalidConfiguration(String)
+
+    public var description: String {
+        switch self {
+        case let .invalidConfiguration(message): "invalid generator configuration: \(message)"
+        }
+    }
+}
+
+/// How many events each hour gets: a sinusoid over the UTC day, peaking at 20:00 UTC (European
+/// evening) at three times the 08:00 trough, with the total split exactly (largest remainder).
+public enum DailyRhythm {
+    /// The relative weight of an hour of the day, 0.5…1.5.
+    public static func weight(hourOfDay: Int) -> Double {
+        1 + 0.5 * sin(2 * Double.pi * Double(hourOfDay - 14) / 24)
+    }
+
+    /// `total` events split over `hours` hours from `start`; the parts sum to `total` exactly.
+    public static func eventsPerHour(total: Int, start: Hour, hours: Int) -> [Int] {
+        let weights = (0..<hours).map { offset in
+            let hour = start.advanced(by: Int64(offset))
+            return weight(hourOfDay: Int(hour.index - hour.startOfDay.index))
+        }
+        let sum = weights.reduce(0, +)
+        let exact = weights.map { Double(total) * $0 / sum }
+        var counts = exact.map { Int($0.rounded(.down)) }
+        let missing = total - counts.reduce(0, +)
+        // Ties broken by position, so the split is deterministic.
+        let byRemainder = exact.indices.sorted { lhs, rhs in
+            let left = exact[lhs] - Double(counts[lhs]), right = exact[rhs] - Double(counts[rhs])
+            return left != right ? left > right : lhs < rhs
+        }
+        for index in byRemainder.prefix(missing) { counts[index] += 1 }
+        return counts
+    }
+}

@@ -1,0 +1,246 @@
+import CounterpointCore
+import EventLogs
+import Foundation
+import Generator
+import Testing
+
+@Suite("Generator")
+struct GeneratorTests {
+    /// 2026-11-20T00:00:00Z: a fixed start, so the data does not depend on the clock.
+    static let start = Hour(epochSeconds: 1_795_132_800)
+
+    static func configuration(events: Int = 5_000, hours: Int = 6, duplicates: Double = 0.1,
+                              malformed: Double = 0.05, seed: UInt64 = 42) -> GeneratorConfiguration {
+        var configuration = GeneratorConfiguration()
+        configuration.events = events
+        configuration.tracks = 500
+        configuration.listeners = 1_000
+        configuration.start = start
+        configuration.hours = hours
+        configuration.duplicateRate = duplicates
+        configuration.malformedRate = malformed
+        configuration.seed = seed
+        configuration.recordTruth = true
+        return configuration
+    }
+
+    @Test("the same seed writes the same bytes, plain and gzip; another seed does not")
+    func deterministic() throws {
+        for gzip in [false, true] {
+            var configuration = Self.configuration(events: 3_000)
+            configuration.gzip = gzip
+            let first = try TemporaryDirectory(), second = try TemporaryDirectory(), other = try TemporaryDirectory()
+            _ = try Generator.generate(configuration, into: first.path)
+            _ = try Generator.generate(configuration, into: second.path)
+            configuration.seed += 1
+            _ = try Generator.generate(configuration, into: other.path)
+            let firstContents = try first.contents()
+            #expect(firstContents.count == 12)   // 6 hour files and 6 markers
+            #expect(firstContents == (try second.contents()))
+            #expect(firstContents != (try other.contents()))
+        }
+    }
+
+    @Test("valid events, duplicates and malformed lines are exactly as many as the summary says")
+    func exactCounts() throws {
+        let root = try TemporaryDirectory()
+        let configuration = Self.configuration()
+        var lastProgress = 0
+        let summary = try Generator.generate(configuration, into: root.path) { lastProgress = $0 }
+        let census = try LogCensus(root: root.path)
+
+        #expect(summary.events == 5_000 && census.validUnique == 5_000)
+        #expect(summary.duplicates == 500 && census.duplicates == 500)
+        #expect(summary.malformed == 250 && census.rejected.count == 250)
+        #expect(summary.malformedByKind.values.reduce(0, +) == 250)
+        #expect(summary.lines == 5_750 && census.lines == 5_750)
+        #expect(summary.files == 6 && census.inventory.files.count == 6)
+        #expect(summary.hours == 6 && summary.start == Self.start)
+        #expect(summary.bytes == census.inventory.totalBytes)
+        #expect(summary.uncompressedBytes == summary.bytes)
+        #expect(summary.tracks == Set(census.perTrack.keys).count)
+        #expect(lastProgress == 5_000)
+        #expect(census.inventory.closedHours == (0..<6).map { Self.start.advanced(by: Int64($0)) })
+        #expect(census.eventsOutsideTheirFileHour == 0)
+        #expect(census.eventsOutOfTimeOrder == 0)
+    }
+
+    @Test("the recorded truth is what an exact count of the files finds, and sums to the events")
+    func truth() throws {
+        let root = try TemporaryDirectory()
+        let summary = try Generator.generate(Self.configuration(), into: root.path)
+        let census = try LogCensus(root: root.path)
+        #expect(summary.truth == census.truth)
+        #expect(summary.truth?.values.reduce(0, +) == 5_000)
+    }
+
+    @Test("valid events do not depend on the duplicate and malformed rates")
+    func validEventsIndependentOfNoise() throws {
+        let clean = try TemporaryDirectory(), noisy = try TemporaryDirectory()
+        let cleanSummary = try Generator.generate(Self.configuration(duplicates: 0, malformed: 0), into: clean.path)
+        let noisySummary = try Generator.generate(Self.configuration(duplicates: 0.3, malformed: 0.2), into: noisy.path)
+        #expect(cleanSummary.truth == noisySummary.truth)
+        #expect(Set(try LogCensus(root: clean.path).firstLineOfID.keys) == Set(try LogCensus(root: noisy.path).firstLineOfID.keys))
+    }
+
+    @Test("every valid line is a SPEC §1 play event with a ULID-shaped id, about 200 bytes long")
+    func eventShape() throws {
+        let root = try TemporaryDirectory()
+        let summary = try Generator.generate(Self.configuration(duplicates: 0, malformed: 0), into: root.path)
+        let census = try LogCensus(root: root.path)
+        #expect(census.rejected.isEmpty)
+        let ulidCharacters = Set("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+        var waveformStarts = 0
+        for (eventID, first) in census.firstLineOfID {
+            let event = try #require(checkEvent(first.bytes))
+            #expect(eventID.utf8.count == 26 && eventID.utf8.allSatisfy(ulidCharacters.contains))
+            #expect((1...500).contains(event.trackID))
+            #expect((1...1_000).contains(event.object["listener_id"] as! Int))
+            let duration = event.object["duration_ms"] as! Int, position = event.object["position_ms"] as! Int
+            #expect(position >= 0 && position < duration)
+            if position == 0 { waveformStarts += 1 }
+            #expect(["ios", "android", "web"].contains(event.object["client"] as! String))
+            #expect((event.object["country"] as! String).range(of: "^[A-Z]{2}$", options: .regularExpression) != nil)
+            #expect((event.object["occurred_at"] as! String).range(
+                of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression) != nil)
+        }
+        #expect(waveformStarts > 5_000 * 8 / 10)
+        let averageLine = Double(summary.bytes) / Double(summary.lines)
+        #expect(averageLine > 170 && averageLine < 230)
+    }
+
+    @Test("duplicates are sometimes adjacent to their original and sometimes far from it")
+    func duplicatePlacement() throws {
+        let root = try TemporaryDirectory()
+        _ = try Generator.generate(Self.configuration(duplicates: 0.2, malformed: 0), into: root.path)
+        let distances = try LogCensus(root: root.path).duplicateDistances
+        #expect(distances.count == 1_000)
+        #expect(distances.filter { $0 == 1 }.count > 300)
+        #expect(distances.filter { $0 > 100 }.count > 200)
+    }
+
+    @Test("every kind of malformed line appears, and each is rejected by an independent SPEC check")
+    func malformedKinds() throws {
+        let root = try TemporaryDirectory()
+        let summary = try Generator.generate(Self.configuration(events: 2_000, duplicates: 0, malformed: 1.0), into: root.path)
+        let census = try LogCensus(root: root.path)
+        #expect(census.rejected.count == 2_000 && summary.malformed == 2_000)
+        for kind in MalformedKind.allCases {
+            #expect(summary.malformedByKind[kind, default: 0] > 0, "\(kind)")
+        }
+        let oversized = census.rejected.filter { $0.count > EventLimits.maxEventBytes }
+        #expect(oversized.count == summary.malformedByKind[.oversized])
+        let nonUTF8 = census.rejected.filter { String(validating: $0, as: UTF8.self) == nil }
+        #expect(nonUTF8.count == summary.malformedByKind[.invalidUTF8])
+        #expect(census.validUnique == 2_000)
+    }
+
+    @Test("track 1 is the most played and plays fall off with rank as Zipf says")
+    func popularitySkew() throws {
+        let root = try TemporaryDirectory()
+        var configuration = Self.configuration(events: 40_000, hours: 2, duplicates: 0, malformed: 0)
+        configuration.tracks = 10_000
+        _ = try Generator.generate(configuration, into: root.path)
+        let perTrack = try LogCensus(root: root.path).perTrack
+        let ranked = perTrack.sorted { $0.value > $1.value }
+        #expect(ranked.first?.key == 1)
+        #expect(perTrack[1, default: 0] > perTrack[2, default: 0])
+        #expect(perTrack[2, default: 0] > perTrack[10, default: 0])
+        // Zipf(1.1) over 10,000 ranks gives track 1 about 12% of the plays.
+        let expectedShare = ZipfSampler(count: 10_000, exponent: 1.1).probability(of: 1)
+        let share = Double(perTrack[1, default: 0]) / 40_000
+        #expect(abs(share - expectedShare) < 0.01)
+    }
+
+    @Test("events follow a daily rhythm: the 20:00 peak has three times the events of the 08:00 trough")
+    func dailyRhythm() throws {
+        let root = try TemporaryDirectory()
+        _ = try Generator.generate(Self.configuration(events: 24_000, hours: 24, duplicates: 0, malformed: 0), into: root.path)
+        let perHour = try LogCensus(root: root.path).perHour
+        let counts = (0..<24).map { perHour[Self.start.advanced(by: Int64($0)), default: 0] }
+        #expect(counts.firstIndex(of: counts.max()!) == 20)
+        #expect(counts.firstIndex(of: counts.min()!) == 8)
+        let ratio = Double(counts.max()!) / Double(counts.min()!)
+        #expect(ratio > 2.9 && ratio < 3.1)
+    }
+
+    @Test("the hourly split sums exactly to the total for any total", arguments: [0, 1, 7, 1_000, 999_999])
+    func exactSplit(total: Int) {
+        for hours in [1, 5, 48] {
+            let counts = DailyRhythm.eventsPerHour(total: total, start: Self.start.advanced(by: 3), hours: hours)
+            #expect(counts.count == hours && counts.reduce(0, +) == total && counts.allSatisfy { $0 >= 0 })
+        }
+    }
+
+    @Test("gzip output holds the same lines as plain output and no closed markers when asked")
+    func gzipMatchesPlain() throws {
+        let plain = try TemporaryDirectory(), gzipped = try TemporaryDirectory()
+        var configuration = Self.configuration(events: 2_000)
+        _ = try Generator.generate(configuration, into: plain.path)
+        configuration.gzip = true
+        configuration.closeHours = false
+        let summary = try Generator.generate(configuration, into: gzipped.path)
+        let inventory = try LogDiscovery.inventory(of: [gzipped.path])
+        #expect(inventory.files.allSatisfy { $0.isGzip && $0.path.hasSuffix(".ndjson.gz") })
+        #expect(inventory.closedHours.isEmpty)
+        #expect(summary.bytes < summary.uncompressedBytes / 3)
+        let plainLines = try LogCensus(root: plain.path)
+        let gzipLines = try LogCensus(root: gzipped.path)
+        #expect(plainLines.truth == gzipLines.truth && plainLines.lines == gzipLines.lines)
+    }
+
+    @Test("the synthesizer's stream is reproducible, unique by id and in time order, with live events on demand")
+    func synthesizer() throws {
+        var configuration = Self.configuration(events: 1_000, hours: 3)
+        configuration.tracks = 50
+        var first = EventSynthesizer(configuration: configuration)
+        var second = EventSynthesizer(configuration: configuration)
+        var ids = Set<String>()
+        var previous = Int64.min
+        var produced = 0
+        while let (line, event) = first.next() {
+            #expect(second.next()?.line == line)
+            let checked = try #require(checkEvent(line))
+            #expect(checked.trackID == event.trackID && checked.occurredAtMilliseconds == event.occurredAtMilliseconds)
+            #expect(event.hour == Hour(epochMilliseconds: event.occurredAtMilliseconds))
+            #expect(event.occurredAtMilliseconds >= previous)
+            previous = event.occurredAtMilliseconds
+            ids.insert(checked.eventID)
+            produced += 1
+        }
+        #expect(produced == 1_000 && ids.count == 1_000)
+        #expect(first.plan.reduce(0, +) == 1_000)
+
+        var line: [UInt8] = []
+        let now: Int64 = 1_795_180_000_123
+        let live = first.appendEvent(occurredAtMilliseconds: now, to: &line)
+        #expect(live.hour == Hour(epochMilliseconds: now))
+        #expect(checkEvent(line)?.occurredAtMilliseconds == now)
+        #expect(!ids.contains(checkEvent(line)!.eventID))
+    }
+
+    @Test("an invalid configuration is rejected before anything is written")
+    func invalidConfiguration() throws {
+        let root = try TemporaryDirectory()
+        var configuration = Self.configuration()
+        configuration.duplicateRate = 1.5
+        #expect(throws: GeneratorError.invalidConfiguration("duplicate rate must be between 0 and 1")) {
+            try Generator.generate(configuration, into: root.path)
+        }
+        configuration = Self.configuration()
+        configuration.tracks = 0
+        #expect(throws: GeneratorError.self) { try Generator.generate(configuration, into: root.path) }
+        configuration = Self.configuration()
+        configuration.start = Hour(epochSeconds: 0)
+        #expect(throws: GeneratorError.self) { try Generator.generate(configuration, into: root.path) }
+        #expect(try root.contents().isEmpty)
+    }
+
+    @Test("the default start ends the generated hours at the current hour")
+    func defaultStart() {
+        var configuration = GeneratorConfiguration()
+        configuration.hours = 5
+        let now = Hour(epochSeconds: 1_795_180_000)
+        #expect(configuration.resolvedStart(now: now) == now.advanced(by: -5))
+    }
+}
