@@ -1,0 +1,114 @@
+import CRdKafka
+import Logging
+
+/// Produces messages to Kafka without blocking, applying backpressure instead of dropping.
+///
+/// Delivery reports are served by a dedicated thread, so `deliveryStatistics` stays current
+/// and latencies are measured when the broker answers, not when someone polls.
+public final class KafkaProducer: Sendable {
+    private let client: RDKafkaClient
+    private let topics = Locked<[String: RDKafkaTopic]>([:])
+    private let statistics: Locked<DeliveryStatistics>
+    private let pollerStopped = Locked(false)
+    private let poller: DedicatedThread
+    private let logger: Logger
+
+    public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
+        let purpose = "creating producer for \(configuration.bootstrapServers)"
+        let statistics = Locked(DeliveryStatistics())
+        let context = RDKafkaClientContext(logger: logger) { report in
+            let latency = MonotonicClock.nanoseconds() &- report.enqueuedAtNanoseconds
+            statistics.withLock { statistics in
+                if report.error == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    statistics.delivered += 1
+                    statistics.latency.record(nanoseconds: latency)
+                } else {
+                    statistics.failuresByError[String(cString: rd_kafka_err2name(report.error)), default: 0] += 1
+                }
+            }
+        }
+        let client = try RDKafkaClient(kind: .producer, properties: configuration.librdkafkaProperties, context: context, purpose: purpose)
+        if let timeout = configuration.connectTimeout {
+            try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)
+        }
+        let stopped = pollerStopped
+        self.client = client
+        self.statistics = statistics
+        self.logger = logger
+        self.poller = DedicatedThread {
+            while !stopped.withLock({ $0 }) {
+                client.poll(timeout: .milliseconds(100))
+            }
+        }
+    }
+
+    deinit {
+        pollerStopped.withLock { $0 = true }
+        client.interruptPoll()
+        poller.join()
+        let undelivered = client.outboundQueueLength
+        if undelivered > 0 {
+            logger.warning("producer closed with messages not yet delivered; call flush first", metadata: ["kafka.undelivered": "\(undelivered)"])
+        }
+    }
+
+    /// Enqueues one message and returns without waiting for delivery. When librdkafka's queue
+    /// is full, serves delivery reports until there is room: it slows the caller down rather
+    /// than dropping. `value: nil` produces a tombstone; `timestampMilliseconds: nil` means now.
+    public func send(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64? = nil) throws(KafkaError) {
+        let handle = try topicHandle(topic)
+        while true {
+            let enqueuedAt = MonotonicClock.nanoseconds()
+            let code = client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0, enqueuedAt: enqueuedAt)
+            switch code {
+            case RD_KAFKA_RESP_ERR_NO_ERROR:
+                statistics.withLock { $0.enqueued += 1 }
+                return
+            case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+                client.poll(timeout: .milliseconds(10))
+            default:
+                throw KafkaError(code: code, context: "producing to \(topic)")
+            }
+        }
+    }
+
+    public func send(topic: String, key: [UInt8]?, value: [UInt8]?, timestampMilliseconds: Int64? = nil) throws(KafkaError) {
+        try withOptionalBytes(key) { (key) throws(KafkaError) in
+            try withOptionalBytes(value) { (value) throws(KafkaError) in
+                try send(topic: topic, key: key, value: value, timestampMilliseconds: timestampMilliseconds)
+            }
+        }
+    }
+
+    /// Waits until every message sent so far is delivered or has failed (see `deliveryStatistics`).
+    public func flush(timeout: Duration) throws(KafkaError) {
+        let code = client.flush(timeout: timeout)
+        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
+        throw KafkaError(
+            code: code,
+            message: "\(client.outboundQueueLength) messages or requests still unacknowledged after \(timeout)",
+            context: "flushing producer")
+    }
+
+    public var deliveryStatistics: DeliveryStatistics {
+        statistics.withLock { $0 }
+    }
+
+    private func topicHandle(_ name: String) throws(KafkaError) -> RDKafkaTopic {
+        try topics.withLock { (topics) throws(KafkaError) in
+            if let existing = topics[name] { return existing }
+            let created = try RDKafkaTopic(name: name, client: client)
+            topics[name] = created
+            return created
+        }
+    }
+}
+
+private func withOptionalBytes<Result>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) throws(KafkaError) -> Result) throws(KafkaError) -> Result {
+    guard let bytes else { return try body(nil) }
+    // Array.withUnsafeBytes only rethrows untyped errors, so carry the typed one out by hand.
+    let outcome = bytes.withUnsafeBytes { buffer in
+        Swift.Result { () throws(KafkaError) in try body(buffer) }
+    }
+    return try outcome.get()
+}
