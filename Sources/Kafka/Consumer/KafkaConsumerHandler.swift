@@ -49,6 +49,13 @@ public struct KafkaOffsetReset: Sendable, Equatable, CustomStringConvertible {
     /// The oldest offset the broker still had, when known.
     public var lowWatermark: Int64?
 
+    public init(partition: KafkaPartition, expectedOffset: Int64, resumedOffset: Int64, lowWatermark: Int64?) {
+        self.partition = partition
+        self.expectedOffset = expectedOffset
+        self.resumedOffset = resumedOffset
+        self.lowWatermark = lowWatermark
+    }
+
     /// Messages between the expected and the resumed offset that will never be consumed;
     /// negative when the consumer went back and will see messages again.
     public var skippedMessages: Int64 { resumedOffset - expectedOffset }

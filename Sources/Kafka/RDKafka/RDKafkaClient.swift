@@ -46,9 +46,9 @@ final class RDKafkaClient: @unchecked Sendable {
         guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
         // librdkafka reports why (refused, unresolvable, ...) as error events: serve them to learn it.
         rd_kafka_poll(handle, 0)
-        let reason = context.lastError.withLock { $0 }
+        let reasons = context.recentErrors.withLock { $0 }
         let message = "no Kafka broker reachable at \(servers) within \(timeout)"
-            + (reason.map { ": \($0)" } ?? " (\(String(cString: rd_kafka_err2str(code))))")
+            + (reasons.isEmpty ? " (\(String(cString: rd_kafka_err2str(code))))" : ": " + reasons.joined(separator: "; "))
         throw KafkaError(code: code, message: message, context: purpose, isRetriable: true)
     }
 

@@ -6,12 +6,13 @@ import Logging
 /// The owning `RDKafkaClient` keeps this alive until after `rd_kafka_destroy` returns, so the
 /// unretained pointer handed to librdkafka never dangles.
 final class RDKafkaClientContext: @unchecked Sendable {
-    // Safe to share: `logger` and `deliveryReports` are immutable; `lastError` is locked;
+    // Safe to share: `logger` and `deliveryReports` are immutable; `recentErrors` is locked;
     // `rebalance` is set and called only on the consumer's polling thread, because librdkafka
     // calls the rebalance callback from inside the poll/close calls made on that thread.
     let logger: Logger
     let deliveryReports: (@Sendable (DeliveryReport) -> Void)?
-    let lastError = Locked<String?>(nil)
+    /// The last few distinct error events, to explain a failure that librdkafka reports only by code.
+    let recentErrors = Locked<[String]>([])
     var rebalance: ((RDKafkaRebalance) -> Void)?
 
     init(logger: Logger, deliveryReports: (@Sendable (DeliveryReport) -> Void)? = nil) {
@@ -70,7 +71,11 @@ private func errorTrampoline(_ client: OpaquePointer?, _ code: Int32, _ reason: 
     guard let context = RDKafkaClientContext.from(opaque) else { return }
     let reason = reason.map { String(cString: $0) } ?? ""
     let error = rd_kafka_resp_err_t(rawValue: code)
-    context.lastError.withLock { $0 = reason }
+    context.recentErrors.withLock { recent in
+        recent.removeAll { $0 == reason }
+        recent.append(reason)
+        if recent.count > 3 { recent.removeFirst() }
+    }
     let level: Logger.Level = error == RD_KAFKA_RESP_ERR__FATAL ? .error : .warning
     context.logger.log(level: level, "\(reason)", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2name(error)))"])
 }
