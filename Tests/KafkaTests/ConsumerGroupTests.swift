@@ -132,6 +132,48 @@ struct ConsumerGroupTests {
         #expect(handler.events.snapshot == [.assigned(partitions), .revoking(partitions, .closing)])
     }
 
+    @Test("a seek from inside the handler moves the partition back without being taken for an offset reset")
+    func seekFromHandler() async throws {
+        /// Reads up to offset 60, then seeks back to 10 once, as the realtime processor does after a fenced flush.
+        final class RewindingHandler: KafkaConsumerHandler, @unchecked Sendable {
+            // Safe to share: `consumer` is set before run starts; the rest is in `Shared` boxes.
+            var consumer: KafkaConsumer?
+            let offsets = Shared<[Int64]>([])
+            let resets = Shared<[KafkaOffsetReset]>([])
+            let seekError = Shared<KafkaError?>(nil)
+            let rewound = Shared(false)
+
+            func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] { [:] }
+
+            func consume(_ batch: KafkaMessageBatch) throws {
+                for message in batch {
+                    offsets.withLock { $0.append(message.offset) }
+                    if message.offset == 60, !rewound.snapshot {
+                        rewound.withLock { $0 = true }
+                        try consumer!.seek(partition: KafkaPartition(topic: "plays", id: 0), to: 10)
+                        return  // the rest of this batch is from before the seek
+                    }
+                }
+            }
+
+            func offsetReset(_ reset: KafkaOffsetReset) throws {
+                resets.withLock { $0.append(reset) }
+            }
+        }
+        let cluster = try Fixtures.cluster(partitions: 1)
+        try Fixtures.produce(100, to: cluster)
+        let consumer = try KafkaConsumer(configuration: Fixtures.consumerConfiguration(cluster), logger: Fixtures.logger)
+        let handler = RewindingHandler()
+        handler.consumer = consumer
+        try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { handler.offsets.withLock { $0.last == 99 } }))
+
+        #expect(handler.offsets.snapshot == Array(0...60) + Array(10..<100))
+        #expect(handler.resets.snapshot.isEmpty)
+        #expect(throws: KafkaError.self, "seeking is only possible from a handler call") {
+            try consumer.seek(partition: KafkaPartition(topic: "plays", id: 0), to: 0)
+        }
+    }
+
     @Test("an error thrown by the handler stops the consumer and comes out of run")
     func handlerErrorStopsRun() async throws {
         struct Refused: Error {}

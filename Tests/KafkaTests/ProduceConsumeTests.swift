@@ -52,12 +52,12 @@ struct ProduceConsumeTests {
         #expect(handler.resets.snapshot.isEmpty)
     }
 
-    @Test("tombstones, empty values and large values arrive as such")
+    @Test("tombstones, empty values, large values and producer timestamps arrive as such")
     func specialValues() async throws {
         let cluster = try Fixtures.cluster(partitions: 1)
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: Fixtures.logger)
         let large = (0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        try producer.send(topic: "plays", key: Array("gone".utf8), value: nil)
+        try producer.send(topic: "plays", key: Array("gone".utf8), value: nil, timestampMilliseconds: 1_795_000_000_123)
         try producer.send(topic: "plays", key: nil, value: [])
         try producer.send(topic: "plays", key: Array("big".utf8), value: large)
         try producer.flush(timeout: .seconds(10))
@@ -73,6 +73,7 @@ struct ProduceConsumeTests {
         #expect(received[1].key == nil)
         #expect(received[1].value == [])
         #expect(received[2].value == large)
+        #expect(handler.timestamps.snapshot.first == 1_795_000_000_123)
     }
 
     @Test("watermarks report the partition's offsets, cached after fetching and on request")

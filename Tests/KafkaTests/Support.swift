@@ -98,6 +98,7 @@ final class RecordingHandler: KafkaConsumerHandler, @unchecked Sendable {
     let messages = Shared<[ReceivedMessage]>([])
     let events = Shared<[Event]>([])
     let resets = Shared<[KafkaOffsetReset]>([])
+    let timestamps = Shared<[Int64?]>([])
     let startOffsets: Shared<[KafkaPartition: Int64]>
     /// Called with each event, for tests that order events across consumers.
     let onEvent: @Sendable (Event) -> Void
@@ -123,6 +124,7 @@ final class RecordingHandler: KafkaConsumerHandler, @unchecked Sendable {
             ReceivedMessage(partition: $0.partition, offset: $0.offset, key: $0.key.map { Array($0) }, value: $0.value.map { Array($0) })
         }
         messages.withLock { $0.append(contentsOf: copies) }
+        timestamps.withLock { $0.append(contentsOf: batch.map(\.timestampMilliseconds)) }
     }
 
     func offsetReset(_ reset: KafkaOffsetReset) throws {

@@ -17,8 +17,8 @@ public struct KafkaProducerConfiguration: Sendable {
     public var compression = Compression.none
     /// "all" (default), "1" or "0": how many replicas must have a message before it counts as delivered.
     public var acks = "all"
-    /// Messages waiting for delivery before `send` applies backpressure. Default 500,000.
-    public var queueBufferingMaxMessages = 500_000
+    /// Messages waiting for delivery before `send` applies backpressure. Default 100,000 (about 30 MB of 200-byte messages).
+    public var queueBufferingMaxMessages = 100_000
     /// How long a message may wait for delivery before it fails. Default 5 minutes.
     public var messageTimeoutMilliseconds = 300_000
     /// How long `KafkaProducer.init` waits for a broker to answer before failing; nil skips the check.
