@@ -11,15 +11,13 @@ static inline rd_kafka_resp_err_t counterpoint_rd_kafka_produce(rd_kafka_t *rk,
                                                                 rd_kafka_topic_t *topic,
                                                                 const void *key, size_t key_size,
                                                                 const void *value, size_t value_size,
-                                                                int64_t timestamp_ms,
-                                                                void *message_opaque) {
+                                                                int64_t timestamp_ms) {
         return rd_kafka_producev(rk,
                                  RD_KAFKA_V_RKT(topic),
                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                                  RD_KAFKA_V_KEY(key, key_size),
                                  RD_KAFKA_V_VALUE((void *)value, value_size),
                                  RD_KAFKA_V_TIMESTAMP(timestamp_ms),
-                                 RD_KAFKA_V_OPAQUE(message_opaque),
                                  RD_KAFKA_V_END);
 }
 #endif

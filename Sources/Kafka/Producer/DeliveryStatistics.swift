@@ -6,7 +6,8 @@ public struct DeliveryStatistics: Sendable {
     public internal(set) var delivered = 0
     /// Messages that failed for good, by librdkafka error name (such as `_MSG_TIMED_OUT`).
     public internal(set) var failuresByError: [String: Int] = [:]
-    /// Time from `send` to the delivery report, for delivered messages.
+    /// Time from `send` to the delivery report, for delivered messages, as librdkafka measures
+    /// it (from its own enqueue timestamp, so no per-message clock read is added).
     public internal(set) var latency = LatencyHistogram()
 
     public var failed: Int { failuresByError.values.reduce(0, +) }
@@ -22,26 +23,27 @@ public struct LatencyHistogram: Sendable {
     private static let subBuckets = 32
     private var counts = [UInt64](repeating: 0, count: subBuckets * 40)
     public private(set) var count = 0
-    public private(set) var maximum = Duration.zero
-    private var totalNanoseconds: UInt64 = 0
+    private var maximumMicroseconds: UInt64 = 0
+    private var totalMicroseconds: UInt64 = 0
 
     public init() {}
 
     public mutating func record(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
-        record(nanoseconds: UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000))
+        record(microseconds: UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000))
     }
 
-    mutating func record(nanoseconds: UInt64) {
-        let index = min(Self.bucketIndex(microseconds: nanoseconds / 1000), counts.count - 1)
-        counts[index] += 1
+    mutating func record(microseconds: UInt64) {
+        counts[min(Self.bucketIndex(microseconds: microseconds), counts.count - 1)] += 1
         count += 1
-        totalNanoseconds &+= nanoseconds
-        maximum = max(maximum, .nanoseconds(Int64(clamping: nanoseconds)))
+        totalMicroseconds &+= microseconds
+        maximumMicroseconds = max(maximumMicroseconds, microseconds)
     }
+
+    public var maximum: Duration { .microseconds(Int64(clamping: maximumMicroseconds)) }
 
     public var mean: Duration {
-        count == 0 ? .zero : .nanoseconds(Int64(clamping: totalNanoseconds / UInt64(count)))
+        count == 0 ? .zero : .microseconds(Int64(clamping: totalMicroseconds / UInt64(count)))
     }
 
     /// The smallest recorded bucket bound below which `fraction` (0…1) of the values lie, never above `maximum`.

@@ -9,6 +9,8 @@ public final class KafkaProducer: Sendable {
     private let client: RDKafkaClient
     private let topics = Locked<[String: RDKafkaTopic]>([:])
     private let statistics: Locked<DeliveryStatistics>
+    /// Apart from `statistics`, so that `send` does not contend with delivery reports.
+    private let enqueued = Locked(0)
     private let pollerStopped = Locked(false)
     private let poller: DedicatedThread
     private let logger: Logger
@@ -16,17 +18,7 @@ public final class KafkaProducer: Sendable {
     public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
         let purpose = "creating producer for \(configuration.bootstrapServers)"
         let statistics = Locked(DeliveryStatistics())
-        let context = RDKafkaClientContext(logger: logger) { report in
-            let latency = MonotonicClock.nanoseconds() &- report.enqueuedAtNanoseconds
-            statistics.withLock { statistics in
-                if report.error == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    statistics.delivered += 1
-                    statistics.latency.record(nanoseconds: latency)
-                } else {
-                    statistics.failuresByError[String(cString: rd_kafka_err2name(report.error)), default: 0] += 1
-                }
-            }
-        }
+        let context = RDKafkaClientContext(logger: logger, deliveries: statistics)
         let client = try RDKafkaClient(kind: .producer, properties: configuration.librdkafkaProperties, context: context, purpose: purpose)
         if let timeout = configuration.connectTimeout {
             try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)
@@ -57,16 +49,17 @@ public final class KafkaProducer: Sendable {
     /// than dropping. `value: nil` produces a tombstone; `timestampMilliseconds: nil` means now.
     public func send(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64? = nil) throws(KafkaError) {
         let handle = try topicHandle(topic)
+        // Counted before producing: the delivery report may be counted before produce returns.
+        enqueued.withLock { $0 += 1 }
         while true {
-            let enqueuedAt = MonotonicClock.nanoseconds()
-            let code = client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0, enqueuedAt: enqueuedAt)
+            let code = client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0)
             switch code {
             case RD_KAFKA_RESP_ERR_NO_ERROR:
-                statistics.withLock { $0.enqueued += 1 }
                 return
             case RD_KAFKA_RESP_ERR__QUEUE_FULL:
                 client.poll(timeout: .milliseconds(10))
             default:
+                enqueued.withLock { $0 -= 1 }
                 throw KafkaError(code: code, context: "producing to \(topic)")
             }
         }
@@ -91,7 +84,10 @@ public final class KafkaProducer: Sendable {
     }
 
     public var deliveryStatistics: DeliveryStatistics {
-        statistics.withLock { $0 }
+        var snapshot = statistics.withLock { $0 }
+        // Read after the reports, so `inFlight` is never negative.
+        snapshot.enqueued = enqueued.withLock { $0 }
+        return snapshot
     }
 
     private func topicHandle(_ name: String) throws(KafkaError) -> RDKafkaTopic {

@@ -6,18 +6,20 @@ import Logging
 /// The owning `RDKafkaClient` keeps this alive until after `rd_kafka_destroy` returns, so the
 /// unretained pointer handed to librdkafka never dangles.
 final class RDKafkaClientContext: @unchecked Sendable {
-    // Safe to share: `logger` and `deliveryReports` are immutable; `recentErrors` is locked;
+    // Safe to share: `logger` and `deliveries` are immutable references; `deliveries` and
+    // `recentErrors` are locked;
     // `rebalance` is set and called only on the consumer's polling thread, because librdkafka
     // calls the rebalance callback from inside the poll/close calls made on that thread.
     let logger: Logger
-    let deliveryReports: (@Sendable (DeliveryReport) -> Void)?
+    /// Producer only: where delivery reports are counted.
+    let deliveries: Locked<DeliveryStatistics>?
     /// The last few distinct error events, to explain a failure that librdkafka reports only by code.
     let recentErrors = Locked<[String]>([])
     var rebalance: ((RDKafkaRebalance) -> Void)?
 
-    init(logger: Logger, deliveryReports: (@Sendable (DeliveryReport) -> Void)? = nil) {
+    init(logger: Logger, deliveries: Locked<DeliveryStatistics>? = nil) {
         self.logger = logger
-        self.deliveryReports = deliveryReports
+        self.deliveries = deliveries
     }
 
     var unretainedPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -32,18 +34,11 @@ final class RDKafkaClientContext: @unchecked Sendable {
             rd_kafka_conf_set_opaque(conf, unretainedPointer)
             rd_kafka_conf_set_log_cb(conf, logTrampoline)
             rd_kafka_conf_set_error_cb(conf, errorTrampoline)
-            if deliveryReports != nil {
+            if deliveries != nil {
                 rd_kafka_conf_set_dr_msg_cb(conf, deliveryTrampoline)
             }
         }
     }
-}
-
-/// One delivery report, reduced to what the statistics need.
-struct DeliveryReport {
-    var error: rd_kafka_resp_err_t
-    /// The monotonic enqueue time stored as the message's opaque pointer.
-    var enqueuedAtNanoseconds: UInt64
 }
 
 /// A rebalance as librdkafka announces it, before the consumer reacts with assign/unassign.
@@ -81,9 +76,18 @@ private func errorTrampoline(_ client: OpaquePointer?, _ code: Int32, _ reason: 
 }
 
 private func deliveryTrampoline(_ client: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?) {
-    guard let message, let context = RDKafkaClientContext.from(opaque) else { return }
-    let enqueuedAt = UInt64(UInt(bitPattern: message.pointee._private))
-    context.deliveryReports?(DeliveryReport(error: message.pointee.err, enqueuedAtNanoseconds: enqueuedAt))
+    guard let message, let deliveries = RDKafkaClientContext.from(opaque)?.deliveries else { return }
+    // librdkafka stamps every message when it is produced, so its latency costs no clock read of ours.
+    let latencyMicroseconds = rd_kafka_message_latency(message)
+    let error = message.pointee.err
+    deliveries.withLock { statistics in
+        if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+            statistics.delivered += 1
+            if latencyMicroseconds >= 0 { statistics.latency.record(microseconds: UInt64(latencyMicroseconds)) }
+        } else {
+            statistics.failuresByError[String(cString: rd_kafka_err2name(error)), default: 0] += 1
+        }
+    }
 }
 
 func rebalanceTrampoline(_ client: OpaquePointer?, _ code: rd_kafka_resp_err_t, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ opaque: UnsafeMutableRawPointer?) {

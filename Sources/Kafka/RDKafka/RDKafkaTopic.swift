@@ -24,13 +24,12 @@ final class RDKafkaTopic: @unchecked Sendable {
 
 extension RDKafkaClient {
     /// Enqueues one message; librdkafka copies key and value before this returns.
-    func produce(to topic: RDKafkaTopic, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64, enqueuedAt: UInt64) -> rd_kafka_resp_err_t {
+    func produce(to topic: RDKafkaTopic, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64) -> rd_kafka_resp_err_t {
         counterpoint_rd_kafka_produce(
             handle, topic.handle,
             key?.baseAddress ?? (key == nil ? nil : emptyPayload), key?.count ?? 0,
             value?.baseAddress ?? (value == nil ? nil : emptyPayload), value?.count ?? 0,
-            timestampMilliseconds,
-            UnsafeMutableRawPointer(bitPattern: UInt(enqueuedAt)))
+            timestampMilliseconds)
     }
 
     /// Serves delivery reports and error events, waiting up to `timeout` for the first.
