@@ -26,6 +26,16 @@ public struct KafkaError: Error, CustomStringConvertible, Sendable {
         self.isRetriable = isRetriable ?? KafkaError.retriableCodes.contains(code)
     }
 
+    /// A caller's mistake that librdkafka never saw.
+    static func invalidArgument(_ message: String, context: String) -> KafkaError {
+        KafkaError(code: RD_KAFKA_RESP_ERR__INVALID_ARG, message: message, context: context)
+    }
+
+    /// A call at the wrong time, such as running a consumer twice.
+    static func wrongState(_ message: String, context: String) -> KafkaError {
+        KafkaError(code: RD_KAFKA_RESP_ERR__STATE, message: message, context: context)
+    }
+
     /// Takes ownership of an `rd_kafka_error_t` and destroys it.
     init(consuming error: OpaquePointer, context: String) {
         defer { rd_kafka_error_destroy(error) }

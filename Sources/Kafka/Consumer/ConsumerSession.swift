@@ -1,4 +1,3 @@
-import CRdKafka
 import Logging
 
 /// The state of one `KafkaConsumer.run`: the handler, where each partition should continue,
@@ -41,12 +40,12 @@ final class ConsumerSession {
         }
         for index in messages.indices {
             let message = messages[index]!
-            guard message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            guard !message.isEvent else {
                 handleEvent(message)
                 client.destroyMessage(message)
                 continue
             }
-            if let reset = continuity.check(RDKafkaPartitionKey(message), offset: message.pointee.offset, lowWatermark: lowWatermark) {
+            if let reset = continuity.check(message.partitionKey, offset: message.offset, lowWatermark: lowWatermark) {
                 resets.append(reset)
             }
             messages[kept] = message
@@ -101,8 +100,7 @@ final class ConsumerSession {
             do {
                 starts = try handler.assigned(partitions).filter { partitions.contains($0.key) }
                 if let negative = starts.first(where: { $0.value < 0 }) {
-                    throw KafkaError(code: RD_KAFKA_RESP_ERR__INVALID_ARG, message: "start offset \(negative.value) is negative",
-                                     context: "assigning \(negative.key)")
+                    throw KafkaError.invalidArgument("start offset \(negative.value) is negative", context: "assigning \(negative.key)")
                 }
             } catch {
                 fail(error)
@@ -126,25 +124,14 @@ final class ConsumerSession {
         do { try client.assign([]) } catch { fail(error) }
     }
 
+    /// Consumer errors (a missing topic, a broker going away) are logged and librdkafka retries;
+    /// only a fatal error stops the run.
     private func handleEvent(_ message: RDKafkaMessagePointer) {
-        let code = message.pointee.err
-        if code == RD_KAFKA_RESP_ERR__PARTITION_EOF { return }
-        if code == RD_KAFKA_RESP_ERR__FATAL {
-            return fail(client.fatalClientError(purpose: "consuming") ?? KafkaError(code: code, context: "consuming"))
+        guard let error = message.eventError(context: "consuming") else { return }
+        if error.isFatal {
+            return fail(client.fatalClientError(purpose: "consuming") ?? error)
         }
-        let error = KafkaError(code: code, message: String(cString: rd_kafka_err2str(code)) + messageText(message), context: "consuming")
-        var metadata: Logger.Metadata = ["kafka.error": "\(error.name)"]
-        if message.pointee.rkt != nil {
-            metadata["kafka.partition"] = "\(RDKafkaPartitionKey(message).topicName)/\(message.pointee.partition)"
-        }
-        logger.warning("\(error.message)", metadata: metadata)
-    }
-
-    /// The error text librdkafka may put in an error event's payload.
-    private func messageText(_ message: RDKafkaMessagePointer) -> String {
-        guard let payload = message.pointee.payload, message.pointee.len > 0 else { return "" }
-        let text = String(decoding: UnsafeRawBufferPointer(start: payload, count: message.pointee.len), as: UTF8.self)
-        return ": " + text
+        logger.warning("\(error.message)", metadata: ["kafka.error": "\(error.name)"])
     }
 
     private func lowWatermark(_ partition: KafkaPartition) -> Int64? {

@@ -3,14 +3,25 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CRdKafka
 import Logging
 
 /// A member of a consumer group that hands batches of borrowed messages to a handler.
 ///
-/// `run` is a blocking loop on the caller's thread (give it a dedicated `Thread`, never a task
-/// on the cooperative pool); every handler call happens on that thread. Offsets are never
-/// committed to Kafka: the handler says where each assigned partition starts.
+/// - Threading: `run` is a blocking loop on the caller's thread (give it a dedicated `Thread`,
+///   never a task on the cooperative pool). Every handler call, rebalances included, happens on
+///   that thread, inside librdkafka's poll and close calls. Each poll waits up to `pollTimeout`
+///   for one message, then takes whatever else is already queued (up to `maxPollRecords`)
+///   without waiting: full batches under load, no added latency when traffic is light.
+/// - Offsets are never committed to Kafka: the handler's `assigned` says where each partition
+///   starts, and the eager rebalance protocol calls `revoking` before any partition moves.
+/// - Offset resets: where a start offset is gone from the broker (retention) librdkafka resumes
+///   at `autoOffsetReset` with only a log line. The consumer checks every message's offset
+///   against the one expected next and calls the handler's `offsetReset` for jumps that the
+///   broker's low watermark explains, so callers can report the gap loudly. A reset is noticed
+///   when the first message after it arrives.
+/// - An unreachable broker fails `init` within `connectTimeout` (a metadata request with a
+///   deadline), because librdkafka itself connects lazily and retries forever. Brokers lost
+///   later are retried by librdkafka and logged; only fatal errors end `run`.
 public final class KafkaConsumer: Sendable {
     private enum Lifecycle {
         case ready
@@ -28,10 +39,10 @@ public final class KafkaConsumer: Sendable {
     public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
         let purpose = "creating consumer for group \(configuration.groupID) at \(configuration.bootstrapServers)"
         guard !configuration.topics.isEmpty else {
-            throw KafkaError(code: RD_KAFKA_RESP_ERR__INVALID_ARG, message: "no topics to consume", context: purpose)
+            throw KafkaError.invalidArgument("no topics to consume", context: purpose)
         }
         guard configuration.maxPollRecords > 0 else {
-            throw KafkaError(code: RD_KAFKA_RESP_ERR__INVALID_ARG, message: "maxPollRecords must be positive", context: purpose)
+            throw KafkaError.invalidArgument("maxPollRecords must be positive", context: purpose)
         }
         let client = try RDKafkaClient(
             kind: .consumer, properties: configuration.librdkafkaProperties,
@@ -54,7 +65,7 @@ public final class KafkaConsumer: Sendable {
         let session = ConsumerSession(client: client, handler: handler, autoOffsetReset: configuration.autoOffsetReset, logger: logger)
         try lifecycle.withLock { (state) throws(KafkaError) in
             guard case .ready = state else {
-                throw KafkaError(code: RD_KAFKA_RESP_ERR__STATE, message: "a consumer runs only once", context: "running consumer")
+                throw KafkaError.wrongState("a consumer runs only once", context: "running consumer")
             }
             state = .running(thread: pthread_self(), session: session)
         }
@@ -108,8 +119,7 @@ public final class KafkaConsumer: Sendable {
             return session
         }
         guard let session else {
-            throw KafkaError(code: RD_KAFKA_RESP_ERR__STATE, message: "seek is only possible from a handler call inside run",
-                             context: "seeking \(partition) to offset \(offset)")
+            throw KafkaError.wrongState("seek is only possible from a handler call inside run", context: "seeking \(partition) to offset \(offset)")
         }
         try client.seek(partition, to: offset, timeout: timeout)
         session.seeked(partition, to: offset)

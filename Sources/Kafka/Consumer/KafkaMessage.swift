@@ -1,5 +1,3 @@
-import CRdKafka
-
 /// One consumed message, borrowed from librdkafka: it and its `key` and `value` buffers are
 /// valid only during the `KafkaConsumerHandler.consume` call that received it. Copy what
 /// must outlive the call (`Array(message.value!)`).
@@ -7,25 +5,18 @@ public struct KafkaMessage {
     let raw: RDKafkaMessagePointer
 
     /// Builds the topic name on every access; compare `partition` first where speed matters.
-    public var topic: String { String(cString: rd_kafka_topic_name(raw.pointee.rkt)) }
-    public var partition: Int32 { raw.pointee.partition }
-    public var offset: Int64 { raw.pointee.offset }
+    public var topic: String { raw.topicName }
+    public var partition: Int32 { raw.partition }
+    public var offset: Int64 { raw.offset }
 
     /// nil when the message has no key.
-    public var key: UnsafeRawBufferPointer? {
-        raw.pointee.key.map { UnsafeRawBufferPointer(start: $0, count: raw.pointee.key_len) }
-    }
+    public var key: UnsafeRawBufferPointer? { raw.key }
 
     /// nil for a tombstone (a message whose value is null), empty for an empty value.
-    public var value: UnsafeRawBufferPointer? {
-        raw.pointee.payload.map { UnsafeRawBufferPointer(start: $0, count: raw.pointee.len) }
-    }
+    public var value: UnsafeRawBufferPointer? { raw.payload }
 
     /// Milliseconds since the epoch, as set by the producer or the broker; nil if unknown.
-    public var timestampMilliseconds: Int64? {
-        let timestamp = rd_kafka_message_timestamp(raw, nil)
-        return timestamp >= 0 ? timestamp : nil
-    }
+    public var timestampMilliseconds: Int64? { raw.timestampMilliseconds }
 }
 
 /// The messages of one poll, in the order of each partition's offsets, borrowed like `KafkaMessage`.

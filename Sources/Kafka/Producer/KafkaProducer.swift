@@ -1,10 +1,11 @@
-import CRdKafka
 import Logging
 
 /// Produces messages to Kafka without blocking, applying backpressure instead of dropping.
 ///
 /// Delivery reports are served by a dedicated thread, so `deliveryStatistics` stays current
-/// and latencies are measured when the broker answers, not when someone polls.
+/// and latencies are measured when the broker answers, not when someone polls. An unreachable
+/// broker fails `init` within `connectTimeout`; after that, librdkafka retries until a
+/// message's `messageTimeoutMilliseconds` passes and counts it as failed.
 public final class KafkaProducer: Sendable {
     private let client: RDKafkaClient
     private let topics = Locked<[String: RDKafkaTopic]>([:])
@@ -51,17 +52,14 @@ public final class KafkaProducer: Sendable {
         let handle = try topicHandle(topic)
         // Counted before producing: the delivery report may be counted before produce returns.
         enqueued.withLock { $0 += 1 }
-        while true {
-            let code = client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0)
-            switch code {
-            case RD_KAFKA_RESP_ERR_NO_ERROR:
-                return
-            case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+        do {
+            while try !client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0) {
+                // Backpressure: wait for delivery reports to make room.
                 client.poll(timeout: .milliseconds(10))
-            default:
-                enqueued.withLock { $0 -= 1 }
-                throw KafkaError(code: code, context: "producing to \(topic)")
             }
+        } catch {
+            enqueued.withLock { $0 -= 1 }
+            throw error
         }
     }
 
@@ -75,12 +73,7 @@ public final class KafkaProducer: Sendable {
 
     /// Waits until every message sent so far is delivered or has failed (see `deliveryStatistics`).
     public func flush(timeout: Duration) throws(KafkaError) {
-        let code = client.flush(timeout: timeout)
-        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
-        throw KafkaError(
-            code: code,
-            message: "\(client.outboundQueueLength) messages or requests still unacknowledged after \(timeout)",
-            context: "flushing producer")
+        try client.flush(timeout: timeout)
     }
 
     public var deliveryStatistics: DeliveryStatistics {

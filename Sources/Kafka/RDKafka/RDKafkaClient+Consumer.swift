@@ -23,22 +23,6 @@ final class RDKafkaQueue: @unchecked Sendable {
     }
 }
 
-/// A consumed message or consumer error event, owned by the caller until `destroyMessage`.
-typealias RDKafkaMessagePointer = UnsafeMutablePointer<rd_kafka_message_t>
-
-/// Identifies a partition in the hot path by librdkafka's topic object, to avoid building strings.
-struct RDKafkaPartitionKey: Hashable {
-    var topic: OpaquePointer
-    var partition: Int32
-
-    init(_ message: RDKafkaMessagePointer) {
-        topic = message.pointee.rkt
-        partition = message.pointee.partition
-    }
-
-    var topicName: String { String(cString: rd_kafka_topic_name(topic)) }
-}
-
 extension RDKafkaClient {
     /// Sends the client's events (errors, rebalances) to the consumer queue, so one poll serves all.
     func routeEventsToConsumerQueue(purpose: String) throws(KafkaError) {

@@ -6,10 +6,9 @@ import Logging
 /// The owning `RDKafkaClient` keeps this alive until after `rd_kafka_destroy` returns, so the
 /// unretained pointer handed to librdkafka never dangles.
 final class RDKafkaClientContext: @unchecked Sendable {
-    // Safe to share: `logger` and `deliveries` are immutable references; `deliveries` and
-    // `recentErrors` are locked;
+    // Safe to share: `logger` is immutable; `deliveries` and `recentErrors` are locked;
     // `rebalance` is set and called only on the consumer's polling thread, because librdkafka
-    // calls the rebalance callback from inside the poll/close calls made on that thread.
+    // calls the rebalance callback from inside the poll and close calls made on that thread.
     let logger: Logger
     /// Producer only: where delivery reports are counted.
     let deliveries: Locked<DeliveryStatistics>?
@@ -105,7 +104,7 @@ func rebalanceTrampoline(_ client: OpaquePointer?, _ code: rd_kafka_resp_err_t, 
     if let rebalance = context.rebalance {
         rebalance(event)
     } else {
-        // No session is listening (cannot happen while subscribed); keep librdkafka consistent.
+        // No run is listening: a consumer destroyed without running leaves the group here.
         _ = rd_kafka_assign(client, nil)
     }
 }

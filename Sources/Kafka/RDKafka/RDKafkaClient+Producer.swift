@@ -23,13 +23,17 @@ final class RDKafkaTopic: @unchecked Sendable {
 }
 
 extension RDKafkaClient {
-    /// Enqueues one message; librdkafka copies key and value before this returns.
-    func produce(to topic: RDKafkaTopic, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64) -> rd_kafka_resp_err_t {
-        counterpoint_rd_kafka_produce(
+    /// Enqueues one message; librdkafka copies key and value before this returns. Returns false
+    /// when the queue is full (`queue.buffering.max.messages`/`kbytes`) and nothing was enqueued.
+    func produce(to topic: RDKafkaTopic, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64) throws(KafkaError) -> Bool {
+        let code = counterpoint_rd_kafka_produce(
             handle, topic.handle,
             key?.baseAddress ?? (key == nil ? nil : emptyPayload), key?.count ?? 0,
             value?.baseAddress ?? (value == nil ? nil : emptyPayload), value?.count ?? 0,
             timestampMilliseconds)
+        if code == RD_KAFKA_RESP_ERR__QUEUE_FULL { return false }
+        try RDKafkaStatus.check(code, "producing to \(topic.name)")
+        return true
     }
 
     /// Serves delivery reports and error events, waiting up to `timeout` for the first.
@@ -42,8 +46,14 @@ extension RDKafkaClient {
         rd_kafka_yield(handle)
     }
 
-    func flush(timeout: Duration) -> rd_kafka_resp_err_t {
-        rd_kafka_flush(handle, timeout.clampedMilliseconds)
+    /// Serves delivery reports until every message is acknowledged or failed, or `timeout` passes.
+    func flush(timeout: Duration) throws(KafkaError) {
+        let code = rd_kafka_flush(handle, timeout.clampedMilliseconds)
+        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
+        throw KafkaError(
+            code: code,
+            message: "\(outboundQueueLength) messages or requests still unacknowledged after \(timeout)",
+            context: "flushing producer")
     }
 
     /// Messages and requests not yet acknowledged or reported.
