@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+
+/// A member of a consumer group that hands batches of borrowed messages to a handler.
+///
+/// - Threading: `run` is a blocking loop on the caller's thread (give it a dedicated `Thread`,
+///   never a task on the cooperative pool). Every handler call, rebalances included, happens on
+///   that thread, inside librdkafka's poll and close calls. Each poll waits up to `pollTimeout`
+///   for one message, then takes whatever else is already queued (up to `maxPollRecords`)
+///   without waiting: full batches under load, no added latency when traffic is light.
+/// - Offsets are never committed to Kafka: the handler's `assigned` says where each partition
+///   starts, and the eager rebalance protocol calls `revoking` before any partition moves.
+/// - Offset resets: where a start offset is gone from the broker (retention) librdkafka resumes
+///   at `autoOffsetReset` with only a log line. The consumer checks every message's offset
+///   against the one expected next and calls the handler's `offsetReset` for jumps that the
+///   broker's low watermark explains, so callers can report the gap loudly. A reset is noticed
+///   when the first message after it arrives.
+/// - An unreachable broker fails `init` within `connectTimeout` (a metadata request with a
+///   deadline), because librdkafka itself connects lazily and retries forever. Brokers lost
+///   later are retried by librdkafka and logged; only fatal errors end `run`.
+public final class KafkaConsumer: Sendable {
+    private enum Lifecycle {
+        case ready
+        case running(thread: pthread_t, session: ConsumerSession)
+        case closed
+    }
+
+    private let client: RDKafkaClient
+    private let queue: RDKafkaQueue
+    private let configuration: KafkaConsumerConfiguration
+    private let lifecycle = Locked(Lifecycle.ready)
+    private let logger: Logger
+
+    /// Creates the client and, unless `connectTimeout` is nil, checks that a broker answers.
+    public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
+        let purpose = "creating consumer for group \(configuration.groupID) at \(configuration.bootstrapServers)"
+        guard !configuration.topics.isEmpty else {
+            throw KafkaError.invalidArgument("no topics to consume", context: purpose)
+        }
+        guard configuration.maxPollRecords > 0 else {
+            throw KafkaError.invalidArgument("maxPollRecords must be positive", context: purpose)
+        }
+        let client = try RDKafkaClient(
+            kind: .consumer, properties: configuration.librdkafkaProperties,
+            context: RDKafkaClientContext(logger: logger), purpose: purpose)
+        if let timeout = configuration.connectTimeout {
+            try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)
+        }
+        try client.routeEventsToConsumerQueue(purpose: purpose)
+        self.client = client
+        self.queue = RDKafkaQueue(consumerQueueOf: client)
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Joins the group and consumes until `shouldStop` returns true (checked after every poll;
+    /// call `wakeup` to make a waiting poll return at once) or the handler throws. Then leaves
+    /// the group, which revokes the partitions (`revoking` with reason `.closing`), and returns.
+    /// A consumer runs once: after `run` returns it is closed.
+    public func run(until shouldStop: () -> Bool, handler: some KafkaConsumerHandler) throws {
+        let session = ConsumerSession(client: client, handler: handler, autoOffsetReset: configuration.autoOffsetReset, logger: logger)
+        try lifecycle.withLock { (state) throws(KafkaError) in
+            guard case .ready = state else {
+                throw KafkaError.wrongState("a consumer runs only once", context: "running consumer")
+            }
+            state = .running(thread: pthread_self(), session: session)
+        }
+        client.context.rebalance = { session.rebalance($0) }
+        defer {
+            client.context.rebalance = nil
+            lifecycle.withLock { $0 = .closed }
+        }
+
+        do {
+            try client.subscribe(to: configuration.topics)
+            logger.info("consumer joining group", metadata: ["kafka.group": "\(configuration.groupID)", "kafka.topics": "\(configuration.topics)"])
+        } catch {
+            session.fail(error)
+        }
+        pollUntil(shouldStop, session: session)
+
+        session.isClosing = true
+        let closed = Result { () throws(KafkaError) in try client.closeConsumer() }
+        logger.info("consumer left group", metadata: ["kafka.group": "\(configuration.groupID)"])
+        if let failure = session.failure { throw failure }
+        try closed.get()
+    }
+
+    private func pollUntil(_ shouldStop: () -> Bool, session: ConsumerSession) {
+        let buffer = UnsafeMutableBufferPointer<RDKafkaMessagePointer?>.allocate(capacity: configuration.maxPollRecords)
+        defer { buffer.deallocate() }
+        while session.failure == nil, !shouldStop() {
+            // Block for the first message only, then take whatever else is already queued: a full
+            // batch under load, no waiting for one when traffic is light.
+            guard let first = client.consumerPoll(timeout: configuration.pollTimeout) else {
+                session.idle()
+                continue
+            }
+            buffer[0] = first
+            let count = 1 + client.drain(queue, into: UnsafeMutableBufferPointer(rebasing: buffer[1...]))
+            session.deliver(UnsafeMutableBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Makes a waiting poll in `run` return promptly, so `shouldStop` is checked. Any thread.
+    public func wakeup() {
+        queue.yield()
+    }
+
+    /// Moves an assigned partition so that its next message is `offset`. Only from inside a
+    /// handler call; messages of that partition still in the current batch should be ignored.
+    public func seek(partition: KafkaPartition, to offset: Int64, timeout: Duration = .seconds(10)) throws(KafkaError) {
+        let session = lifecycle.withLock { state -> ConsumerSession? in
+            guard case .running(let thread, let session) = state, pthread_equal(thread, pthread_self()) != 0 else { return nil }
+            return session
+        }
+        guard let session else {
+            throw KafkaError.wrongState("seek is only possible from a handler call inside run", context: "seeking \(partition) to offset \(offset)")
+        }
+        try client.seek(partition, to: offset, timeout: timeout)
+        session.seeked(partition, to: offset)
+    }
+
+    /// The partition's offsets as of the last fetch response, without asking the broker; nil
+    /// before anything was fetched. Any thread. `low` is nil when librdkafka has not learnt it.
+    public func watermarks(topic: String, partition: Int32) -> KafkaWatermarks? {
+        guard let (low, high) = client.cachedWatermarks(KafkaPartition(topic: topic, id: partition)), high >= 0 else { return nil }
+        return KafkaWatermarks(low: low >= 0 ? low : nil, high: high)
+    }
+
+    /// Asks the partition's leader for its offsets, blocking up to `timeout`. Any thread.
+    public func queryWatermarks(topic: String, partition: Int32, timeout: Duration = .seconds(10)) throws(KafkaError) -> KafkaWatermarks {
+        let (low, high) = try client.queryWatermarks(KafkaPartition(topic: topic, id: partition), timeout: timeout)
+        return KafkaWatermarks(low: low, high: high)
+    }
+}
+
+/// The range of offsets a partition holds: `low` is the oldest retained, `high` the next to be written.
+public struct KafkaWatermarks: Sendable, Equatable {
+    public var low: Int64?
+    public var high: Int64
+}

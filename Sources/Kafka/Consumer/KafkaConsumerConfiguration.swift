@@ -1,0 +1,73 @@
+/// How a `KafkaConsumer` joins its group and fetches.
+///
+/// Offsets are never committed to Kafka: the caller keeps them (Counterpoint stores them in
+/// SQLite with the counts) and hands them back from `KafkaConsumerHandler.assigned`.
+public struct KafkaConsumerConfiguration: Sendable {
+    /// Where to start a partition that the handler gives no offset for.
+    public enum OffsetReset: String, Sendable {
+        case earliest, latest
+    }
+
+    /// `host:port[,host:port…]` of one or more brokers.
+    public var bootstrapServers: String
+    /// The consumer group; partitions of `topics` are shared among its members.
+    public var groupID: String
+    public var topics: [String]
+    /// Names this client in broker logs and metrics. Default "counterpoint".
+    public var clientID = "counterpoint"
+    /// A member silent for this long is dropped from the group. Default 10 s.
+    public var sessionTimeoutMilliseconds = 10_000
+    /// Default 3 s; must be well below the session timeout.
+    public var heartbeatIntervalMilliseconds = 3_000
+    /// Eager strategies, so every rebalance revokes everything before assigning. Default "range,roundrobin".
+    public var partitionAssignmentStrategy = "range,roundrobin"
+    /// Most messages handed to `KafkaConsumerHandler.consume` at once. Default 10,000.
+    public var maxPollRecords = 10_000
+    /// How long one poll waits for a first message before the handler's `idle` runs. Default 100 ms.
+    public var pollTimeout = Duration.milliseconds(100)
+    /// How long the broker may hold a fetch to gather `fetchMinBytes`. Default 100 ms.
+    public var fetchWaitMaxMilliseconds = 100
+    /// Default 1 byte: answer as soon as anything is there.
+    public var fetchMinBytes = 1
+    /// Most bytes fetched per partition per request. Default 1 MiB.
+    public var maxPartitionFetchBytes = 1_048_576
+    /// Most bytes prefetched per partition and held in memory. Default 64 MiB.
+    public var queuedMaxMessagesKilobytes = 65_536
+    /// Where partitions without a start offset begin, and where librdkafka resumes when a
+    /// start offset no longer exists on the broker (reported through `offsetReset`). Default earliest.
+    public var autoOffsetReset = OffsetReset.earliest
+    /// How long `KafkaConsumer.init` waits for a broker to answer before failing; nil skips the check.
+    /// Default 10 s.
+    public var connectTimeout: Duration? = .seconds(10)
+    /// Further librdkafka properties; they override the ones derived above.
+    public var extra: [String: String] = [:]
+
+    public init(bootstrapServers: String, groupID: String, topics: [String]) {
+        self.bootstrapServers = bootstrapServers
+        self.groupID = groupID
+        self.topics = topics
+    }
+
+    /// The one place these settings become librdkafka properties.
+    var librdkafkaProperties: [String: String] {
+        var properties = [
+            "bootstrap.servers": bootstrapServers,
+            "group.id": groupID,
+            "client.id": clientID,
+            "session.timeout.ms": String(sessionTimeoutMilliseconds),
+            "heartbeat.interval.ms": String(heartbeatIntervalMilliseconds),
+            "partition.assignment.strategy": partitionAssignmentStrategy,
+            "fetch.wait.max.ms": String(fetchWaitMaxMilliseconds),
+            "fetch.min.bytes": String(fetchMinBytes),
+            "max.partition.fetch.bytes": String(maxPartitionFetchBytes),
+            "queued.max.messages.kbytes": String(queuedMaxMessagesKilobytes),
+            "auto.offset.reset": autoOffsetReset.rawValue,
+            // Offsets live in the caller's store, not in Kafka.
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            "enable.partition.eof": "false",
+        ]
+        properties.merge(extra) { _, override in override }
+        return properties
+    }
+}

@@ -1,1 +1,0 @@
-// The Kafka module; its contents arrive with the foundation work.

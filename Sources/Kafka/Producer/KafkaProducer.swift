@@ -1,0 +1,103 @@
+import Logging
+
+/// Produces messages to Kafka without blocking, applying backpressure instead of dropping.
+///
+/// Delivery reports are served by a dedicated thread, so `deliveryStatistics` stays current
+/// and latencies are measured when the broker answers, not when someone polls. An unreachable
+/// broker fails `init` within `connectTimeout`; after that, librdkafka retries until a
+/// message's `messageTimeoutMilliseconds` passes and counts it as failed.
+public final class KafkaProducer: Sendable {
+    private let client: RDKafkaClient
+    private let topics = Locked<[String: RDKafkaTopic]>([:])
+    private let statistics: Locked<DeliveryStatistics>
+    /// Apart from `statistics`, so that `send` does not contend with delivery reports.
+    private let enqueued = Locked(0)
+    private let pollerStopped = Locked(false)
+    private let poller: DedicatedThread
+    private let logger: Logger
+
+    public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
+        let purpose = "creating producer for \(configuration.bootstrapServers)"
+        let statistics = Locked(DeliveryStatistics())
+        let context = RDKafkaClientContext(logger: logger, deliveries: statistics)
+        let client = try RDKafkaClient(kind: .producer, properties: configuration.librdkafkaProperties, context: context, purpose: purpose)
+        if let timeout = configuration.connectTimeout {
+            try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)
+        }
+        let stopped = pollerStopped
+        self.client = client
+        self.statistics = statistics
+        self.logger = logger
+        self.poller = DedicatedThread {
+            while !stopped.withLock({ $0 }) {
+                client.poll(timeout: .milliseconds(100))
+            }
+        }
+    }
+
+    deinit {
+        pollerStopped.withLock { $0 = true }
+        client.interruptPoll()
+        poller.join()
+        let undelivered = client.outboundQueueLength
+        if undelivered > 0 {
+            logger.warning("producer closed with messages not yet delivered; call flush first", metadata: ["kafka.undelivered": "\(undelivered)"])
+        }
+    }
+
+    /// Enqueues one message and returns without waiting for delivery. When librdkafka's queue
+    /// is full, serves delivery reports until there is room: it slows the caller down rather
+    /// than dropping. `value: nil` produces a tombstone; `timestampMilliseconds: nil` means now.
+    public func send(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64? = nil) throws(KafkaError) {
+        let handle = try topicHandle(topic)
+        // Counted before producing: the delivery report may be counted before produce returns.
+        enqueued.withLock { $0 += 1 }
+        do {
+            while try !client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0) {
+                // Backpressure: wait for delivery reports to make room.
+                client.poll(timeout: .milliseconds(10))
+            }
+        } catch {
+            enqueued.withLock { $0 -= 1 }
+            throw error
+        }
+    }
+
+    public func send(topic: String, key: [UInt8]?, value: [UInt8]?, timestampMilliseconds: Int64? = nil) throws(KafkaError) {
+        try withOptionalBytes(key) { (key) throws(KafkaError) in
+            try withOptionalBytes(value) { (value) throws(KafkaError) in
+                try send(topic: topic, key: key, value: value, timestampMilliseconds: timestampMilliseconds)
+            }
+        }
+    }
+
+    /// Waits until every message sent so far is delivered or has failed (see `deliveryStatistics`).
+    public func flush(timeout: Duration) throws(KafkaError) {
+        try client.flush(timeout: timeout)
+    }
+
+    public var deliveryStatistics: DeliveryStatistics {
+        var snapshot = statistics.withLock { $0 }
+        // Read after the reports, so `inFlight` is never negative.
+        snapshot.enqueued = enqueued.withLock { $0 }
+        return snapshot
+    }
+
+    private func topicHandle(_ name: String) throws(KafkaError) -> RDKafkaTopic {
+        try topics.withLock { (topics) throws(KafkaError) in
+            if let existing = topics[name] { return existing }
+            let created = try RDKafkaTopic(name: name, client: client)
+            topics[name] = created
+            return created
+        }
+    }
+}
+
+private func withOptionalBytes<Result>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) throws(KafkaError) -> Result) throws(KafkaError) -> Result {
+    guard let bytes else { return try body(nil) }
+    // Array.withUnsafeBytes only rethrows untyped errors, so carry the typed one out by hand.
+    let outcome = bytes.withUnsafeBytes { buffer in
+        Swift.Result { () throws(KafkaError) in try body(buffer) }
+    }
+    return try outcome.get()
+}

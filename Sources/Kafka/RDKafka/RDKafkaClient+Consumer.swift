@@ -1,0 +1,101 @@
+import CRdKafka
+
+/// Owns an `rd_kafka_queue_t`; here always the consumer group's queue.
+final class RDKafkaQueue: @unchecked Sendable {
+    // Safe to share: librdkafka queues are thread-safe; `yield` is meant to be called from
+    // another thread than the one polling.
+    let handle: OpaquePointer
+    /// Queue handles must be destroyed before their client, so each keeps its client alive.
+    private let client: RDKafkaClient
+
+    init(consumerQueueOf client: RDKafkaClient) {
+        handle = rd_kafka_queue_get_consumer(client.handle)
+        self.client = client
+    }
+
+    deinit {
+        rd_kafka_queue_destroy(handle)
+    }
+
+    /// Makes a blocked poll on this queue return now.
+    func yield() {
+        rd_kafka_queue_yield(handle)
+    }
+}
+
+extension RDKafkaClient {
+    /// Sends the client's events (errors, rebalances) to the consumer queue, so one poll serves all.
+    func routeEventsToConsumerQueue(purpose: String) throws(KafkaError) {
+        try RDKafkaStatus.check(rd_kafka_poll_set_consumer(handle), purpose)
+    }
+
+    func subscribe(to topics: [String]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(topics: topics)
+        try RDKafkaStatus.check(rd_kafka_subscribe(handle, list.handle), "subscribing to \(topics.joined(separator: ", "))")
+    }
+
+    /// Waits up to `timeout` for one message or event; nil on timeout or after `RDKafkaQueue.yield`.
+    func consumerPoll(timeout: Duration) -> RDKafkaMessagePointer? {
+        rd_kafka_consumer_poll(handle, timeout.clampedMilliseconds)
+    }
+
+    /// Takes what is already queued, without waiting, into `buffer`; returns how many.
+    func drain(_ queue: RDKafkaQueue, into buffer: UnsafeMutableBufferPointer<RDKafkaMessagePointer?>) -> Int {
+        guard buffer.count > 0 else { return 0 }
+        return max(0, rd_kafka_consume_batch_queue(queue.handle, 0, buffer.baseAddress, buffer.count))
+    }
+
+    func destroyMessage(_ message: RDKafkaMessagePointer) {
+        rd_kafka_message_destroy(message)
+    }
+
+    /// Replaces the whole assignment (the eager protocol); an empty list clears it.
+    func assign(_ offsets: [(partition: KafkaPartition, offset: Int64)]) throws(KafkaError) {
+        let code: rd_kafka_resp_err_t
+        if offsets.isEmpty {
+            code = rd_kafka_assign(handle, nil)
+        } else {
+            let list = RDKafkaTopicPartitionList(offsets: offsets)
+            code = rd_kafka_assign(handle, list.handle)
+        }
+        try RDKafkaStatus.check(code, offsets.isEmpty ? "clearing the assignment" : "assigning \(offsets.map(\.partition))")
+    }
+
+    func seek(_ partition: KafkaPartition, to offset: Int64, timeout: Duration) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(offsets: [(partition, offset)])
+        let context = "seeking \(partition) to offset \(offset)"
+        try RDKafkaStatus.check(rd_kafka_seek_partitions(handle, list.handle, timeout.clampedMilliseconds), context)
+        if let error = list.firstError({ _ in context }) { throw error }
+    }
+
+    /// Leaves the group; librdkafka calls the rebalance callback (revoke) from inside this call.
+    func closeConsumer() throws(KafkaError) {
+        try RDKafkaStatus.check(rd_kafka_consumer_close(handle), "closing consumer")
+    }
+
+    /// The offsets librdkafka last saw in fetch responses; no request is made.
+    func cachedWatermarks(_ partition: KafkaPartition) -> (low: Int64, high: Int64)? {
+        var low = Int64(RD_KAFKA_OFFSET_INVALID)
+        var high = Int64(RD_KAFKA_OFFSET_INVALID)
+        guard rd_kafka_get_watermark_offsets(handle, partition.topic, partition.id, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            return nil
+        }
+        return (low, high)
+    }
+
+    /// Asks the partition leader for its watermarks, blocking up to `timeout`.
+    func queryWatermarks(_ partition: KafkaPartition, timeout: Duration) throws(KafkaError) -> (low: Int64, high: Int64) {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        try RDKafkaStatus.check(
+            rd_kafka_query_watermark_offsets(handle, partition.topic, partition.id, &low, &high, timeout.clampedMilliseconds),
+            "querying watermarks of \(partition)")
+        return (low, high)
+    }
+}
+
+/// librdkafka's logical start offsets.
+enum RDKafkaOffset {
+    static let beginning = Int64(RD_KAFKA_OFFSET_BEGINNING)
+    static let end = Int64(RD_KAFKA_OFFSET_END)
+}

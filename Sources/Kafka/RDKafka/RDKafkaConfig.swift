@@ -1,0 +1,40 @@
+import CRdKafka
+
+/// Owns an `rd_kafka_conf_t` until `rd_kafka_new` takes it over.
+final class RDKafkaConfig {
+    private var handle: OpaquePointer?
+
+    init(properties: [String: String], purpose: String) throws(KafkaError) {
+        handle = rd_kafka_conf_new()
+        // Sorted so that the first bad property reported is the same on every run.
+        for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
+            try set(name, value, purpose: purpose)
+        }
+    }
+
+    deinit {
+        if let handle { rd_kafka_conf_destroy(handle) }
+    }
+
+    func set(_ name: String, _ value: String, purpose: String) throws(KafkaError) {
+        try RDKafkaStatus.withErrorBuffer("\(purpose): setting \(name)=\(value)") { buffer, size in
+            rd_kafka_conf_set(handle, name, value, buffer, size) == RD_KAFKA_CONF_OK ? () : nil
+        }
+    }
+
+    /// Lends the handle for callback registration before it is handed over.
+    func withHandle<Result>(_ body: (OpaquePointer) -> Result) -> Result {
+        body(handle!)
+    }
+
+    /// Gives up ownership: `rd_kafka_new` frees the configuration when it succeeds.
+    func handOver() -> OpaquePointer {
+        defer { handle = nil }
+        return handle!
+    }
+
+    /// Takes ownership back after `rd_kafka_new` failed, which leaves the configuration to the caller.
+    func takeBack(_ returned: OpaquePointer) {
+        handle = returned
+    }
+}

@@ -1,0 +1,84 @@
+import Kafka
+import Logging
+import Testing
+
+@Suite("Errors say what went wrong")
+struct ErrorTests {
+    @Test("an unknown configuration property is named in the error")
+    func unknownProperty() throws {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:9092", groupID: "g", topics: ["plays"])
+        configuration.extra["no.such.property"] = "1"
+        let error = try #require(throws: KafkaError.self) {
+            _ = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
+        }
+        #expect(error.message.contains("No such configuration property: \"no.such.property\""))
+        #expect(error.context.contains("setting no.such.property=1"))
+        #expect(error.context.hasPrefix("creating consumer"))
+    }
+
+    @Test("an invalid configuration value is named in the error")
+    func invalidValue() throws {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:9092")
+        configuration.acks = "most"
+        let error = try #require(throws: KafkaError.self) {
+            _ = try KafkaProducer(configuration: configuration, logger: Fixtures.logger)
+        }
+        // librdkafka names the property by its canonical name; the context names it as set.
+        #expect(error.message.contains("Invalid value for configuration property \"request.required.acks\""))
+        #expect(error.description.hasPrefix("creating producer for 127.0.0.1:9092: setting acks=most"))
+    }
+
+    @Test("an unreachable broker fails the consumer and the producer within the connect timeout, saying why")
+    func unreachableBroker() throws {
+        let logs = CapturingLogHandler.Records()
+        let logger = Logger(label: "kafka-tests") { _ in CapturingLogHandler(records: logs) }
+        // Nothing listens on port 1, so connecting is refused at once.
+        var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:1", groupID: "g", topics: ["plays"])
+        consumerConfiguration.connectTimeout = .seconds(1)
+        let consumerError = try #require(throws: KafkaError.self) {
+            _ = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+        }
+        #expect(consumerError.message.hasPrefix("no Kafka broker reachable at 127.0.0.1:1 within 1.0 seconds"))
+        #expect(consumerError.message.contains("Connection refused"))
+        #expect(consumerError.name == "_TRANSPORT")
+        #expect(consumerError.isRetriable)
+
+        var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:1")
+        producerConfiguration.connectTimeout = .seconds(1)
+        let producerError = try #require(throws: KafkaError.self) {
+            _ = try KafkaProducer(configuration: producerConfiguration, logger: logger)
+        }
+        #expect(producerError.message.contains("Connection refused"))
+
+        // librdkafka's own log lines reach swift-log, tagged with their facility.
+        #expect(logs.snapshot.contains { $0.metadata["kafka.facility"] != nil && $0.message.contains("Connection refused") })
+    }
+}
+
+/// Keeps log records so a test can look at them.
+struct CapturingLogHandler: LogHandler {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: Logger.Metadata
+    }
+
+    typealias Records = Shared<[Record]>
+
+    let records: Records
+    var logLevel = Logger.Level.trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        records.withLock { $0.append(Record(level: event.level, message: "\(event.message)", metadata: metadata.merging(event.metadata ?? [:]) { $1 })) }
+    }
+}
+
+extension Shared where Value == [CapturingLogHandler.Record] {
+    convenience init() { self.init([]) }
+}

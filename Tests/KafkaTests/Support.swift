@@ -1,0 +1,138 @@
+import Foundation
+import Kafka
+import Logging
+
+/// A lock-protected value for state shared between a consumer thread and the test.
+final class Shared<Value>: @unchecked Sendable {
+    // Safe to share: every access goes through `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    var snapshot: Value { withLock { $0 } }
+}
+
+/// A consumed message copied out of librdkafka's buffers.
+struct ReceivedMessage: Hashable, Sendable {
+    var partition: Int32
+    var offset: Int64
+    var key: [UInt8]?
+    var value: [UInt8]?
+}
+
+enum Fixtures {
+    /// Quiet by default: librdkafka's connection chatter would drown test output.
+    static let logger = Logger(label: "kafka-tests") { _ in SwiftLogNoOpLogHandler() }
+
+    static func cluster(topic: String = "plays", partitions: Int) throws -> KafkaMockCluster {
+        let cluster = try KafkaMockCluster(logger: logger)
+        try cluster.createTopic(topic, partitions: partitions)
+        return cluster
+    }
+
+    static func consumerConfiguration(_ cluster: KafkaMockCluster, group: String = "test-group", topic: String = "plays") -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic])
+        // The mock waits for every member to rejoin; fast heartbeats make rebalances quick.
+        configuration.sessionTimeoutMilliseconds = 6_000
+        configuration.heartbeatIntervalMilliseconds = 500
+        configuration.connectTimeout = .seconds(5)
+        return configuration
+    }
+
+    /// Produces `count` messages keyed "k<i>" with value "v<i>" and waits for their delivery.
+    @discardableResult
+    static func produce(_ count: Int, to cluster: KafkaMockCluster, topic: String = "plays", from start: Int = 0) throws -> [(key: [UInt8], value: [UInt8])] {
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
+        let messages = (start..<start + count).map { (key: Array("k\($0)".utf8), value: Array("v\($0)".utf8)) }
+        for message in messages {
+            try producer.send(topic: topic, key: message.key, value: message.value)
+        }
+        try producer.flush(timeout: .seconds(10))
+        return messages
+    }
+
+    /// Runs the blocking consumer loop on its own thread, as the service does, and waits for it.
+    static func run(_ consumer: KafkaConsumer, handler: some KafkaConsumerHandler & Sendable, until shouldStop: @escaping @Sendable () -> Bool) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                do {
+                    try consumer.run(until: shouldStop, handler: handler)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+    }
+
+    /// A stop condition that also gives up after `limit`, so a broken consumer fails the test instead of hanging it.
+    static func stop(when condition: @escaping @Sendable () -> Bool, orAfter limit: Duration = .seconds(30)) -> @Sendable () -> Bool {
+        let deadline = ContinuousClock.now + limit
+        return { condition() || ContinuousClock.now >= deadline }
+    }
+
+    /// Waits (without asserting anything about time) until `condition` holds or `limit` passes.
+    static func wait(until condition: () -> Bool, limit: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + limit
+        while !condition(), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// Records everything a consumer hands it; starts partitions where `startOffsets` says.
+final class RecordingHandler: KafkaConsumerHandler, @unchecked Sendable {
+    // Safe to share: all state is in `Shared` boxes.
+    enum Event: Equatable {
+        case assigned([KafkaPartition])
+        case revoking([KafkaPartition], KafkaRevocationReason)
+    }
+
+    let messages = Shared<[ReceivedMessage]>([])
+    let events = Shared<[Event]>([])
+    let resets = Shared<[KafkaOffsetReset]>([])
+    let timestamps = Shared<[Int64?]>([])
+    let startOffsets: Shared<[KafkaPartition: Int64]>
+    /// Called with each event, for tests that order events across consumers.
+    let onEvent: @Sendable (Event) -> Void
+
+    init(startOffsets: [KafkaPartition: Int64] = [:], onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+        self.startOffsets = Shared(startOffsets)
+        self.onEvent = onEvent
+    }
+
+    var count: Int { messages.withLock { $0.count } }
+
+    func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
+        record(.assigned(partitions.sorted()))
+        return startOffsets.snapshot
+    }
+
+    func revoking(_ partitions: [KafkaPartition], reason: KafkaRevocationReason) throws {
+        record(.revoking(partitions.sorted(), reason))
+    }
+
+    func consume(_ batch: KafkaMessageBatch) throws {
+        let copies = batch.map {
+            ReceivedMessage(partition: $0.partition, offset: $0.offset, key: $0.key.map { Array($0) }, value: $0.value.map { Array($0) })
+        }
+        messages.withLock { $0.append(contentsOf: copies) }
+        timestamps.withLock { $0.append(contentsOf: batch.map(\.timestampMilliseconds)) }
+    }
+
+    func offsetReset(_ reset: KafkaOffsetReset) throws {
+        resets.withLock { $0.append(reset) }
+    }
+
+    private func record(_ event: Event) {
+        events.withLock { $0.append(event) }
+        onEvent(event)
+    }
+}
