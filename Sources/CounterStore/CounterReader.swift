@@ -1,0 +1,370 @@
+import CounterpointCore
+import SQLiteDB
+
+/// Answers count queries by applying the merge rule (SPEC §2) to the two stores:
+/// `plays(track, hour) = batch(track, hour)` if `hour` is covered (0 without a batch row,
+/// whatever the realtime layer says), else `realtime(track, hour)`.
+///
+/// Each reader holds its own read-only connections and cached statements: give each server
+/// thread its own reader. Not `Sendable`.
+///
+/// Consistency: coverage and batch rows are always read from one snapshot of batch.sqlite
+/// (one statement, or one read transaction), so a batch run committing meanwhile is seen
+/// entirely or not at all; realtime rows come from one snapshot of realtime.sqlite.
+///
+/// Batch rows exist only in covered hours (`BatchStore.replace` writes rows inside the range
+/// it marks covered, and coverage never shrinks), so batch plays are summed over the whole
+/// range, and realtime plays over the uncovered gaps of the range only.
+public final class CounterReader {
+    private let batch: Database
+    private let realtime: Database
+
+    /// The freshness of the snapshots that the latest count query (`plays`, `timeline`, `top`)
+    /// read its counts from — so it describes exactly those counts, and costs no extra query.
+    /// Before the first count query it is `freshness()` at opening time.
+    public private(set) var lastFreshness: Freshness
+
+    /// Opens both files read-only; a missing file is first created (empty, with its schema),
+    /// so the reader can start before any flush or batch run.
+    public init(location: StoreLocation, configuration: DatabaseConfiguration = .default) throws {
+        try StoreFile.createDirectory(location.directory)
+        batch = try StoreFile.openReader(path: location.batchPath, schema: .batch, configuration: configuration)
+        realtime = try StoreFile.openReader(path: location.realtimePath, schema: .realtime, configuration: configuration)
+        lastFreshness = Freshness(batchCoveredUntil: nil, realtimeFlushedAt: nil, realtimeLagEvents: nil)
+        lastFreshness = try freshness()
+    }
+
+    // MARK: Totals
+
+    /// Merged plays of `track` over `range`.
+    public func plays(track: Int64, in range: HourRange) throws -> TrackPlays {
+        // One statement reads coverage and the batch sum, hence one snapshot, and costs a
+        // single step/reset rather than BEGIN, two queries and COMMIT.
+        let snapshot = try batch.cachedStatement("""
+            SELECT lower, upper FROM coverage
+            UNION ALL
+            SELECT NULL, coalesce(sum(plays), 0) FROM batch_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3
+            """)
+        try snapshot.bind(track, at: 1)
+        try snapshot.bind(range.lower.index, at: 2)
+        try snapshot.bind(range.upper.index, at: 3)
+        var coveredRanges: [HourRange] = []
+        var batchPlays: Int64 = 0
+        try snapshot.forEachRow { row in
+            if row.isNull(at: 0) {
+                batchPlays = row.int64(at: 1)
+            } else {
+                coveredRanges.append(HourRange(Hour(index: row.int64(at: 0)), Hour(index: row.int64(at: 1))))
+            }
+        }
+        let coverage = Coverage(coveredRanges)
+        let realtimePlays = try realtimeSumAndState(track: track, gaps: coverage.uncovered(within: range), coverage: coverage)
+        return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimePlays)
+    }
+
+    /// Merged plays of each of `tracks` over `range`, in request order (duplicates allowed).
+    public func plays(tracks: [Int64], in range: HourRange) throws -> [TrackPlays] {
+        guard !tracks.isEmpty else { return [] }
+        let (coverage, batchPlays) = try batch.read { db in
+            let coverage = try CoverageTable.load(db)
+            let sum = try db.cachedStatement(
+                "SELECT coalesce(sum(plays), 0) FROM batch_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+            try sum.bind(range.lower.index, at: 2)
+            try sum.bind(range.upper.index, at: 3)
+            let plays = try tracks.map { track in
+                try sum.bind(track, at: 1)
+                return try sum.singleInt64() ?? 0
+            }
+            return (coverage, plays)
+        }
+        let gaps = coverage.uncovered(within: range)
+        let realtimePlays = try realtime.read { db in
+            try recordFreshness(coverage: coverage, db)
+            return try tracks.map { track in
+                try gaps.reduce(0) { total, gap in total + (try realtimeSum(track: track, gap: gap)) }
+            }
+        }
+        return tracks.indices.map { index in
+            TrackPlays(trackID: tracks[index], batchPlays: batchPlays[index], realtimePlays: realtimePlays[index])
+        }
+    }
+
+    /// Σ realtime plays of `track` over `gaps`, and the realtime freshness, from one snapshot of
+    /// realtime.sqlite. The usual shapes (coverage is one block, so at most two gaps) take one
+    /// statement; others a read transaction.
+    private func realtimeSumAndState(track: Int64, gaps: [HourRange], coverage: Coverage) throws -> Int64 {
+        guard gaps.count <= 2 else {
+            return try realtime.read { db in
+                try recordFreshness(coverage: coverage, db)
+                return try gaps.reduce(0) { total, gap in total + (try realtimeSum(track: track, gap: gap)) }
+            }
+        }
+        let statement = try realtime.cachedStatement(RealtimeSQL.sumAndState[gaps.count])
+        if !gaps.isEmpty { try statement.bind(track, at: 1) }
+        for (index, gap) in gaps.enumerated() {
+            try statement.bind(gap.lower.index, at: 2 * index + 2)
+            try statement.bind(gap.upper.index, at: 2 * index + 3)
+        }
+        defer { statement.reset() }
+        try statement.step()
+        lastFreshness = Freshness(batchCoveredUntil: coverage.coveredUntil, realtimeFlushedAt: statement.optionalInt64(at: 1),
+                                  realtimeLagEvents: statement.optionalInt64(at: 2))
+        return statement.int64(at: 0)
+    }
+
+    /// Reads the realtime freshness (inside the caller's realtime snapshot) into `lastFreshness`.
+    private func recordFreshness(coverage: Coverage, _ db: Database) throws {
+        let statement = try db.cachedStatement(RealtimeSQL.sumAndState[0])
+        defer { statement.reset() }
+        try statement.step()
+        lastFreshness = Freshness(batchCoveredUntil: coverage.coveredUntil, realtimeFlushedAt: statement.optionalInt64(at: 1),
+                                  realtimeLagEvents: statement.optionalInt64(at: 2))
+    }
+
+    private func realtimeSum(track: Int64, gap: HourRange) throws -> Int64 {
+        let sum = try realtime.cachedStatement(
+            "SELECT coalesce(sum(plays), 0) FROM realtime_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+        try sum.bind(track, at: 1)
+        try sum.bind(gap.lower.index, at: 2)
+        try sum.bind(gap.upper.index, at: 3)
+        return try sum.singleInt64() ?? 0
+    }
+
+    // MARK: Timeline
+
+    /// Every bucket of `range`, zero-filled. A day bucket sums the merged hours of the day that
+    /// lie in `range` and starts at the day's first hour. The caller bounds the bucket count.
+    public func timeline(track: Int64, in range: HourRange, step: TimelineStep) throws -> [TimelinePoint] {
+        guard !range.isEmpty else { return [] }
+        let buckets = Buckets(range: range, step: step)
+        var plays = [Int64](repeating: 0, count: buckets.count)
+
+        let coverage = try batch.read { db in
+            let coverage = try CoverageTable.load(db)
+            let rows = try db.cachedStatement(
+                "SELECT hour, plays FROM batch_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+            try rows.bind(track, at: 1)
+            try rows.bind(range.lower.index, at: 2)
+            try rows.bind(range.upper.index, at: 3)
+            try rows.forEachRow { row in
+                plays[buckets.index(of: row.int64(at: 0))] &+= row.int64(at: 1)
+            }
+            return coverage
+        }
+
+        let gaps = coverage.uncovered(within: range)
+        try realtime.read { db in
+            try recordFreshness(coverage: coverage, db)
+            let rows = try db.cachedStatement(
+                "SELECT hour, plays FROM realtime_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+            for gap in gaps {
+                try rows.bind(track, at: 1)
+                try rows.bind(gap.lower.index, at: 2)
+                try rows.bind(gap.upper.index, at: 3)
+                try rows.forEachRow { row in
+                    plays[buckets.index(of: row.int64(at: 0))] &+= row.int64(at: 1)
+                }
+            }
+        }
+
+        let coveredHours = buckets.coveredHours(coverage.covered(within: range))
+        return (0..<buckets.count).map { index in
+            let covered = coveredHours[index]
+            let source: CountSource = covered == 0 ? .realtime : covered == buckets.hoursInRange(index) ? .batch : .mixed
+            return TimelinePoint(start: buckets.start(index), plays: plays[index], source: source)
+        }
+    }
+
+    // MARK: Ranking
+
+    /// The `limit` tracks with the most merged plays over `range`, most first, ties by track id
+    /// ascending; tracks with 0 plays are left out.
+    ///
+    /// The one query that reads every track: it scans the rows of `range` in both stores (by
+    /// hour, the tables' key order) and totals them per track in memory.
+    public func top(in range: HourRange, limit: Int) throws -> [TrackPlays] {
+        guard limit > 0, !range.isEmpty else { return [] }
+        var totals: [Int64: (batch: Int64, realtime: Int64)] = [:]
+        let coverage = try batch.read { db in
+            let coverage = try CoverageTable.load(db)
+            let rows = try db.cachedStatement("SELECT track_id, plays FROM batch_counts WHERE hour >= ?1 AND hour < ?2")
+            try rows.bind(range.lower.index, at: 1)
+            try rows.bind(range.upper.index, at: 2)
+            try rows.forEachRow { row in
+                totals[row.int64(at: 0), default: (0, 0)].batch &+= row.int64(at: 1)
+            }
+            return coverage
+        }
+        let gaps = coverage.uncovered(within: range)
+        try realtime.read { db in
+            try recordFreshness(coverage: coverage, db)
+            let rows = try db.cachedStatement("SELECT track_id, plays FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
+            for gap in gaps {
+                try rows.bind(gap.lower.index, at: 1)
+                try rows.bind(gap.upper.index, at: 2)
+                try rows.forEachRow { row in
+                    totals[row.int64(at: 0), default: (0, 0)].realtime &+= row.int64(at: 1)
+                }
+            }
+        }
+        var best = TopTracks(limit: limit)
+        for (track, plays) in totals where plays.batch &+ plays.realtime > 0 {
+            best.offer(TrackPlays(trackID: track, batchPlays: plays.batch, realtimePlays: plays.realtime))
+        }
+        return best.sorted()
+    }
+
+    // MARK: Status
+
+    public func freshness() throws -> Freshness {
+        let coveredUntil = try batch.cachedStatement("SELECT max(upper) FROM coverage").singleInt64()
+        let realtimeState = try realtime.cachedStatement(RealtimeSQL.sumAndState[0])
+        defer { realtimeState.reset() }
+        try realtimeState.step()
+        return Freshness(batchCoveredUntil: coveredUntil.map { Hour(index: $0) },
+                         realtimeFlushedAt: realtimeState.optionalInt64(at: 1),
+                         realtimeLagEvents: realtimeState.optionalInt64(at: 2))
+    }
+
+    public func coverage() throws -> Coverage {
+        try batch.read { try CoverageTable.load($0) }
+    }
+
+    /// The latest batch runs, newest first.
+    public func recentRuns(limit: Int) throws -> [BatchRun] {
+        try batch.read { try BatchRunsTable.recent(limit: limit, $0) }
+    }
+
+    /// The realtime layer's position in every partition it has consumed, by topic and partition.
+    public func partitions() throws -> [PartitionStatus] {
+        var partitions: [PartitionStatus] = []
+        try realtime.cachedStatement("""
+            SELECT topic, partition, next_offset, high_watermark FROM partition_offsets ORDER BY topic, partition
+            """).forEachRow { row in
+            partitions.append(PartitionStatus(topic: row.string(at: 0), partition: Int32(truncatingIfNeeded: row.int64(at: 1)),
+                                              nextOffset: row.int64(at: 2), highWatermark: row.optionalInt64(at: 3)))
+        }
+        return partitions
+    }
+
+    /// True when both stores answer a query (for readiness probes).
+    public func isReadable() -> Bool {
+        do {
+            _ = try batch.cachedStatement("SELECT count(*) FROM coverage").singleInt64()
+            _ = try realtime.cachedStatement("SELECT count(*) FROM last_flush").singleInt64()
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+
+@available(*, unavailable)
+extension CounterReader: Sendable {}
+
+/// Statements on realtime.sqlite shared by several queries.
+private enum RealtimeSQL {
+    /// `sumAndState[n]`: Σ plays of track ?1 over n gaps [?2, ?3), [?4, ?5), then the last flush
+    /// time and the lag — counts and freshness from one snapshot in one statement.
+    static let sumAndState: [String] = (0...2).map { gaps in
+        let sums = (0..<gaps).map { gap in
+            "(SELECT coalesce(sum(plays), 0) FROM realtime_counts WHERE track_id = ?1 AND hour >= ?\(2 * gap + 2) AND hour < ?\(2 * gap + 3))"
+        }
+        return """
+            SELECT \(sums.isEmpty ? "0" : sums.joined(separator: " + ")),
+                   (SELECT flushed_at FROM last_flush WHERE id = 1),
+                   (SELECT sum(max(high_watermark - next_offset, 0)) FROM partition_offsets WHERE high_watermark IS NOT NULL)
+            """
+    }
+}
+
+/// The buckets of a timeline: bucket `i` starts at `firstStart + i·step` and counts the hours
+/// of the range inside it.
+private struct Buckets {
+    let range: HourRange
+    let width: Int64
+    let firstStart: Int64
+    let count: Int
+
+    init(range: HourRange, step: TimelineStep) {
+        self.range = range
+        width = step.hours
+        firstStart = step.bucketStart(of: range.lower).index
+        count = Int((range.upper.index - 1 - firstStart) / width) + 1
+    }
+
+    func index(of hour: Int64) -> Int { Int((hour - firstStart) / width) }
+
+    func start(_ index: Int) -> Hour { Hour(index: firstStart + Int64(index) * width) }
+
+    func hoursInRange(_ index: Int) -> Int64 {
+        let lower = firstStart + Int64(index) * width
+        return min(lower + width, range.upper.index) - max(lower, range.lower.index)
+    }
+
+    /// Covered hours per bucket, from the covered parts of the range.
+    func coveredHours(_ parts: [HourRange]) -> [Int64] {
+        var hours = [Int64](repeating: 0, count: count)
+        for part in parts {
+            var cursor = part.lower.index
+            while cursor < part.upper.index {
+                let bucket = index(of: cursor)
+                let bucketEnd = firstStart + Int64(bucket + 1) * width
+                let end = min(bucketEnd, part.upper.index)
+                hours[bucket] += end - cursor
+                cursor = end
+            }
+        }
+        return hours
+    }
+}
+
+/// The best `limit` tracks seen so far: a min-heap whose root is the weakest kept track.
+private struct TopTracks {
+    let limit: Int
+    private var heap: [TrackPlays] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Ranks `a` below `b`: fewer plays, or as many plays and a higher track id.
+    private static func ranksBelow(_ a: TrackPlays, _ b: TrackPlays) -> Bool {
+        a.plays != b.plays ? a.plays < b.plays : a.trackID > b.trackID
+    }
+
+    mutating func offer(_ candidate: TrackPlays) {
+        if heap.count < limit {
+            heap.append(candidate)
+            siftUp(heap.count - 1)
+        } else if Self.ranksBelow(heap[0], candidate) {
+            heap[0] = candidate
+            siftDown(0)
+        }
+    }
+
+    func sorted() -> [TrackPlays] {
+        heap.sorted { Self.ranksBelow($1, $0) }
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.ranksBelow(heap[child], heap[parent]) else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            var weakest = parent
+            for child in [2 * parent + 1, 2 * parent + 2] where child < heap.count && Self.ranksBelow(heap[child], heap[weakest]) {
+                weakest = child
+            }
+            guard weakest != parent else { return }
+            heap.swapAt(parent, weakest)
+            parent = weakest
+        }
+    }
+}

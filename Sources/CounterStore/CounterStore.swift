@@ -1,1 +1,0 @@
-// The CounterStore module; its contents arrive with the foundation work.

@@ -1,0 +1,33 @@
+import CounterpointCore
+// Store failures of the database itself (disk full, I/O error, busy, corrupt file) surface as
+// SQLiteError, whose `kind` callers inspect; re-exported so they need not import SQLiteDB.
+@_exported import struct SQLiteDB.SQLiteError
+
+/// Misuse of a store, or a store file this program cannot use.
+public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file was written by a newer Counterpoint (its schema version is higher than known).
+    case schemaTooNew(path: String, found: Int, supported: Int)
+    /// The data directory could not be created.
+    case cannotCreateDirectory(path: String, reason: String)
+    /// A batch run wrote a row for an hour outside the range it replaces.
+    case rowOutsideRange(trackID: Int64, hour: Hour, range: HourRange)
+    /// A row or increment with a track id below 1 or negative plays.
+    case invalidRow(trackID: Int64, hour: Hour, plays: Int64)
+    /// A batch run over an empty range.
+    case emptyRange(HourRange)
+
+    public var description: String {
+        switch self {
+        case let .schemaTooNew(path, found, supported):
+            return "\(path) has schema version \(found) but this program knows versions up to \(supported); use a newer counterpoint"
+        case let .cannotCreateDirectory(path, reason):
+            return "cannot create data directory \(path): \(reason)"
+        case let .rowOutsideRange(trackID, hour, range):
+            return "batch row for track \(trackID) at \(hour) is outside the replaced range \(range)"
+        case let .invalidRow(trackID, hour, plays):
+            return "invalid counter row: track \(trackID), hour \(hour), plays \(plays)"
+        case let .emptyRange(range):
+            return "batch range \(range) is empty"
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import SQLiteDB
+
+/// The schema of one store file: an ordered list of migrations. The file's
+/// `PRAGMA user_version` is the number of migrations applied; opening a file runs the missing
+/// ones in one transaction, and refuses a file with a higher version than this program knows.
+struct Schema: Sendable {
+    let migrations: [String]
+
+    var version: Int { migrations.count }
+
+    /// Brings the file up to `version`. Runs in a write transaction so that two processes
+    /// opening a new store at once cannot both create it.
+    func migrate(_ database: Database) throws {
+        try database.write { db in
+            let found = try db.userVersion()
+            if found > version {
+                throw CounterStoreError.schemaTooNew(path: db.path, found: found, supported: version)
+            }
+            guard found < version else { return }
+            for migration in migrations[found...] {
+                try db.execute(migration)
+            }
+            try db.setUserVersion(version)
+        }
+    }
+
+    /// Checks, without writing, that a read-only connection sees exactly this version.
+    func requireCurrent(_ database: Database) throws {
+        let found = try database.userVersion()
+        if found > version {
+            throw CounterStoreError.schemaTooNew(path: database.path, found: found, supported: version)
+        }
+    }
+}
+
+extension Schema {
+    /// realtime.sqlite. Counters are keyed (hour, track_id) so compaction deletes contiguous
+    /// rows; the covering index (track_id, hour, plays) serves the reader's per-track lookups
+    /// without touching the table.
+    static let realtime = Schema(migrations: [
+        """
+        CREATE TABLE realtime_counts (
+            hour INTEGER NOT NULL,
+            track_id INTEGER NOT NULL,
+            plays INTEGER NOT NULL,
+            PRIMARY KEY (hour, track_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX realtime_counts_by_track ON realtime_counts (track_id, hour, plays);
+        CREATE TABLE partition_offsets (
+            topic TEXT NOT NULL,
+            partition INTEGER NOT NULL,
+            next_offset INTEGER NOT NULL,
+            high_watermark INTEGER,
+            flushed_at INTEGER NOT NULL,
+            PRIMARY KEY (topic, partition)
+        ) WITHOUT ROWID;
+        CREATE TABLE last_flush (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            flushed_at INTEGER NOT NULL
+        );
+        """,
+    ])
+
+    /// batch.sqlite. Same layout as the realtime counters plus `run_id`, the run that last
+    /// wrote the row: a rerun overwrites rows in place and then deletes the rows of the range
+    /// it did not write. Coverage is kept as normalized ranges, one row each.
+    static let batch = Schema(migrations: [
+        """
+        CREATE TABLE batch_counts (
+            hour INTEGER NOT NULL,
+            track_id INTEGER NOT NULL,
+            plays INTEGER NOT NULL,
+            run_id INTEGER NOT NULL,
+            PRIMARY KEY (hour, track_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX batch_counts_by_track ON batch_counts (track_id, hour, plays);
+        CREATE TABLE coverage (
+            lower INTEGER PRIMARY KEY,
+            upper INTEGER NOT NULL
+        );
+        CREATE TABLE batch_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            range_lower INTEGER NOT NULL,
+            range_upper INTEGER NOT NULL,
+            started_at INTEGER NOT NULL,
+            finished_at INTEGER NOT NULL,
+            events_read INTEGER NOT NULL,
+            valid INTEGER NOT NULL,
+            duplicates INTEGER NOT NULL,
+            rejected INTEGER NOT NULL,
+            tracks INTEGER NOT NULL,
+            rows INTEGER NOT NULL
+        );
+        CREATE TABLE batch_run_rejections (
+            run_id INTEGER NOT NULL REFERENCES batch_runs (id),
+            reason TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (run_id, reason)
+        ) WITHOUT ROWID;
+        """,
+    ])
+}
+
+/// Opening store files: the data directory is created if missing, writers migrate, readers
+/// open read-only once the schema is known to exist.
+enum StoreFile {
+    static func createDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+            throw CounterStoreError.cannotCreateDirectory(path: path, reason: reason)
+        }
+    }
+
+    static func openWriter(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
+        let database = try Database(path: path, mode: .readWrite, configuration: configuration)
+        try schema.migrate(database)
+        return database
+    }
+
+    /// A read-only connection. A missing file, or one whose schema is older than this
+    /// program's, is first created or migrated through a short-lived writer connection, so a
+    /// reader can start before any flush or batch run has happened.
+    static func openReader(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = try openWriter(path: path, schema: schema, configuration: configuration)
+        }
+        var reader = try Database(path: path, mode: .readOnly, configuration: configuration)
+        if try reader.userVersion() < schema.version {
+            _ = try openWriter(path: path, schema: schema, configuration: configuration)
+            reader = try Database(path: path, mode: .readOnly, configuration: configuration)
+        }
+        try schema.requireCurrent(reader)
+        return reader
+    }
+}

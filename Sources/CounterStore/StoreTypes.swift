@@ -1,0 +1,161 @@
+import CounterpointCore
+
+/// Where the two stores live: `<directory>/realtime.sqlite` and `<directory>/batch.sqlite`.
+///
+/// Two files, not two tables, so that a batch rebuild (one long write transaction on the
+/// batch file) never holds the lock that realtime flushes need.
+public struct StoreLocation: Sendable, Hashable {
+    public var directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    public var realtimePath: String { directory + "/realtime.sqlite" }
+    public var batchPath: String { directory + "/batch.sqlite" }
+}
+
+/// Plays to add to one (track, hour) counter of the realtime store.
+public struct CountIncrement: Sendable, Hashable {
+    public var trackID: Int64
+    public var hour: Hour
+    public var plays: Int64
+
+    public init(trackID: Int64, hour: Hour, plays: Int64) {
+        self.trackID = trackID
+        self.hour = hour
+        self.plays = plays
+    }
+}
+
+/// How far a flush consumed one Kafka partition.
+public struct PartitionProgress: Sendable, Hashable {
+    public var topic: String
+    public var partition: Int32
+    /// The next offset this flush started from, as the consumer believes it is stored:
+    /// nil when nothing is stored yet for the partition. The flush commits only if it matches.
+    public var startOffset: Int64?
+    /// The next offset to consume after this flush.
+    public var nextOffset: Int64
+    /// The partition's high watermark when the flush was taken, if known (for lag).
+    public var highWatermark: Int64?
+
+    public init(topic: String, partition: Int32, startOffset: Int64?, nextOffset: Int64, highWatermark: Int64?) {
+        self.topic = topic
+        self.partition = partition
+        self.startOffset = startOffset
+        self.nextOffset = nextOffset
+        self.highWatermark = highWatermark
+    }
+}
+
+/// What became of a flush.
+public enum FlushOutcome: Sendable, Equatable {
+    case committed
+    /// Nothing was written: for these partitions the stored next offset was not the flush's
+    /// start offset — another consumer has written them since (a rebalance), so this
+    /// consumer's view is stale and it must re-read `storedOffsets` before going on.
+    case fenced(partitions: [Int32])
+}
+
+/// One batch run, as recorded with the rows it wrote.
+public struct BatchRun: Sendable, Hashable {
+    /// Assigned by `BatchStore.replace` (ascending); any value given to it is ignored.
+    public var id: Int64
+    public var range: HourRange
+    /// Epoch milliseconds.
+    public var startedAt: Int64
+    /// Epoch milliseconds.
+    public var finishedAt: Int64
+    public var eventsRead: Int
+    public var valid: Int
+    public var duplicates: Int
+    public var rejected: Int
+    public var rejectedByReason: [String: Int]
+    public var tracks: Int
+    public var rows: Int
+
+    public init(id: Int64 = 0, range: HourRange, startedAt: Int64, finishedAt: Int64, eventsRead: Int, valid: Int,
+                duplicates: Int, rejected: Int, rejectedByReason: [String: Int], tracks: Int, rows: Int) {
+        self.id = id
+        self.range = range
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.eventsRead = eventsRead
+        self.valid = valid
+        self.duplicates = duplicates
+        self.rejected = rejected
+        self.rejectedByReason = rejectedByReason
+        self.tracks = tracks
+        self.rows = rows
+    }
+}
+
+/// A track's merged plays over a range, and how much of them each layer contributed.
+public struct TrackPlays: Sendable, Hashable {
+    public var trackID: Int64
+    /// `batchPlays + realtimePlays`: the merge rule applied to every hour of the range.
+    public var plays: Int64
+    /// Plays of covered hours (from the batch layer).
+    public var batchPlays: Int64
+    /// Plays of uncovered hours (from the realtime layer).
+    public var realtimePlays: Int64
+
+    public init(trackID: Int64, batchPlays: Int64, realtimePlays: Int64) {
+        self.trackID = trackID
+        self.plays = batchPlays + realtimePlays
+        self.batchPlays = batchPlays
+        self.realtimePlays = realtimePlays
+    }
+}
+
+/// One bucket of a timeline.
+public struct TimelinePoint: Sendable, Hashable {
+    /// The start of the bucket (an hour, or the first hour of a UTC day).
+    public var start: Hour
+    public var plays: Int64
+    /// `.batch` when every hour of the bucket (within the range) is covered, `.realtime` when
+    /// none is, `.mixed` otherwise.
+    public var source: CountSource
+
+    public init(start: Hour, plays: Int64, source: CountSource) {
+        self.start = start
+        self.plays = plays
+        self.source = source
+    }
+}
+
+/// How current the counts are.
+public struct Freshness: Sendable, Hashable {
+    /// The end of the batch layer's coverage (`Coverage.coveredUntil`); nil before any batch run.
+    public var batchCoveredUntil: Hour?
+    /// When the realtime layer last committed a flush (epoch ms); nil before the first flush.
+    public var realtimeFlushedAt: Int64?
+    /// Σ (high watermark − next offset) over partitions, as recorded at their last flush;
+    /// nil when no partition has recorded a high watermark.
+    public var realtimeLagEvents: Int64?
+
+    public init(batchCoveredUntil: Hour?, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?) {
+        self.batchCoveredUntil = batchCoveredUntil
+        self.realtimeFlushedAt = realtimeFlushedAt
+        self.realtimeLagEvents = realtimeLagEvents
+    }
+}
+
+/// The realtime layer's position in one partition, as of its last flush.
+public struct PartitionStatus: Sendable, Hashable {
+    public var topic: String
+    public var partition: Int32
+    public var nextOffset: Int64
+    public var highWatermark: Int64?
+    /// `highWatermark − nextOffset` (never negative); nil without a high watermark.
+    public var lag: Int64?
+
+    public init(topic: String, partition: Int32, nextOffset: Int64, highWatermark: Int64?) {
+        self.topic = topic
+        self.partition = partition
+        self.nextOffset = nextOffset
+        self.highWatermark = highWatermark
+        self.lag = highWatermark.map { max(0, $0 - nextOffset) }
+    }
+}

@@ -1,0 +1,198 @@
+import CSQLite
+
+/// One SQLite connection. It owns its `sqlite3*` and closes it in `deinit`.
+///
+/// A connection is opened with `SQLITE_OPEN_NOMUTEX` ("multi-thread" mode): SQLite does not
+/// serialize calls on it, so it must be used by one thread at a time — which is why it is not
+/// `Sendable`. Give each thread its own `Database`; SQLite's file locking (WAL mode) makes
+/// connections to the same file safe together: one writer and any number of readers.
+///
+/// Transactions are closure-scoped: `write { db in … }` and `read { db in … }` run the
+/// closure inside one transaction, committed when it returns and rolled back when it throws.
+public final class Database {
+    public enum Mode: Sendable, Hashable {
+        /// Read and write; creates the file if it is missing.
+        case readWrite
+        /// Read only; the file must exist.
+        case readOnly
+    }
+
+    public let path: String
+    public let mode: Mode
+    let handle: OpaquePointer
+    private var statementCache: [String: Statement] = [:]
+
+    /// Opens (or, in `.readWrite` mode, creates) the database at `path` and applies `configuration`.
+    ///
+    /// Opening fails with `SQLiteError` of kind `.cannotOpen` when the file or its directory is
+    /// unusable, and of kind `.corrupt` when the file is not an SQLite database.
+    public init(path: String, mode: Mode = .readWrite, configuration: DatabaseConfiguration = .default) throws {
+        self.path = path
+        self.mode = mode
+        let access = mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        var connection: OpaquePointer?
+        let code = sqlite3_open_v2(path, &connection, access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
+        guard code == SQLITE_OK, let connection else {
+            // sqlite3_open_v2 allocates a handle even on failure, to carry the message.
+            let error = makeError(code, connection, "open \(path)")
+            sqlite3_close_v2(connection)
+            throw error
+        }
+        handle = connection
+        // From here on deinit closes the handle if configuration fails.
+        try applyConfiguration(configuration)
+    }
+
+    deinit {
+        // Finalize cached statements first so that the connection closes now rather than
+        // lingering as a "zombie" until they are freed (sqlite3_close_v2 allows either).
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// The one place where configuration becomes PRAGMAs.
+    private func applyConfiguration(_ configuration: DatabaseConfiguration) throws {
+        sqlite3_busy_timeout(handle, configuration.busyTimeoutMilliseconds)
+        if mode == .readWrite {
+            // The mode is persistent in the file; the pragma answers the mode in effect.
+            let requested = configuration.journalMode.rawValue
+            let effective = try makeStatement("PRAGMA journal_mode = \(requested)").singleString()
+            if effective?.lowercased() != requested {
+                throw SQLiteError(extendedCode: SQLITE_ERROR, message: "journal_mode is \(effective ?? "unknown"), not \(requested)",
+                                  operation: "PRAGMA journal_mode = \(requested) on \(path)")
+            }
+        }
+        try execute("""
+            PRAGMA synchronous = \(configuration.synchronous.rawValue);
+            PRAGMA cache_size = \(-configuration.cacheSizeKiB);
+            PRAGMA mmap_size = \(configuration.mmapSizeBytes);
+            PRAGMA journal_size_limit = \(configuration.journalSizeLimitBytes);
+            PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages);
+            PRAGMA temp_store = \(configuration.temporaryStorageInMemory ? "MEMORY" : "DEFAULT");
+            """)
+        // Reading the schema makes a file that is not a database fail here, with SQLITE_NOTADB,
+        // rather than at the first query.
+        _ = try makeStatement("SELECT count(*) FROM sqlite_schema").singleInt64()
+    }
+
+    // MARK: Statements
+
+    /// Compiles `sql` into a new statement owned by the caller.
+    public func makeStatement(_ sql: String) throws -> Statement {
+        try Statement(connection: handle, sql: sql, persistent: false)
+    }
+
+    /// The statement for `sql` from this connection's cache, compiled on first use with
+    /// `SQLITE_PREPARE_PERSISTENT` and reset before it is returned. Bind every parameter again.
+    ///
+    /// The same object is returned for the same SQL, so do not use a cached statement while
+    /// another use of the same SQL is still stepping through its rows.
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try Statement(connection: handle, sql: sql, persistent: true)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs one or more SQL statements that return no rows (schema scripts, PRAGMAs).
+    public func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) }
+            sqlite3_free(message)
+            var error = makeError(code, handle, sql)
+            if let text { error.message = text }
+            throw error
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`): the write lock is taken at once,
+    /// waiting up to the busy timeout, so the transaction cannot fail later for want of it.
+    /// Commits when `body` returns; rolls back and rethrows when `body` or the commit throws.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try cachedStatement("BEGIN IMMEDIATE").execute()
+        return try finishTransaction(body)
+    }
+
+    /// Runs `body` in a read transaction (`BEGIN DEFERRED`): every statement in it reads the
+    /// same snapshot of the file — "the reader sees the database as it was when the read
+    /// transaction started, no matter what writers do meanwhile" in WAL mode.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try cachedStatement("BEGIN DEFERRED").execute()
+        return try finishTransaction(body)
+    }
+
+    private func finishTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            let result = try body(self)
+            try cachedStatement("COMMIT").execute()
+            return result
+        } catch {
+            rollbackIfNeeded()
+            throw error
+        }
+    }
+
+    /// Rolls back the open transaction, if SQLite has not already done so.
+    private func rollbackIfNeeded() {
+        guard isInTransaction else { return }
+        // A failing ROLLBACK leaves nothing better to do: SQLite rolls back on close anyway.
+        _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+    }
+
+    /// True between BEGIN and COMMIT/ROLLBACK.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    // MARK: Small facts about the connection
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE on this connection.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// `PRAGMA user_version`: the schema version kept in the file header.
+    public func userVersion() throws -> Int {
+        Int(try cachedStatement("PRAGMA user_version").singleInt64() ?? 0)
+    }
+
+    public func setUserVersion(_ version: Int) throws {
+        try execute("PRAGMA user_version = \(version)")
+    }
+
+    /// `PRAGMA data_version`: changes whenever another connection has committed to the file
+    /// since this connection last looked, so a reader can keep derived data until it changes.
+    public func dataVersion() throws -> Int64 {
+        try cachedStatement("PRAGMA data_version").singleInt64() ?? 0
+    }
+
+    /// Sets `PRAGMA cache_size` (KiB) for this connection, e.g. larger during a bulk write.
+    public func setCacheSize(kibibytes: Int) throws {
+        try execute("PRAGMA cache_size = \(-kibibytes)")
+    }
+
+    public enum CheckpointMode: Sendable {
+        case passive, full, restart, truncate
+    }
+
+    /// Copies the WAL into the database file now (`sqlite3_wal_checkpoint_v2`). A passive
+    /// checkpoint never waits; the others wait for readers as the busy timeout allows.
+    public func checkpoint(_ mode: CheckpointMode = .passive) throws {
+        let cMode: Int32 = switch mode {
+        case .passive: SQLITE_CHECKPOINT_PASSIVE
+        case .full: SQLITE_CHECKPOINT_FULL
+        case .restart: SQLITE_CHECKPOINT_RESTART
+        case .truncate: SQLITE_CHECKPOINT_TRUNCATE
+        }
+        try check(sqlite3_wal_checkpoint_v2(handle, nil, cMode, nil, nil), handle, "checkpoint \(path)")
+    }
+}
+
+/// A connection is used by one thread at a time (it is opened with SQLITE_OPEN_NOMUTEX).
+@available(*, unavailable)
+extension Database: Sendable {}

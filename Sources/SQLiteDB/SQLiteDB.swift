@@ -1,1 +1,0 @@
-// The SQLiteDB module; its contents arrive with the foundation work.

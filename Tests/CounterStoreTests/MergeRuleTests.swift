@@ -1,0 +1,140 @@
+import CounterStore
+import CounterpointCore
+import Testing
+
+/// The merge rule of SPEC §2 on every kind of query: a covered hour counts its batch plays
+/// (0 without a batch row, whatever the realtime layer says), any other hour its realtime plays.
+@Suite("Merge rule in every query")
+struct MergeRuleTests {
+    /// Day 0 hours 0..<12 covered by the batch; realtime counted the whole day and day 1.
+    /// Track 1: batch 10 at hour 3; realtime 1 at hours 3, 4 (covered, so ignored) and 2 at 13, 30.
+    /// Track 2: realtime 7 at hour 5 only (covered without a batch row: counts 0) and 1 at 20.
+    /// Track 3: batch 4 at hour 11; nothing else.
+    func makeStore(_ location: StoreLocation) throws -> CounterReader {
+        let realtime = try RealtimeStore(location: location)
+        try flush(realtime, [(1, 3, 1), (1, 4, 1), (1, 13, 2), (1, 30, 2), (2, 5, 7), (2, 20, 1)], from: nil, to: 6,
+                  highWatermark: 10, at: 5_000)
+        let batch = try BatchStore(location: location)
+        try replace(batch, hours(0, 12), [(1, 3, 10), (3, 11, 4)])
+        return try CounterReader(location: location)
+    }
+
+    @Test("totals take batch plays in covered hours and realtime plays elsewhere")
+    func totals() throws {
+        try withStoreLocation { location in
+            let reader = try makeStore(location)
+            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4))
+            #expect(try reader.plays(track: 2, in: .allTime) == TrackPlays(trackID: 2, batchPlays: 0, realtimePlays: 1))
+            #expect(try reader.plays(track: 2, in: hours(5, 6)).plays == 0)
+            #expect(try reader.plays(track: 3, in: hours(11, 13)) == TrackPlays(trackID: 3, batchPlays: 4, realtimePlays: 0))
+            #expect(try reader.plays(track: 1, in: hours(13, 14)) == TrackPlays(trackID: 1, batchPlays: 0, realtimePlays: 2))
+            #expect(try reader.plays(track: 99, in: .allTime) == TrackPlays(trackID: 99, batchPlays: 0, realtimePlays: 0))
+        }
+    }
+
+    @Test("several tracks answer in request order, duplicates included, with the same rule")
+    func severalTracks() throws {
+        try withStoreLocation { location in
+            let reader = try makeStore(location)
+            let answers = try reader.plays(tracks: [3, 1, 99, 2, 1], in: .allTime)
+            #expect(answers.map(\.trackID) == [3, 1, 99, 2, 1])
+            #expect(answers.map(\.plays) == [4, 14, 0, 1, 14])
+            #expect(answers[1] == TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4))
+            #expect(try reader.plays(tracks: [], in: .allTime).isEmpty)
+        }
+    }
+
+    @Test("coverage with several gaps in the range is applied gap by gap")
+    func severalGaps() throws {
+        try withStoreLocation { location in
+            let realtime = try RealtimeStore(location: location)
+            try flush(realtime, (0..<Int64(10)).map { (1, $0, Int64(1)) }, from: nil, to: 1)
+            let batch = try BatchStore(location: location)
+            try replace(batch, hours(2, 3), [(1, 2, 100)])
+            try replace(batch, hours(5, 6), [])
+            try replace(batch, hours(8, 9), [(1, 8, 50)])
+            let reader = try CounterReader(location: location)
+            // Uncovered: 0,1,3,4,6,7,9 → 7 realtime plays; covered: 100 + 0 + 50.
+            #expect(try reader.plays(track: 1, in: hours(0, 10)) == TrackPlays(trackID: 1, batchPlays: 150, realtimePlays: 7))
+            #expect(try reader.plays(tracks: [1], in: hours(0, 10)).first?.plays == 157)
+            #expect(try reader.timeline(track: 1, in: hours(0, 10), step: .hour).map(\.plays) == [1, 1, 100, 1, 1, 0, 1, 1, 50, 1])
+            #expect(try reader.top(in: hours(0, 10), limit: 1).first?.plays == 157)
+        }
+    }
+
+    @Test("an hourly timeline is zero-filled and says which layer each hour came from")
+    func hourlyTimeline() throws {
+        try withStoreLocation { location in
+            let reader = try makeStore(location)
+            let points = try reader.timeline(track: 2, in: hours(4, 14), step: .hour)
+            #expect(points.map(\.start) == (4..<14).map { hour($0) })
+            #expect(points.map(\.plays) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            #expect(points.map(\.source) == Array(repeating: .batch, count: 8) + [.realtime, .realtime])
+
+            let track1 = try reader.timeline(track: 1, in: hours(2, 14), step: .hour)
+            #expect(track1.map(\.plays) == [0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2])
+        }
+    }
+
+    @Test("a day partly covered is a mixed bucket summing batch and realtime hours")
+    func dailyTimeline() throws {
+        try withStoreLocation { location in
+            let reader = try makeStore(location)
+            let points = try reader.timeline(track: 1, in: hours(0, 72), step: .day)
+            #expect(points == [
+                TimelinePoint(start: hour(0), plays: 12, source: .mixed),
+                TimelinePoint(start: hour(24), plays: 2, source: .realtime),
+                TimelinePoint(start: hour(48), plays: 0, source: .realtime),
+            ])
+            // Only covered hours of a day inside the range: batch.
+            let covered = try reader.timeline(track: 2, in: hours(1, 12), step: .day)
+            #expect(covered == [TimelinePoint(start: hour(0), plays: 0, source: .batch)])
+            // A range starting mid-day: the first bucket starts at the day and counts hours in range.
+            let partial = try reader.timeline(track: 1, in: hours(4, 31), step: .day)
+            #expect(partial == [TimelinePoint(start: hour(0), plays: 2, source: .mixed),
+                                TimelinePoint(start: hour(24), plays: 2, source: .realtime)])
+            #expect(try reader.timeline(track: 1, in: hours(5, 5), step: .day).isEmpty)
+        }
+    }
+
+    @Test("the ranking sums merged hours, breaks ties by track id and leaves out tracks without plays")
+    func ranking() throws {
+        try withStoreLocation { location in
+            let reader = try makeStore(location)
+            #expect(try reader.top(in: .allTime, limit: 10) == [
+                TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4),
+                TrackPlays(trackID: 3, batchPlays: 4, realtimePlays: 0),
+                TrackPlays(trackID: 2, batchPlays: 0, realtimePlays: 1),
+            ])
+            // Track 2's 7 realtime plays at hour 5 are covered and count 0: it is left out.
+            #expect(try reader.top(in: hours(0, 12), limit: 10).map(\.trackID) == [1, 3])
+            #expect(try reader.top(in: hours(0, 12), limit: 1).map(\.trackID) == [1])
+            #expect(try reader.top(in: hours(0, 12), limit: 0).isEmpty)
+
+            let realtime = try RealtimeStore(location: location)
+            try flush(realtime, [(7, 40, 5), (5, 40, 5), (6, 40, 5), (4, 40, 1)], from: 6, to: 8)
+            #expect(try reader.top(in: hours(40, 41), limit: 2).map(\.trackID) == [5, 6])
+        }
+    }
+
+    @Test("freshness reports coverage, last flush and lag, also alongside every count query")
+    func freshness() throws {
+        try withStoreLocation { location in
+            let reader = try makeStore(location)
+            let expected = Freshness(batchCoveredUntil: hour(12), realtimeFlushedAt: 5_000, realtimeLagEvents: 4)
+            #expect(try reader.freshness() == expected)
+            _ = try reader.plays(track: 1, in: .allTime)
+            #expect(reader.lastFreshness == expected)
+
+            let realtime = try RealtimeStore(location: location)
+            try flush(realtime, [(1, 30, 1)], from: 6, to: 9, highWatermark: 9, at: 6_000)
+            for query in [{ _ = try reader.plays(track: 1, in: hours(0, 12)) },
+                          { _ = try reader.plays(tracks: [1], in: .allTime) },
+                          { _ = try reader.timeline(track: 1, in: hours(0, 48), step: .day) },
+                          { _ = try reader.top(in: .allTime, limit: 3) }] as [() throws -> Void] {
+                try query()
+                #expect(reader.lastFreshness == Freshness(batchCoveredUntil: hour(12), realtimeFlushedAt: 6_000, realtimeLagEvents: 0))
+            }
+        }
+    }
+}

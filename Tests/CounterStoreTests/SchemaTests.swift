@@ -1,0 +1,106 @@
+import CounterStore
+import CounterpointCore
+import Foundation
+import Testing
+
+@Suite("Store files and schema")
+struct SchemaTests {
+    /// PRAGMA user_version lives at bytes 60–63 of the database header, big-endian.
+    func userVersion(ofFile path: String) throws -> UInt32 {
+        let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(64)
+        return header[60..<64].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    @Test("opening the stores creates the data directory and both files at schema version 1")
+    func createsSchema() throws {
+        try withStoreLocation { location in
+            do {
+                _ = try RealtimeStore(location: location)
+                _ = try BatchStore(location: location)
+            }
+            #expect(try userVersion(ofFile: location.realtimePath) == 1)
+            #expect(try userVersion(ofFile: location.batchPath) == 1)
+        }
+    }
+
+    @Test("a file with a newer schema version than this program knows is refused")
+    func newerVersionRefused() throws {
+        try withStoreLocation { location in
+            do { _ = try BatchStore(location: location) }
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: location.batchPath))
+            bytes.replaceSubrange(60..<64, with: [0, 0, 0, 9])
+            try bytes.write(to: URL(fileURLWithPath: location.batchPath))
+            let error = try #require(throws: CounterStoreError.self) { try BatchStore(location: location) }
+            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 1))
+            #expect(throws: CounterStoreError.self) { try CounterReader(location: location) }
+        }
+    }
+
+    @Test("reopening the stores keeps counts, offsets, coverage and runs")
+    func reopenKeepsData() throws {
+        try withStoreLocation { location in
+            do {
+                let realtime = try RealtimeStore(location: location)
+                try flush(realtime, [(1, 30, 5)], from: nil, to: 100)
+                let batch = try BatchStore(location: location)
+                try replace(batch, hours(0, 24), [(1, 3, 7)])
+            }
+            let realtime = try RealtimeStore(location: location)
+            #expect(try realtime.storedOffsets(topic: "plays") == [0: 100])
+            let batch = try BatchStore(location: location)
+            #expect(try batch.coverage() == Coverage([hours(0, 24)]))
+            #expect(try batch.recentRuns(limit: 10).count == 1)
+            let reader = try CounterReader(location: location)
+            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(trackID: 1, batchPlays: 7, realtimePlays: 5))
+        }
+    }
+
+    @Test("a reader starts on an empty data directory and answers zero")
+    func readerOnEmptyDirectory() throws {
+        try withStoreLocation { location in
+            let reader = try CounterReader(location: location)
+            #expect(reader.isReadable())
+            #expect(try reader.plays(track: 1, in: .allTime).plays == 0)
+            #expect(try reader.freshness() == Freshness(batchCoveredUntil: nil, realtimeFlushedAt: nil, realtimeLagEvents: nil))
+            #expect(try reader.top(in: .allTime, limit: 10).isEmpty)
+            #expect(try reader.partitions().isEmpty)
+            // Writers open the files the reader created.
+            let realtime = try RealtimeStore(location: location)
+            try flush(realtime, [(1, 0, 2)], from: nil, to: 1)
+            #expect(try reader.plays(track: 1, in: .allTime).plays == 2)
+        }
+    }
+
+    @Test("a data directory that cannot be created is a clear error")
+    func unwritableDirectory() throws {
+        try withStoreLocation { location in
+            // A regular file where a directory should be: fails even for root.
+            try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: true)
+            let blocker = location.directory + "/file"
+            try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+            let inside = StoreLocation(directory: blocker + "/data")
+            for open in [{ _ = try RealtimeStore(location: inside) }, { _ = try BatchStore(location: inside) },
+                         { _ = try CounterReader(location: inside) }] as [() throws -> Void] {
+                let error = try #require(throws: CounterStoreError.self) { try open() }
+                guard case .cannotCreateDirectory(let path, _) = error else {
+                    Issue.record("unexpected error \(error)")
+                    continue
+                }
+                #expect(path == inside.directory)
+            }
+        }
+    }
+
+    @Test("a store file that is not a database is a clear SQLite error, not a crash")
+    func corruptFile() throws {
+        try withStoreLocation { location in
+            try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: true)
+            try Data(repeating: 0xAB, count: 4096).write(to: URL(fileURLWithPath: location.realtimePath))
+            let error = try #require(throws: SQLiteError.self) { try RealtimeStore(location: location) }
+            #expect(error.kind == .corrupt)
+            #expect(error.operation.contains("realtime.sqlite") || error.message.contains("not a database"))
+            let readerError = try #require(throws: SQLiteError.self) { try CounterReader(location: location) }
+            #expect(readerError.kind == .corrupt)
+        }
+    }
+}
