@@ -27,40 +27,64 @@ public final class BatchStore {
     }
 
     /// Atomically replaces every row of the hours in `range` with the rows `rows` writes, marks
-    /// the range covered and records the run — in ONE transaction: a reader sees the old counts
-    /// or the new, never a mix (WAL readers keep the snapshot their transaction started with).
-    ///
-    /// Rows may arrive in any order; rows for the same (track, hour) add up; rows with 0 plays
-    /// are skipped. A row outside `range` throws `CounterStoreError.rowOutsideRange` and
-    /// nothing is changed. Returns the run as recorded, with its id.
+    /// the range covered and records `run` — see `replace(ranges:startedAt:rows:)`.
     @discardableResult
     public func replace(range: HourRange, run: BatchRun, rows: (BatchRowWriter) throws -> Void) throws -> BatchRun {
-        guard !range.isEmpty else { throw CounterStoreError.emptyRange(range) }
+        try replace(ranges: [range], startedAt: run.startedAt) { writer in
+            try rows(writer)
+            return run
+        }
+    }
+
+    /// Atomically replaces every row of the hours in `ranges` with the rows `rows` writes,
+    /// marks the ranges covered and records the run that `rows` returns once it has written
+    /// everything (its statistics are known only then) — in ONE transaction: a reader sees
+    /// the old counts or the new, never a mix (WAL readers keep the snapshot their
+    /// transaction started with), and an error or a killed process changes nothing.
+    ///
+    /// Rows may arrive in any order; rows for the same (track, hour) add up; rows with 0 plays
+    /// are skipped. A row outside `ranges` throws `CounterStoreError.rowOutsideRange` and
+    /// nothing is changed. The run is recorded over the span of `ranges`; returns it as
+    /// recorded, with its id.
+    @discardableResult
+    public func replace(ranges: [HourRange], startedAt: Int64,
+                        rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
+        let target = Coverage(ranges)
+        guard let first = target.ranges.first, let last = target.ranges.last else {
+            throw CounterStoreError.emptyRange(ranges.first ?? HourRange(Hour(index: 0), Hour(index: 0)))
+        }
+        let span = HourRange(first.lower, last.upper)
         try database.setCacheSize(kibibytes: configuration.replaceCacheSizeKiB)
         defer { try? database.setCacheSize(kibibytes: configuration.database.cacheSizeKiB) }
 
         return try database.write { db in
-            var recorded = run
-            recorded.range = range
-            recorded.id = try insertRun(recorded, db)
-
-            let hadRows = try hasRows(in: range, db)
-            let sink = try BatchRowSink(database: db, range: range, runID: recorded.id, capacity: configuration.sortBufferRows)
-            try rows(BatchRowWriter(sink: sink))
+            // The run's id tags its rows, so the run is entered first and completed after.
+            let provisional = BatchRun(range: span, startedAt: startedAt, finishedAt: startedAt, eventsRead: 0,
+                                       valid: 0, duplicates: 0, rejected: 0, rejectedByReason: [:], tracks: 0, rows: 0)
+            let runID = try insertRun(provisional, db)
+            let hadRows = try target.ranges.contains { try hasRows(in: $0, db) }
+            let sink = try BatchRowSink(database: db, target: target, runID: runID,
+                                        capacity: configuration.sortBufferRows)
+            var recorded = try rows(BatchRowWriter(sink: sink))
             try sink.finish()
+            recorded.id = runID
+            recorded.range = span
+            try completeRun(recorded, db)
 
             if hadRows {
-                // Rows of the range this run did not write are from an earlier run: gone now.
+                // Rows of the ranges this run did not write are from an earlier run: gone now.
                 let deleteStale = try db.cachedStatement(
                     "DELETE FROM batch_counts WHERE hour >= ?1 AND hour < ?2 AND run_id <> ?3")
-                try deleteStale.bind(range.lower.index, at: 1)
-                try deleteStale.bind(range.upper.index, at: 2)
-                try deleteStale.bind(recorded.id, at: 3)
-                try deleteStale.execute()
+                for range in target.ranges {
+                    try deleteStale.bind(range.lower.index, at: 1)
+                    try deleteStale.bind(range.upper.index, at: 2)
+                    try deleteStale.bind(runID, at: 3)
+                    try deleteStale.execute()
+                }
             }
 
             var coverage = try CoverageTable.load(db)
-            coverage.insert(range)
+            for range in target.ranges { coverage.insert(range) }
             try CoverageTable.save(coverage, db)
             return recorded
         }
@@ -86,17 +110,30 @@ public final class BatchStore {
             try insert.bind(value, at: offset + 1)
         }
         try insert.execute()
-        let id = db.lastInsertedRowID
+        return db.lastInsertedRowID
+    }
+
+    private func completeRun(_ run: BatchRun, _ db: Database) throws {
+        let update = try db.cachedStatement("""
+            UPDATE batch_runs SET finished_at = ?2, events_read = ?3, valid = ?4, duplicates = ?5, rejected = ?6,
+                                  tracks = ?7, rows = ?8
+            WHERE id = ?1
+            """)
+        let values: [Int64] = [run.id, run.finishedAt, Int64(run.eventsRead), Int64(run.valid), Int64(run.duplicates),
+                               Int64(run.rejected), Int64(run.tracks), Int64(run.rows)]
+        for (offset, value) in values.enumerated() {
+            try update.bind(value, at: offset + 1)
+        }
+        try update.execute()
 
         let insertReason = try db.cachedStatement(
             "INSERT INTO batch_run_rejections (run_id, reason, count) VALUES (?1, ?2, ?3)")
         for (reason, count) in run.rejectedByReason {
-            try insertReason.bind(id, at: 1)
+            try insertReason.bind(run.id, at: 1)
             try insertReason.bind(reason, at: 2)
             try insertReason.bind(Int64(count), at: 3)
             try insertReason.execute()
         }
-        return id
     }
 
     /// The hours the batch layer has covered.
@@ -139,14 +176,14 @@ private final class BatchRowSink {
         var plays: Int64
     }
 
-    private let range: HourRange
+    private let target: Coverage
     private let runID: Int64
     private let capacity: Int
     private let upsert: Statement
     private var buffer: [Row] = []
 
-    init(database: Database, range: HourRange, runID: Int64, capacity: Int) throws {
-        self.range = range
+    init(database: Database, target: Coverage, runID: Int64, capacity: Int) throws {
+        self.target = target
         self.runID = runID
         self.capacity = max(1, capacity)
         upsert = try database.cachedStatement("""
@@ -159,8 +196,8 @@ private final class BatchRowSink {
     }
 
     func write(trackID: Int64, hour: Hour, plays: Int64) throws {
-        guard range.contains(hour) else {
-            throw CounterStoreError.rowOutsideRange(trackID: trackID, hour: hour, range: range)
+        guard target.contains(hour) else {
+            throw CounterStoreError.rowOutsideRange(trackID: trackID, hour: hour, range: target.ranges[0])
         }
         guard trackID > 0, plays >= 0 else {
             throw CounterStoreError.invalidRow(trackID: trackID, hour: hour, plays: plays)
