@@ -1,0 +1,61 @@
+import CounterpointCore
+import CounterStore
+
+/// What one batch run reads and where it writes.
+public struct BatchConfiguration: Sendable {
+    /// Log files or directories (searched recursively), plain or gzip.
+    public var logPaths: [String]
+    /// First hour to rebuild (inclusive). `nil`: the first closed hour in the logs.
+    public var from: Hour?
+    /// End of the hours to rebuild (exclusive). `nil`: the hour after the last closed hour.
+    public var to: Hour?
+    /// The stores; the batch job writes only `batch.sqlite`.
+    public var location: StoreLocation
+    /// Parsing threads. Hour groups are independent, so each worker takes whole hours.
+    public var workers: Int
+    /// Called about four times a second while the run is going, from a background thread.
+    public var progress: (@Sendable (BatchProgress) -> Void)?
+
+    public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, location: StoreLocation,
+                workers: Int = BatchConfiguration.defaultWorkers, progress: (@Sendable (BatchProgress) -> Void)? = nil) {
+        self.logPaths = logPaths
+        self.from = from
+        self.to = to
+        self.location = location
+        self.workers = max(1, workers)
+        self.progress = progress
+    }
+
+    /// One worker per core.
+    public static var defaultWorkers: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}
+
+/// How far a run has got, for the progress line.
+public struct BatchProgress: Sendable {
+    public var bytesRead: Int64
+    public var totalBytes: Int64
+    public var eventsRead: Int
+    public var elapsedSeconds: Double
+}
+
+/// Why a batch run could not be done. Nothing has been written to the batch store when
+/// one of these is thrown.
+public enum BatchError: Error, CustomStringConvertible {
+    case noClosedHours
+    case emptyRange(HourRange)
+
+    public var description: String {
+        switch self {
+        case .noClosedHours:
+            "the logs hold no closed hours (no <HH>.closed markers); pass --from and --to to choose the hours to rebuild"
+        case .emptyRange(let range):
+            "the hour range \(range) is empty: --from must be before --to"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

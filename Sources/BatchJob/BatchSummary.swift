@@ -1,0 +1,60 @@
+import CounterpointCore
+import CounterStore
+
+/// What a batch run did: printed at the end as text or one JSON object (`--json`), and
+/// recorded with the run in the batch store.
+public struct BatchSummary: Sendable {
+    /// The hour ranges replaced (each atomically).
+    public var ranges: [HourRange] = []
+    public var files = 0
+    public var bytesRead: Int64 = 0
+    /// Non-blank lines read.
+    public var eventsRead = 0
+    /// Events that passed validation (in or out of range, duplicates included).
+    public var valid = 0
+    /// Valid events whose `event_id` was already counted in the same hour.
+    public var duplicates = 0
+    /// Valid events of hours outside the rebuilt ranges: read, not counted.
+    public var outsideRange = 0
+    public var rejections = RejectionLog()
+    /// Distinct tracks with plays in the rebuilt ranges.
+    public var tracks = 0
+    /// Hours rebuilt (covered), including hours without plays.
+    public var hours: Int64 = 0
+    /// (track, hour) rows written.
+    public var rows = 0
+    public var seconds = 0.0
+
+    public init() {}
+
+    /// Events counted as plays.
+    public var counted: Int { valid - duplicates - outsideRange }
+
+    public var eventsPerSecond: Double { seconds > 0 ? Double(eventsRead) / seconds : 0 }
+
+    /// The run record kept in the batch store.
+    func batchRun(startedAt: Int64, finishedAt: Int64) -> BatchRun {
+        BatchRun(range: ranges.first.map { HourRange($0.lower, ranges.last!.upper) } ?? HourRange(Hour(index: 0), Hour(index: 0)),
+                 startedAt: startedAt, finishedAt: finishedAt, eventsRead: eventsRead, valid: valid,
+                 duplicates: duplicates, rejected: rejections.total,
+                 rejectedByReason: Dictionary(uniqueKeysWithValues: rejections.counts.map { ($0.key.rawValue, $0.value) }),
+                 tracks: tracks, rows: rows)
+    }
+
+    mutating func absorb(_ other: GroupTally) {
+        eventsRead += other.eventsRead
+        valid += other.valid
+        duplicates += other.duplicates
+        outsideRange += other.outsideRange
+        rejections.merge(other.rejections)
+    }
+}
+
+/// The counts one worker gathered over its share of the input.
+struct GroupTally: Sendable {
+    var eventsRead = 0
+    var valid = 0
+    var duplicates = 0
+    var outsideRange = 0
+    var rejections = RejectionLog()
+}

@@ -1,0 +1,81 @@
+import CounterpointCore
+import EventLogs
+
+/// Parses, validates, de-duplicates and counts the events of one work unit at a time (the
+/// files of one hour, usually) — one worker's share of a run. Not thread-safe: one worker,
+/// one processor.
+///
+/// De-duplication is per hour (the key is `(hour, event_id)`), and the set of seen ids is
+/// emptied after every unit, which keeps memory bounded by the largest unit rather than by
+/// the size of the logs. An event filed under another hour than its own is still counted in
+/// its own hour (the store adds up counts that arrive for one (track, hour) twice), but is
+/// de-duplicated only within its unit; the archiver and `generate` never misfile events.
+final class GroupProcessor {
+    private let target: Coverage
+    private var seen: SeenEvents
+    private var counts: PlayCounts
+    private(set) var tally = GroupTally()
+    /// The hour last found inside the target, to skip the coverage lookup for the next event.
+    private var lastTargetHour = Hour(index: .min)
+
+    /// - Parameters:
+    ///   - target: the hours being rebuilt; valid events of other hours are only counted
+    ///     as `outsideRange`.
+    ///   - expectedEventsPerUnit: a sizing hint, so hash tables do not rehash as they fill.
+    init(target: Coverage, expectedEventsPerUnit: Int) {
+        self.target = target
+        seen = SeenEvents(minimumCapacity: expectedEventsPerUnit)
+        counts = PlayCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 4))
+    }
+
+    /// Reads one file, calling `progress` with the bytes consumed after each chunk.
+    func process(_ file: LogFile, progress: (Int64) -> Void) throws {
+        let reader = try LogReader(file: file)
+        var lastReported: Int64 = 0
+        try reader.forEachChunk { chunk, firstLineNumber in
+            var lineNumber = firstLineNumber
+            LineSplitter.forEachLine(in: chunk) { line in
+                self.handle(line, lineNumber: lineNumber, path: file.path)
+                lineNumber += 1
+            }
+            let read = reader.compressedBytesRead
+            progress(read - lastReported)
+            lastReported = read
+        }
+    }
+
+    /// Hands over the counts of the unit just processed and forgets its event ids.
+    func finishUnit() -> PlayCounts {
+        let finished = counts
+        counts.removeAll()
+        seen.removeAll()
+        return finished
+    }
+
+    @inline(__always)
+    private func handle(_ line: UnsafeRawBufferPointer, lineNumber: Int, path: String) {
+        switch EventParser.parse(line) {
+        case .success(let event):
+            tally.eventsRead += 1
+            tally.valid += 1
+            let hour = event.hour
+            if hour != lastTargetHour {
+                guard target.contains(hour) else {
+                    tally.outsideRange += 1
+                    return
+                }
+                lastTargetHour = hour
+            }
+            if seen.insert(event.eventID, in: hour) {
+                counts.add(trackID: event.trackID, hour: hour)
+            } else {
+                tally.duplicates += 1
+            }
+        case .failure(let rejection):
+            // Blank lines separate nothing in NDJSON; they are not events.
+            if rejection.reason == .empty { return }
+            tally.eventsRead += 1
+            tally.rejections.record(rejection, source: "\(path):\(lineNumber)", payload: line)
+        }
+    }
+}
