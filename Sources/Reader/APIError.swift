@@ -1,0 +1,39 @@
+/// An error answer of the v1 API: an HTTP status and a stable machine-readable code, plus
+/// a message for the person reading it. Rendered as `{"error":{"code":…,"message":…}}`.
+public struct APIError: Error, Equatable, Sendable {
+    public var status: Int
+    public var code: String
+    public var message: String
+
+    public init(status: Int, code: String, message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    static func badRequest(_ code: String, _ message: String) -> APIError {
+        APIError(status: 400, code: code, message: message)
+    }
+
+    static let notFound = APIError(status: 404, code: "not_found", message: "no such route; the API is described in docs/openapi.yaml")
+    static let methodNotAllowed = APIError(status: 405, code: "method_not_allowed", message: "only GET and HEAD are supported")
+
+    static func storeUnavailable(_ detail: String) -> APIError {
+        APIError(status: 503, code: "store_unavailable", message: "the counter store cannot be read right now: \(detail)")
+    }
+
+    static let invalidTrackID = APIError.badRequest(
+        "invalid_track_id", "track id must be an integer between 1 and 9007199254740991")
+
+    var body: [UInt8] {
+        var json = JSONWriter(capacity: 64 + message.utf8.count)
+        json.beginObject()
+        json.key("error")
+        json.beginObject()
+        json.key("code"); json.value(code)
+        json.key("message"); json.value(message)
+        json.endObject()
+        json.endObject()
+        return json.bytes
+    }
+}

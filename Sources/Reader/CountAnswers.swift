@@ -1,0 +1,165 @@
+import CounterpointCore
+import CounterStore
+
+/// The count endpoints of SPEC §5: each turns validated parameters into store queries and
+/// renders the answer. They return bytes, never touch HTTP, and throw `APIError` for bad
+/// input (store failures propagate and become 503 one level up).
+struct CountAnswers {
+    /// Longest timeline one answer may hold (SPEC §5).
+    static let maxTimelinePoints: Int64 = 10_000
+    static let maxTracksPerRequest = 1_000
+    static let maxTopLimit = 1_000
+    /// Default timeline windows when `from`/`to` are absent: "all time" zero-filled would be
+    /// 876,000 hourly points, so a timeline defaults to the recent past instead.
+    static let defaultHourlyWindow: Int64 = 7 * 24
+    static let defaultDailyWindow: Int64 = 90 * 24
+
+    var now: @Sendable () -> Int64
+
+    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], reader: CounterReader) throws -> [UInt8] {
+        let values = try QueryValues(query, allowed: ["from", "to"])
+        let range = try values.hourRange()
+        let plays = try reader.plays(track: trackID, in: range)
+        let freshness = try reader.freshness()
+        var json = JSONWriter()
+        json.beginObject()
+        write(plays, into: &json)
+        writeFreshness(freshness, into: &json)
+        json.endObject()
+        return json.bytes
+    }
+
+    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], reader: CounterReader) throws -> [UInt8] {
+        let values = try QueryValues(query, allowed: ["from", "to", "step"])
+        let step: TimelineStep
+        switch values["step"] {
+        case nil: step = .hour
+        case let text?:
+            guard let parsed = TimelineStep(rawValue: text) else {
+                throw APIError.badRequest("invalid_step", "'step' must be 'hour' or 'day', not '\(QueryValues.printable(text))'")
+            }
+            step = parsed
+        }
+        let range = try timelineRange(values, step: step)
+        let points = try reader.timeline(track: trackID, in: range, step: step)
+        let freshness = try reader.freshness()
+        var json = JSONWriter(capacity: 64 + points.count * 56)
+        json.beginObject()
+        json.key("track_id"); json.value(trackID)
+        json.key("step"); json.value(step.rawValue)
+        json.key("from"); json.value(range.lower)
+        json.key("to"); json.value(range.upper)
+        json.key("points")
+        json.beginArray()
+        for point in points {
+            json.beginObject()
+            json.key("start"); json.value(point.start)
+            json.key("plays"); json.value(point.plays)
+            json.key("source"); json.value(point.source.rawValue)
+            json.endObject()
+        }
+        json.endArray()
+        writeFreshness(freshness, into: &json)
+        json.endObject()
+        return json.bytes
+    }
+
+    /// The timeline's range: defaults to a recent window, widened to whole days for
+    /// `step=day` (a day bucket is a UTC day), and at most `maxTimelinePoints` buckets.
+    func timelineRange(_ values: QueryValues, step: TimelineStep) throws(APIError) -> HourRange {
+        let endOfCurrentHour = Hour(epochMilliseconds: now()).advanced(by: 1)
+        let window = step == .hour ? Self.defaultHourlyWindow : Self.defaultDailyWindow
+        let requestedTo = try values.hour(named: "to")
+        let to = requestedTo ?? endOfCurrentHour
+        let from = try values.hour(named: "from") ?? to.advanced(by: -window)
+        guard from <= to else {
+            let toText = requestedTo == nil ? "\(to), the default" : "\(to)"
+            throw APIError.badRequest("invalid_range", "'from' (\(from)) is after 'to' (\(toText))")
+        }
+        var range = HourRange(from, to).clamped(to: .allTime)
+        if step == .day {
+            let lastDayStart = range.upper.advanced(by: -1).startOfDay
+            range = HourRange(range.lower.startOfDay, range.isEmpty ? range.lower.startOfDay : lastDayStart.advanced(by: 24))
+        }
+        let points = range.count / step.hours
+        guard points <= Self.maxTimelinePoints else {
+            throw APIError.badRequest(
+                "range_too_large",
+                "the range holds \(points) \(step.rawValue) buckets; at most \(Self.maxTimelinePoints) per answer — narrow 'from'/'to'" +
+                    (step == .hour ? " or use step=day" : ""))
+        }
+        return range
+    }
+
+    func multiPlays(_ query: [(name: String, value: String)], reader: CounterReader) throws -> [UInt8] {
+        let values = try QueryValues(query, allowed: ["track_id", "from", "to"])
+        guard let list = values["track_id"], !list.isEmpty else {
+            throw APIError.badRequest("missing_track_id", "'track_id' is required: a comma-separated list of up to \(Self.maxTracksPerRequest) track ids")
+        }
+        var trackIDs: [Int64] = []
+        for (position, part) in list.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).enumerated() {
+            guard trackIDs.count < Self.maxTracksPerRequest else {
+                throw APIError.badRequest("too_many_track_ids", "at most \(Self.maxTracksPerRequest) track ids per request")
+            }
+            guard let trackID = QueryValues.trackID(part) else {
+                throw APIError.badRequest(
+                    "invalid_track_id",
+                    "track id #\(position + 1) must be an integer between 1 and \(EventLimits.maxTrackID)")
+            }
+            trackIDs.append(trackID)
+        }
+        let range = try values.hourRange()
+        let answers = try reader.plays(tracks: trackIDs, in: range)
+        let freshness = try reader.freshness()
+        var json = JSONWriter(capacity: 64 + answers.count * 80)
+        json.beginObject()
+        json.key("tracks")
+        json.beginArray()
+        for answer in answers {
+            json.beginObject()
+            write(answer, into: &json)
+            json.endObject()
+        }
+        json.endArray()
+        writeFreshness(freshness, into: &json)
+        json.endObject()
+        return json.bytes
+    }
+
+    func top(_ query: [(name: String, value: String)], reader: CounterReader) throws -> [UInt8] {
+        let values = try QueryValues(query, allowed: ["from", "to", "limit"])
+        let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
+        let range = try values.hourRange()
+        let tracks = try reader.top(in: range, limit: limit)
+        let freshness = try reader.freshness()
+        var json = JSONWriter(capacity: 64 + tracks.count * 80)
+        json.beginObject()
+        json.key("tracks")
+        json.beginArray()
+        for track in tracks {
+            json.beginObject()
+            write(track, into: &json)
+            json.endObject()
+        }
+        json.endArray()
+        writeFreshness(freshness, into: &json)
+        json.endObject()
+        return json.bytes
+    }
+
+    private func write(_ plays: TrackPlays, into json: inout JSONWriter) {
+        json.key("track_id"); json.value(plays.trackID)
+        json.key("plays"); json.value(plays.plays)
+        json.key("batch_plays"); json.value(plays.batchPlays)
+        json.key("realtime_plays"); json.value(plays.realtimePlays)
+    }
+
+    func writeFreshness(_ freshness: Freshness, into json: inout JSONWriter) {
+        json.key("freshness")
+        json.beginObject()
+        json.key("batch_covered_until"); json.optional(freshness.batchCoveredUntil) { $0.value($1) }
+        json.key("realtime_flushed_at"); json.optional(freshness.realtimeFlushedAt) { $0.time(epochMilliseconds: $1) }
+        json.key("realtime_lag_events"); json.optional(freshness.realtimeLagEvents) { $0.value($1) }
+        json.endObject()
+    }
+}

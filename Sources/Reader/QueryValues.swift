@@ -1,0 +1,75 @@
+import CounterpointCore
+
+/// The query string of one request, checked against the parameters its route accepts.
+///
+/// An unknown parameter is an error, not ignored: a typo such as `?form=` must never
+/// silently answer all-time counts (SPEC §5). A parameter given twice is an error too,
+/// because either choice would surprise someone.
+struct QueryValues {
+    private var values: [String: String] = [:]
+
+    init(_ items: [(name: String, value: String)], allowed: Set<String>) throws(APIError) {
+        for item in items {
+            guard allowed.contains(item.name) else {
+                let accepted = allowed.isEmpty ? "this route takes no parameters"
+                    : "accepted: " + allowed.sorted().joined(separator: ", ")
+                throw .badRequest("unknown_parameter", "unknown query parameter '\(Self.printable(item.name))'; \(accepted)")
+            }
+            guard values[item.name] == nil else {
+                throw .badRequest("duplicate_parameter", "query parameter '\(item.name)' is given more than once")
+            }
+            values[item.name] = item.value
+        }
+    }
+
+    subscript(name: String) -> String? { values[name] }
+
+    /// `from`/`to` as an hour range, both floored to the hour; absent means all time on
+    /// that side (or `defaultRange`'s bound when one is given).
+    func hourRange(defaultRange: HourRange = .allTime) throws(APIError) -> HourRange {
+        let from = try hour(named: "from") ?? defaultRange.lower
+        let to = try hour(named: "to") ?? defaultRange.upper
+        guard from <= to else {
+            throw .badRequest("invalid_range", "'from' (\(from)) is after 'to' (\(to))")
+        }
+        // Hours outside the years events may carry hold no plays; clamping keeps the
+        // arithmetic of day buckets and timelines inside sane bounds.
+        return HourRange(from, to).clamped(to: .allTime)
+    }
+
+    func hour(named name: String) throws(APIError) -> Hour? {
+        guard let text = values[name] else { return nil }
+        guard let milliseconds = UTCTime.parseTimestamp(text) else {
+            throw .badRequest("invalid_time",
+                              "'\(name)' must be an RFC 3339 UTC time such as 2026-11-20T10:00:00Z, not '\(Self.printable(text))'")
+        }
+        return Hour(epochMilliseconds: milliseconds)
+    }
+
+    func integer(named name: String, default defaultValue: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
+        guard let text = values[name] else { return defaultValue }
+        guard let value = Int(text), range.contains(value), text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            throw .badRequest("invalid_\(name)", "'\(name)' must be an integer between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A track id: ASCII digits only (no sign, no spaces), 1 … 2^53 − 1.
+    static func trackID<S: Collection<UInt8>>(_ digits: S) -> Int64? {
+        guard !digits.isEmpty, digits.count <= 20 else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            if value > EventLimits.maxTrackID { return nil }
+        }
+        return value >= 1 ? value : nil
+    }
+
+    /// A value quoted back in an error message, cut short and stripped of control bytes
+    /// so that hostile input cannot bloat or garble the answer.
+    static func printable(_ text: String) -> String {
+        let cleaned = String(text.unicodeScalars.prefix(64).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+        return text.unicodeScalars.count > 64 ? cleaned + "…" : cleaned
+    }
+}

@@ -1,1 +1,0 @@
-// The Reader module; its contents arrive with the foundation work.

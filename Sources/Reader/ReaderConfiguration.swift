@@ -1,0 +1,58 @@
+import CounterpointCore
+import CounterStore
+import HTTPServer
+
+/// Everything the reader needs; the executable fills it from flags and environment, the
+/// tests from temp directories and port 0.
+public struct ReaderConfiguration: Sendable {
+    /// Where the realtime and batch stores live.
+    public var location: StoreLocation
+    /// Listen address, thread pool and request limits.
+    public var server: HTTPServerConfiguration
+    /// Renders the process's metrics as Prometheus text for `GET /metrics`; the executable
+    /// passes its swift-metrics backend here (the reader only records through swift-metrics).
+    public var metricsExposition: @Sendable () -> String
+    /// What the live parts of the process (consumer, archiver) report for `/v1/status`, as
+    /// JSON members written into its `live` object; `nil` when `serve` runs on its own.
+    public var liveStatus: (@Sendable () -> LiveStatus?)?
+    /// The clock, in epoch milliseconds (timeline defaults are relative to it).
+    public var now: @Sendable () -> Int64
+
+    public init(location: StoreLocation,
+                server: HTTPServerConfiguration = HTTPServerConfiguration(),
+                metricsExposition: @escaping @Sendable () -> String = { "" },
+                liveStatus: (@Sendable () -> LiveStatus?)? = nil,
+                now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
+        self.location = location
+        self.server = server
+        self.metricsExposition = metricsExposition
+        self.liveStatus = liveStatus
+        self.now = now
+    }
+
+    public static let systemNow: @Sendable () -> Int64 = {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+}
+
+/// Status of the in-process consumer and archiver, shown by `/v1/status` beside what the
+/// stores say.
+public struct LiveStatus: Sendable {
+    /// Consumed events per second over the last few seconds.
+    public var eventsPerSecond: Double
+    /// Rejected events by reason, with a bounded sample, since the process started.
+    public var rejections: RejectionLog
+
+    public init(eventsPerSecond: Double, rejections: RejectionLog) {
+        self.eventsPerSecond = eventsPerSecond
+        self.rejections = rejections
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,101 @@
+import CounterpointCore
+import CounterStore
+import HTTPServer
+import Logging
+
+/// Dispatches a request to its route and turns every outcome — an answer, bad input, a
+/// store failure — into a response. Nothing a client sends reaches past this type as an
+/// error: the worst answer is a JSON 503.
+struct ReaderRoutes: Sendable {
+    let configuration: ReaderConfiguration
+    let logger: Logger
+    let counts: CountAnswers
+    let statusPage: StatusAnswer
+
+    init(configuration: ReaderConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.counts = CountAnswers(now: configuration.now)
+        self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus)
+    }
+
+    func respond(to request: HTTPRequest, worker: inout ReaderWorker) -> HTTPResponse {
+        let started = ContinuousClock.now
+        var label = "unmatched"
+        let response: HTTPResponse
+        do {
+            let route = try Route.match(request.path)
+            label = route.label
+            guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed }
+            response = try answer(route, request, worker.reader)
+        } catch let error as APIError {
+            response = Self.errorResponse(error)
+        } catch {
+            logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
+            response = Self.errorResponse(.storeUnavailable(String(describing: error)))
+        }
+        worker.metrics.record(route: label, status: response.status, duration: ContinuousClock.now - started)
+        return response
+    }
+
+    private func answer(_ route: Route, _ request: HTTPRequest, _ reader: CounterReader) throws -> HTTPResponse {
+        switch route {
+        case .trackPlays(let trackID):
+            return .json(try counts.trackPlays(trackID, request.query, reader: reader))
+        case .trackTimeline(let trackID):
+            return .json(try counts.timeline(trackID, request.query, reader: reader))
+        case .plays:
+            return .json(try counts.multiPlays(request.query, reader: reader))
+        case .top:
+            return .json(try counts.top(request.query, reader: reader))
+        case .status:
+            _ = try QueryValues(request.query, allowed: [])
+            return .json(try statusPage.render(reader: reader, counts: counts))
+        case .health:
+            _ = try QueryValues(request.query, allowed: [])
+            return .json(Array(#"{"status":"ok"}"#.utf8))
+        case .ready:
+            _ = try QueryValues(request.query, allowed: [])
+            guard reader.isReadable() else { throw APIError.storeUnavailable("the stores cannot be read") }
+            return .json(Array(#"{"status":"ready"}"#.utf8))
+        case .metrics:
+            _ = try QueryValues(request.query, allowed: [])
+            return HTTPResponse(status: 200,
+                                headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                                body: Array(configuration.metricsExposition().utf8))
+        case .dashboard:
+            return HTTPResponse(status: 200,
+                                headers: [("Content-Type", "text/html; charset=utf-8")],
+                                body: DashboardPage.html)
+        }
+    }
+
+    /// Answers what the HTTP layer refused before routing: over-long targets and headers,
+    /// undecodable paths, a worker that could not open its store.
+    func respond(to rejection: HTTPRejection) -> HTTPResponse {
+        let error: APIError
+        switch rejection {
+        case .targetTooLong:
+            error = APIError(status: 414, code: "uri_too_long", message: "the request target is too long")
+        case .headersTooLarge:
+            error = APIError(status: 431, code: "headers_too_large", message: "the request headers are too large")
+        case .badRequestTarget(let reason):
+            error = .badRequest("invalid_request_target", "the request target cannot be decoded: \(reason)")
+        case .contextUnavailable(let reason):
+            error = .storeUnavailable(String(describing: reason))
+        }
+        return Self.errorResponse(error)
+    }
+
+    static func errorResponse(_ error: APIError) -> HTTPResponse {
+        var headers = [("Content-Type", "application/json; charset=utf-8")]
+        if error.status == 405 { headers.append(("Allow", "GET, HEAD")) }
+        return HTTPResponse(status: error.status, headers: headers, body: error.body)
+    }
+}
+
+extension HTTPResponse {
+    static func json(_ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", "application/json; charset=utf-8")], body: body)
+    }
+}

@@ -1,0 +1,40 @@
+import CounterpointCore
+import CounterStore
+import HTTPServer
+import Logging
+
+/// The HTTP reader of SPEC §5: libmicrohttpd's thread pool in front of per-thread store
+/// connections. Build it with `ReaderServer(configuration:logger:)`; it serves until
+/// `stop()` (or deinit).
+public final class ReaderServer: Sendable {
+    private let server: HTTPServer<ReaderWorker>
+
+    /// The bound port (the real one when the configuration asked for port 0).
+    public var port: Int { server.port }
+
+    public init(configuration: ReaderConfiguration, logger: Logger) throws {
+        // Open the stores once up front so that a bad data directory fails `serve` at start
+        // with one clear error instead of answering 503 forever.
+        _ = try CounterReader(location: configuration.location)
+        let routes = ReaderRoutes(configuration: configuration, logger: logger)
+        let location = configuration.location
+        server = try HTTPServer(
+            configuration: configuration.server,
+            makeContext: { try ReaderWorker(reader: CounterReader(location: location)) },
+            handle: { request, worker in routes.respond(to: request, worker: &worker) },
+            rejectMalformed: { rejection in routes.respond(to: rejection) })
+        logger.info("reader listening", metadata: [
+            "http.host": "\(configuration.server.host)", "http.port": "\(server.port)",
+            "store.directory": "\(location.directory)",
+        ])
+    }
+
+    public func stop() { server.stop() }
+}
+
+/// What one server thread owns: its own read connections (SQLite connections are used by
+/// one thread at a time) and its cache of metric handles.
+struct ReaderWorker {
+    let reader: CounterReader
+    var metrics = RequestMetrics()
+}

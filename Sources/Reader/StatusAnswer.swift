@@ -1,0 +1,113 @@
+import CounterpointCore
+import CounterStore
+
+/// `GET /v1/status`: what each layer has done, for operators and the dashboard — batch
+/// coverage and recent runs, realtime partitions, offsets and lag, and rejected events.
+struct StatusAnswer: Sendable {
+    static let recentRunCount = 10
+
+    let liveStatus: (@Sendable () -> LiveStatus?)?
+
+    func render(reader: CounterReader, counts: CountAnswers) throws -> [UInt8] {
+        let coverage = try reader.coverage()
+        let runs = try reader.recentRuns(limit: Self.recentRunCount)
+        let partitions = try reader.partitions()
+        let freshness = try reader.freshness()
+        let live = liveStatus?()
+
+        var json = JSONWriter(capacity: 2048)
+        json.beginObject()
+
+        json.key("batch")
+        json.beginObject()
+        json.key("coverage")
+        json.beginArray()
+        for range in coverage.ranges {
+            json.beginObject()
+            json.key("from"); json.value(range.lower)
+            json.key("to"); json.value(range.upper)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("covered_until"); json.optional(coverage.coveredUntil) { $0.value($1) }
+        json.key("runs")
+        json.beginArray()
+        for run in runs { write(run, into: &json) }
+        json.endArray()
+        json.endObject()
+
+        json.key("realtime")
+        json.beginObject()
+        json.key("last_flush_at"); json.optional(freshness.realtimeFlushedAt) { $0.time(epochMilliseconds: $1) }
+        json.key("lag_events"); json.optional(freshness.realtimeLagEvents) { $0.value($1) }
+        json.key("events_per_second"); json.optional(live?.eventsPerSecond) { $0.value($1) }
+        json.key("partitions")
+        json.beginArray()
+        for partition in partitions {
+            json.beginObject()
+            json.key("topic"); json.value(partition.topic)
+            json.key("partition"); json.value(Int64(partition.partition))
+            json.key("next_offset"); json.value(partition.nextOffset)
+            json.key("high_watermark"); json.optional(partition.highWatermark) { $0.value($1) }
+            json.key("lag"); json.optional(partition.lag) { $0.value($1) }
+            json.endObject()
+        }
+        json.endArray()
+        json.key("rejected")
+        if let live {
+            write(live.rejections, into: &json)
+        } else {
+            json.null()
+        }
+        json.endObject()
+
+        counts.writeFreshness(freshness, into: &json)
+        json.endObject()
+        return json.bytes
+    }
+
+    private func write(_ run: BatchRun, into json: inout JSONWriter) {
+        json.beginObject()
+        json.key("id"); json.value(run.id)
+        json.key("from"); json.value(run.range.lower)
+        json.key("to"); json.value(run.range.upper)
+        json.key("started_at"); json.time(epochMilliseconds: run.startedAt)
+        json.key("finished_at"); json.time(epochMilliseconds: run.finishedAt)
+        json.key("events_read"); json.value(run.eventsRead)
+        json.key("valid"); json.value(run.valid)
+        json.key("duplicates"); json.value(run.duplicates)
+        json.key("rejected"); json.value(run.rejected)
+        json.key("rejected_by_reason")
+        json.beginObject()
+        for (reason, count) in run.rejectedByReason.sorted(by: { $0.key < $1.key }) {
+            json.key(dynamic: reason); json.value(count)
+        }
+        json.endObject()
+        json.key("tracks"); json.value(run.tracks)
+        json.key("rows"); json.value(run.rows)
+        json.endObject()
+    }
+
+    private func write(_ rejections: RejectionLog, into json: inout JSONWriter) {
+        json.beginObject()
+        json.key("total"); json.value(rejections.total)
+        json.key("by_reason")
+        json.beginObject()
+        for (reason, count) in rejections.counts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            json.key(dynamic: reason.rawValue); json.value(count)
+        }
+        json.endObject()
+        json.key("sample")
+        json.beginArray()
+        for sample in rejections.samples {
+            json.beginObject()
+            json.key("reason"); json.value(sample.reason.rawValue)
+            json.key("source"); json.value(sample.source)
+            json.key("message"); json.value(sample.message)
+            json.key("payload_prefix"); json.value(sample.payloadPrefix)
+            json.endObject()
+        }
+        json.endArray()
+        json.endObject()
+    }
+}
