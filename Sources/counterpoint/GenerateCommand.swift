@@ -1,0 +1,93 @@
+import ArgumentParser
+import CounterpointCore
+import Foundation
+import Generator
+
+struct GenerateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "generate",
+        abstract: "Write synthetic waveform-play event logs for demos, tests and load tests.",
+        discussion: """
+        Events are written one file per UTC hour in the layout `batch` and the archiver use
+        (<logs>/<YYYY-MM-DD>/<HH>.ndjson[.gz] plus <HH>.closed markers). Track popularity follows
+        a Zipf law, the hourly volume a daily rhythm; --duplicates and --malformed add lines the
+        batch layer must de-duplicate or reject. The same --seed gives the same bytes.
+        """)
+
+    @Option(help: "Output directory (env COUNTERPOINT_LOGS).")
+    var logs: String = Environment.string("logs", default: "./logs")
+
+    @Option(help: "Number of distinct valid events (env COUNTERPOINT_EVENTS).")
+    var events: Int = Environment.integer("events", default: 1_000_000)
+
+    @Option(help: "Number of tracks (env COUNTERPOINT_TRACKS).")
+    var tracks: Int = Environment.integer("tracks", default: 10_000)
+
+    @Option(help: "Number of hours the events span (env COUNTERPOINT_HOURS).")
+    var hours: Int = Environment.integer("hours", default: 48)
+
+    @Option(help: "First hour, RFC 3339 UTC (default: the current hour minus --hours) (env COUNTERPOINT_START).")
+    var start: String?
+
+    @Option(help: "Zipf exponent of track popularity (env COUNTERPOINT_SKEW).")
+    var skew: Double = Environment.double("skew", default: 1.1)
+
+    @Option(help: "Fraction of events written twice, 0…1 (env COUNTERPOINT_DUPLICATES).")
+    var duplicates: Double = Environment.double("duplicates", default: 0)
+
+    @Option(help: "Fraction of extra malformed lines, 0…1 (env COUNTERPOINT_MALFORMED).")
+    var malformed: Double = Environment.double("malformed", default: 0)
+
+    @Option(help: "Random seed (env COUNTERPOINT_SEED).")
+    var seed: UInt64 = UInt64(Environment.integer("seed", default: 1))
+
+    @Flag(help: "Write gzip files (env COUNTERPOINT_GZIP).")
+    var gzip = Environment.bool("gzip")
+
+    @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
+    var json = Environment.bool("json")
+
+    func validate() throws {
+        guard events >= 0 else { throw ValidationError("--events must be 0 or more") }
+        guard tracks >= 1 else { throw ValidationError("--tracks must be at least 1") }
+        guard hours >= 1 else { throw ValidationError("--hours must be at least 1") }
+        guard (0...1).contains(duplicates) else { throw ValidationError("--duplicates must be between 0 and 1") }
+        guard (0...1).contains(malformed) else { throw ValidationError("--malformed must be between 0 and 1") }
+        guard skew >= 0 else { throw ValidationError("--skew must be 0 or more") }
+        _ = try parseHourFlag(firstHour, flag: "--start")
+    }
+
+    /// `--start`, falling back to the environment.
+    private var firstHour: String? { start ?? Environment.optionalString("start") }
+
+    func run() throws {
+        var configuration = GeneratorConfiguration()
+        configuration.events = events
+        configuration.tracks = tracks
+        configuration.hours = hours
+        configuration.start = try parseHourFlag(firstHour, flag: "--start")
+        configuration.popularitySkew = skew
+        configuration.duplicateRate = duplicates
+        configuration.malformedRate = malformed
+        configuration.seed = seed
+        configuration.gzip = gzip
+        let progress = ProgressLine(enabled: !json)
+        let summary = try Generator.generate(configuration, into: logs) { written in
+            progress.update("generate: \(written.formatted()) events")
+        }
+        progress.finish()
+        if json {
+            try printJSON([
+                "logs": logs, "events": summary.events, "duplicates": summary.duplicates,
+                "malformed": summary.malformed, "lines": summary.lines, "files": summary.files,
+                "bytes": summary.bytes, "tracks": summary.tracks, "hours": summary.hours,
+                "seconds": summary.seconds,
+            ])
+        } else {
+            print("generate: wrote \(summary.lines.formatted()) lines (\(summary.events.formatted()) events, " +
+                  "\(summary.duplicates.formatted()) duplicates, \(summary.malformed.formatted()) malformed) " +
+                  "in \(summary.files) files, \(ByteCount(summary.bytes)), into \(logs) " +
+                  "in \(String(format: "%.2f", summary.seconds)) s")
+        }
+    }
+}

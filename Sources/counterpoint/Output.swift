@@ -1,0 +1,61 @@
+import Foundation
+
+/// A progress line on stderr, redrawn in place — only when stderr is a terminal, so logs
+/// and pipes never fill with carriage returns.
+final class ProgressLine: @unchecked Sendable {
+    // @unchecked: `lastDraw` and `drawn` are only touched under `lock`.
+    private let lock = NSLock()
+    private let enabled: Bool
+    private var lastDraw = ContinuousClock.now - .seconds(1)
+    private var drawn = false
+
+    init(enabled: Bool = true) {
+        self.enabled = enabled && isatty(STDERR_FILENO) == 1
+    }
+
+    func update(_ text: String) {
+        guard enabled else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        let now = ContinuousClock.now
+        guard now - lastDraw >= .milliseconds(200) else { return }
+        lastDraw = now
+        drawn = true
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+    }
+
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        drawn = false
+    }
+}
+
+/// Prints one JSON object on stdout (the `--json` summaries).
+func printJSON(_ object: [String: Any]) throws {
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    FileHandle.standardOutput.write(data)
+    FileHandle.standardOutput.write(Data("\n".utf8))
+}
+
+/// Bytes for people: 1.95 GB.
+struct ByteCount: CustomStringConvertible {
+    let bytes: Int64
+    init(_ bytes: Int64) { self.bytes = bytes }
+    init(_ bytes: Int) { self.bytes = Int64(bytes) }
+
+    var description: String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 { value /= 1000; unit += 1 }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.2f", value) + " " + units[unit]
+    }
+}
+
+/// A fatal error for the one-line message a subcommand exits with.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import CounterStore
+import Foundation
+import HTTPServer
+import Logging
+import Reader
+
+/// `--listen HOST:PORT` (IPv6 hosts in brackets: `[::1]:8080`).
+struct ListenAddress: ExpressibleByArgument, CustomStringConvertible {
+    var host: String
+    var port: Int
+
+    init?(argument: String) {
+        guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
+              (0...65_535).contains(port) else { return nil }
+        var host = String(argument[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.host = host
+        self.port = port
+    }
+
+    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+struct ReaderOptions: ParsableArguments {
+    @Option(help: "Address the HTTP reader listens on, HOST:PORT; port 0 picks a free one (env COUNTERPOINT_LISTEN).")
+    var listen: ListenAddress = ListenAddress(argument: Environment.string("listen", default: "127.0.0.1:8080"))
+        ?? ListenAddress(argument: "127.0.0.1:8080")!
+
+    @Option(help: "HTTP worker threads, each with its own store connections (env COUNTERPOINT_HTTP_THREADS).")
+    var httpThreads: Int = Environment.integer("http-threads", default: HTTPServerConfiguration().threadCount)
+
+    func validate() throws {
+        guard httpThreads >= 1, httpThreads <= 256 else { throw ValidationError("--http-threads must be between 1 and 256") }
+    }
+
+    func serverConfiguration() -> HTTPServerConfiguration {
+        var configuration = HTTPServerConfiguration()
+        configuration.host = listen.host
+        configuration.port = listen.port
+        configuration.threadCount = httpThreads
+        return configuration
+    }
+}
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Answer dashboards over HTTP: merged counts, timelines, top tracks, status and metrics.",
+        discussion: """
+        For every hour the batch layer has covered the answer is the batch count; for every other
+        hour, the realtime count. See docs/openapi.yaml for the API. Stops cleanly on SIGINT/SIGTERM.
+        """)
+
+    @OptionGroup var common: CommonOptions
+    @OptionGroup var reader: ReaderOptions
+
+    func run() throws {
+        Bootstrap.blockTerminationSignals()
+        let logger = Bootstrap.logging(level: common.logLevel)
+        let exposition = Bootstrap.metrics()
+        let server: ReaderServer
+        do {
+            server = try ReaderServer(
+                configuration: ReaderConfiguration(location: StoreLocation(directory: common.dataDirectory),
+                                                   server: reader.serverConfiguration(),
+                                                   metricsExposition: exposition),
+                logger: logger)
+        } catch {
+            throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
+        }
+        announce(server, host: reader.listen.host)
+        let signal = Bootstrap.waitForTermination()
+        logger.info("stopping", metadata: ["signal": "\(signal)"])
+        server.stop()
+    }
+}
+
+/// Prints where the reader answers, on stdout, as the first line scripts and tests wait for.
+func announce(_ server: ReaderServer, host: String) {
+    let shownHost = host.contains(":") ? "[\(host)]" : host
+    print("counterpoint: reader listening on http://\(shownHost):\(server.port)/")
+    fflush(nil)
+}

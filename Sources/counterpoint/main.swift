@@ -1,2 +1,0 @@
-// The counterpoint executable; its subcommands arrive with the foundation work.
-print("counterpoint")
