@@ -34,7 +34,14 @@ final class MicroHTTPDaemon: Sendable {
         let dispatcherPointer = Unmanaged.passUnretained(dispatcher).toOpaque()
         errno = 0
         let started: (daemon: OpaquePointer?, errno: Int32) = address.withSockAddr { sockAddr in
-            var options: [MHD_OptionItem] = [
+            var flags = daemonFlags
+            var options: [MHD_OptionItem] = []
+            if logError != nil {
+                // First, so that libmicrohttpd routes the diagnostics about the other options here too.
+                flags |= MHD_USE_ERROR_LOG.rawValue
+                options.append(cp_mhd_option_external_logger(forwardLogMessage, dispatcherPointer))
+            }
+            options += [
                 cp_mhd_option_value(.THREAD_POOL_SIZE, configuration.threadCount),
                 cp_mhd_option_value(.CONNECTION_LIMIT, configuration.connectionLimit),
                 cp_mhd_option_value(.CONNECTION_TIMEOUT, configuration.connectionTimeoutSeconds),
@@ -44,11 +51,6 @@ final class MicroHTTPDaemon: Sendable {
                 cp_mhd_option_notify_completed(releaseRequestRecord, nil),
                 cp_mhd_option_unescape(keepPercentEscapes, nil),
             ]
-            var flags = daemonFlags
-            if logError != nil {
-                flags |= MHD_USE_ERROR_LOG.rawValue
-                options.append(cp_mhd_option_external_logger(forwardLogMessage, dispatcherPointer))
-            }
             if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             options.append(cp_mhd_option_end())
             return options.withUnsafeBufferPointer {
