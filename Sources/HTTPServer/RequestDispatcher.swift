@@ -63,12 +63,17 @@ final class RequestDispatcher: Sendable {
         }
         guard let mhdResponse = created else { return .NO }  // Out of memory: MHD closes the connection.
         defer { MHD_destroy_response(mhdResponse) }
-        for (name, value) in response.headers where !equalIgnoringASCIICase(name, "Content-Length") {
+        for (name, value) in response.headers where !isContentLength(name) {
             _ = MHD_add_response_header(mhdResponse, name, value)
         }
         let status = (200...599).contains(response.status) ? response.status : 500
         return MHD_queue_response(connection, UInt32(status), mhdResponse)
     }
+}
+
+/// libmicrohttpd sends the body's own length; a second Content-Length from the handler could only conflict.
+private func isContentLength(_ name: String) -> Bool {
+    name.utf8.count == 14 && equalIgnoringASCIICase(name, "Content-Length")
 }
 
 /// Gathers the header fields, their number and their size as `name: value\r\n`; stops once over a limit.

@@ -41,14 +41,14 @@ final class TestClient {
             }
         }
         guard status == 0 else {
-            let error = errno
-            close(socketDescriptor)
-            throw TestClientError(description: "connect to port \(port): \(String(cString: strerror(error)))")
+            // No close here: the object is fully initialized, so deinit runs and closes the socket. Closing
+            // twice could close a descriptor the server under test has meanwhile been given.
+            throw TestClientError(description: "connect to port \(port): \(String(cString: strerror(errno)))")
         }
     }
 
     deinit {
-        close(socketDescriptor)
+        if socketDescriptor >= 0 { close(socketDescriptor) }
     }
 
     func send(_ text: String) throws {

@@ -58,7 +58,8 @@ struct ContextUnavailable: Error {}
 /// A server on an ephemeral port whose handler echoes the request as JSON, except for a few fixed routes.
 func makeEchoServer(
     configuration: HTTPServerConfiguration = HTTPServerConfiguration(port: 0, threadCount: 2),
-    makeContext: @escaping @Sendable () throws -> String = { "thread-\(pthread_self())" }
+    makeContext: @escaping @Sendable () throws -> String = { "thread-\(pthread_self())" },
+    logError: (@Sendable (String) -> Void)? = nil
 ) throws -> HTTPServer<String> {
     try HTTPServer<String>(
         configuration: configuration,
@@ -78,7 +79,17 @@ func makeEchoServer(
                 return HTTPResponse(status: 200, contentType: "application/json", body: Array(body))
             }
         },
-        rejectMalformed: renderRejection)
+        rejectMalformed: renderRejection,
+        logError: logError)
+}
+
+/// Collects log lines from any thread.
+final class LogLines: @unchecked Sendable {
+    // `lines` is only touched under `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    var all: [String] { lock.withLock { lines } }
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
 }
 
 func echoed(_ response: TestResponse) throws -> EchoedRequest {

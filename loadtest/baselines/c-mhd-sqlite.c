@@ -12,6 +12,43 @@
  * Thread pool of 2 (MHD_OPTION_THREAD_POOL_SIZE), one read-only connection and prepared statement per
  * pool thread (created lazily, kept in a pthread key), and the two-phase access handler: the response
  * is queued on the second call, after MHD has seen the whole request, so the connection stays alive.
+ * Queueing on the first call made MHD close the connection after every response.
+ *
+ * Measuring (a database of 100,000 tracks x 48 hours, 4.8 M rows, 75 MB, WAL):
+ *
+ *   sqlite3 counts.db "PRAGMA journal_mode=WAL; CREATE TABLE counts(track_id INTEGER, hour INTEGER,
+ *     plays INTEGER, PRIMARY KEY(track_id,hour)) WITHOUT ROWID; WITH RECURSIVE t(id) AS (SELECT 1 UNION
+ *     ALL SELECT id+1 FROM t WHERE id<100000), h(hr) AS (SELECT 0 UNION ALL SELECT hr+1 FROM h WHERE
+ *     hr<47) INSERT INTO counts SELECT id, 490000+hr, (id*7+hr*13)%50 FROM t, h ORDER BY 1,2;"
+ *   wrk -t2 -c64 -d10s --latency -s random-id.lua http://127.0.0.1:PORT
+ *
+ * with random-id.lua:
+ *
+ *   local n = tonumber(os.getenv("TRACKS") or "100000")
+ *   math.randomseed(os.time())
+ *   request = function() return wrk.format("GET", "/v1/tracks/" .. math.random(1, n) .. "/plays") end
+ *
+ * Figures on the 2-core development machine (AMD EPYC, Debian 12), wrk on the same machine,
+ * libmicrohttpd 0.9.75, SQLite 3.40. Other jobs shared the machine for most runs, so ranges are given;
+ * "CPU/req" is the server's own CPU time per request, which varies less than the rate.
+ *
+ *                                  64 connections                  256 connections
+ *   this server (idle, poll/epoll) 44-51 k req/s, p50 1.2-1.3 ms,  45-51 k req/s, p50 4.6-6.5 ms,
+ *                                  p99 5.4-5.6 ms                  p99 14-23 ms
+ *   this server (shared machine)   28-39 k req/s, p50 1.4-2.2 ms,  27-36 k req/s, p50 6.4-8.4 ms,
+ *                                  p99 6-19 ms, 20-23 us CPU/req   p99 19-21 ms, 21-24 us CPU/req
+ *   Swift HTTPServer, same handler 29-37 k req/s, p50 1.4-2.1 ms,  25-30 k req/s, p50 7.2-9.5 ms,
+ *   (same runs, interleaved)       p99 6.5-20 ms, 23-25 us CPU/req p99 24-49 ms, 24-28 us CPU/req
+ *   404 without SQLite, C          113 k req/s idle (p50 0.19 ms), 70 k req/s shared
+ *   404 without SQLite, Swift      112 k req/s (quietest run, p50 0.46 ms, p99 2.3 ms), 74 k shared
+ *
+ * The SQLite point lookup (a 48-row range sum, random ids) costs about 10 us of CPU and halves the rate.
+ * Keep-alive held in every run: wrk reported no socket errors and the kernel accepted one connection
+ * per wrk connection (TcpPassiveOpens) for 100,000+ requests.
+ *
+ * Polling mode: with MHD_USE_EPOLL (`epoll` argument) the daemon stopped answering at 128 concurrent
+ * connections (under 200 req/s, with a pool of 1 and, in one run, of 2); with poll() it served 100, 128
+ * and 256 connections alike, so poll() is the default here and in HTTPServer.
  */
 #include <microhttpd.h>
 #include <sqlite3.h>
