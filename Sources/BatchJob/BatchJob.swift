@@ -57,7 +57,7 @@ public enum BatchJob {
         let target = plan.coverage
         let units = plan.units
         let workerCount = min(configuration.workers, max(1, units.count))
-        let results = ResultChannel<(counts: PlayCounts, tally: GroupTally?)>(workers: workerCount)
+        let results = ResultChannel<(rows: [PlayCounts.Element], tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
         var threads: [Thread] = []
         for _ in 0..<workerCount {
@@ -74,7 +74,7 @@ public enum BatchJob {
                         eventsRead.add(Int64(processor.tally.eventsRead - before))
                         results.send((processor.finishUnit(), nil))
                     }
-                    results.send((PlayCounts(minimumCapacity: 1), processor.tally))
+                    results.send(([], processor.tally))
                     results.workerFinished()
                 } catch {
                     results.workerFinished(with: error)
@@ -91,12 +91,15 @@ public enum BatchJob {
             _ = try store.replace(ranges: plan.ranges, startedAt: startedAt) { writer in
                 while let result = try results.receive() {
                     if let tally = result.tally { summary.absorb(tally) }
-                    for row in result.counts {
+                    for row in result.rows {
                         try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays)
                         tracks.insert(row.trackID)
                     }
-                    rows += result.counts.count
+                    rows += result.rows.count
                 }
+                logger.debug("batch rows written", metadata: [
+                    "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.rows": "\(rows)",
+                ])
                 summary.tracks = tracks.count
                 summary.rows = rows
                 summary.bytesRead = bytesRead.current

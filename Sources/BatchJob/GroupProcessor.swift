@@ -44,12 +44,13 @@ final class GroupProcessor {
         }
     }
 
-    /// Hands over the counts of the unit just processed and forgets its event ids.
-    func finishUnit() -> PlayCounts {
-        let finished = counts
+    /// Hands over the rows of the unit just processed, in key order, and forgets its event
+    /// ids; the tables keep their memory for the next unit.
+    func finishUnit() -> [PlayCounts.Element] {
+        let rows = counts.sortedElements()
         counts.removeAll()
         seen.removeAll()
-        return finished
+        return rows
     }
 
     @inline(__always)

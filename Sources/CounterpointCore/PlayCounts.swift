@@ -85,6 +85,21 @@ public struct PlayCounts: Sendable, Sequence {
         totalPlays = 0
     }
 
+    /// Every key with its plays, ordered by track then hour — the order the batch store's
+    /// index wants its rows in. A plain loop inside this module, so callers elsewhere do not
+    /// pay for an unspecialized generic iterator per key.
+    public func sortedElements() -> [Element] {
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        slots.withUnsafeBufferPointer { slots in
+            for slot in slots where slot.trackID != 0 {
+                elements.append(Element(trackID: slot.trackID, hour: Hour(index: slot.hour), plays: slot.plays))
+            }
+        }
+        elements.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour.index < $1.hour.index }
+        return elements
+    }
+
     /// The keys in no particular order.
     public func makeIterator() -> some IteratorProtocol<Element> {
         slots.lazy.filter { $0.trackID != 0 }
