@@ -130,9 +130,8 @@ extension BatchRowWriter: Sendable {}
 /// Buffers rows, sorts each full buffer by (track, hour) and upserts it.
 ///
 /// The upsert overwrites a row left by an earlier run (its `run_id` differs) and adds to a row
-/// this run has already written (the same key in two buffers), so a rerun rewrites pages in
-/// place instead of deleting the range first and inserting it again. Rows go in groups of
-/// `rowsPerStatement` per statement, which halves the per-row cost of stepping a statement.
+/// this run has already written (the same key in two buffers, or twice in one), so a rerun
+/// rewrites pages in place instead of deleting the range first and inserting it again.
 private final class BatchRowSink {
     private struct Row {
         var trackID: Int64
@@ -140,33 +139,23 @@ private final class BatchRowSink {
         var plays: Int64
     }
 
-    static let rowsPerStatement = 64
-
     private let range: HourRange
     private let capacity: Int
-    private let upsertOne: Statement
-    private let upsertGroup: Statement
+    private let upsert: GroupedUpsert
     private var buffer: [Row] = []
 
     init(database: Database, range: HourRange, runID: Int64, capacity: Int) throws {
         self.range = range
         self.capacity = max(1, capacity)
-        upsertOne = try database.cachedStatement(Self.upsertSQL(rows: 1))
-        upsertGroup = try database.cachedStatement(Self.upsertSQL(rows: Self.rowsPerStatement))
-        // ?1 is the run id in every row, bound once.
-        try upsertOne.bind(runID, at: 1)
-        try upsertGroup.bind(runID, at: 1)
-    }
-
-    /// `INSERT … VALUES (?2, ?3, ?4, ?1), (?5, ?6, ?7, ?1), …` with the upsert clause.
-    private static func upsertSQL(rows: Int) -> String {
-        let values = (0..<rows).map { row in "(?\(3 * row + 2), ?\(3 * row + 3), ?\(3 * row + 4), ?1)" }
-        return """
-            INSERT INTO batch_counts (hour, track_id, plays, run_id) VALUES \(values.joined(separator: ", "))
+        // ?1 is the run id of every row.
+        upsert = try GroupedUpsert(database, firstRowParameter: 2, rowSuffix: ", ?1", makeSQL: { values in
+            """
+            INSERT INTO batch_counts (hour, track_id, plays, run_id) VALUES \(values)
             ON CONFLICT (hour, track_id) DO UPDATE SET
                 plays = CASE WHEN run_id = excluded.run_id THEN plays + excluded.plays ELSE excluded.plays END,
                 run_id = excluded.run_id
             """
+        }, bindShared: { try $0.bind(runID, at: 1) })
     }
 
     func write(trackID: Int64, hour: Hour, plays: Int64) throws {
@@ -187,27 +176,9 @@ private final class BatchRowSink {
     }
 
     private func drain() throws {
+        // In the index's order the writes sweep its pages once.
         buffer.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
-        var pending = 0
-        for row in buffer {
-            let parameter = 3 * pending + 2
-            try upsertGroup.bind(row.hour, at: parameter)
-            try upsertGroup.bind(row.trackID, at: parameter + 1)
-            try upsertGroup.bind(row.plays, at: parameter + 2)
-            pending += 1
-            if pending == Self.rowsPerStatement {
-                try upsertGroup.execute()
-                pending = 0
-            }
-        }
-        // The last partial group, one row at a time (its rows are the group's bound values).
-        for index in buffer.count - pending ..< buffer.count {
-            let row = buffer[index]
-            try upsertOne.bind(row.hour, at: 2)
-            try upsertOne.bind(row.trackID, at: 3)
-            try upsertOne.bind(row.plays, at: 4)
-            try upsertOne.execute()
-        }
+        try upsert.write(buffer) { ($0.hour, $0.trackID, $0.plays) }
         buffer.removeAll(keepingCapacity: true)
     }
 }
