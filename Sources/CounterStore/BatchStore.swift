@@ -167,8 +167,8 @@ extension BatchRowWriter: Sendable {}
 /// Buffers rows, sorts each full buffer by (track, hour) and upserts it.
 ///
 /// The upsert overwrites a row left by an earlier run (its `run_id` differs) and adds to a row
-/// this run has already written (the same key in two buffers), so a rerun rewrites pages in
-/// place instead of deleting the range first and inserting it again.
+/// this run has already written (the same key in two buffers, or twice in one), so a rerun
+/// rewrites pages in place instead of deleting the range first and inserting it again.
 private final class BatchRowSink {
     private struct Row {
         var trackID: Int64
@@ -177,22 +177,22 @@ private final class BatchRowSink {
     }
 
     private let target: Coverage
-    private let runID: Int64
     private let capacity: Int
-    private let upsert: Statement
+    private let upsert: GroupedUpsert
     private var buffer: [Row] = []
 
     init(database: Database, target: Coverage, runID: Int64, capacity: Int) throws {
         self.target = target
-        self.runID = runID
         self.capacity = max(1, capacity)
-        upsert = try database.cachedStatement("""
-            INSERT INTO batch_counts (hour, track_id, plays, run_id) VALUES (?1, ?2, ?3, ?4)
+        // ?1 is the run id of every row.
+        upsert = try GroupedUpsert(database, firstRowParameter: 2, rowSuffix: ", ?1", makeSQL: { values in
+            """
+            INSERT INTO batch_counts (hour, track_id, plays, run_id) VALUES \(values)
             ON CONFLICT (hour, track_id) DO UPDATE SET
                 plays = CASE WHEN run_id = excluded.run_id THEN plays + excluded.plays ELSE excluded.plays END,
                 run_id = excluded.run_id
-            """)
-        try upsert.bind(runID, at: 4)
+            """
+        }, bindShared: { try $0.bind(runID, at: 1) })
     }
 
     func write(trackID: Int64, hour: Hour, plays: Int64) throws {
@@ -213,22 +213,9 @@ private final class BatchRowSink {
     }
 
     private func drain() throws {
+        // In the index's order the writes sweep its pages once.
         buffer.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
-        var index = 0
-        while index < buffer.count {
-            var row = buffer[index]
-            index += 1
-            while index < buffer.count, buffer[index].trackID == row.trackID, buffer[index].hour == row.hour {
-                row.plays += buffer[index].plays
-                index += 1
-            }
-            try upsert.bind(row.hour, at: 1)
-            try upsert.bind(row.trackID, at: 2)
-            try upsert.bind(row.plays, at: 3)
-            // Stepping without a reset would keep the statement busy; step + reset per row.
-            try upsert.step()
-            upsert.reset()
-        }
+        try upsert.write(buffer) { ($0.hour, $0.trackID, $0.plays) }
         buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -22,24 +22,22 @@ public final class RealtimeStore {
                       flushedAt: Int64) throws -> FlushOutcome {
         // Ordered by the index (track_id, hour) the writes touch pages in one sweep; within an
         // hour that is also the table's order.
-        let ordered = increments.sorted { ($0.trackID, $0.hour.index) < ($1.trackID, $1.hour.index) }
+        if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
+            throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)
+        }
+        let ordered = increments.filter { $0.plays > 0 }
+            .sorted { ($0.trackID, $0.hour.index) < ($1.trackID, $1.hour.index) }
         return try database.write { db in
             let stale = try staleOffsets(progress, db)
             guard stale.isEmpty else { return .fenced(partitions: stale) }
 
-            let upsert = try db.cachedStatement("""
-                INSERT INTO realtime_counts (hour, track_id, plays) VALUES (?1, ?2, ?3)
+            let upsert = try GroupedUpsert(db, firstRowParameter: 1) { values in
+                """
+                INSERT INTO realtime_counts (hour, track_id, plays) VALUES \(values)
                 ON CONFLICT (hour, track_id) DO UPDATE SET plays = plays + excluded.plays
-                """)
-            for increment in ordered where increment.plays != 0 {
-                guard increment.trackID > 0, increment.plays > 0 else {
-                    throw CounterStoreError.invalidRow(trackID: increment.trackID, hour: increment.hour, plays: increment.plays)
-                }
-                try upsert.bind(increment.hour.index, at: 1)
-                try upsert.bind(increment.trackID, at: 2)
-                try upsert.bind(increment.plays, at: 3)
-                try upsert.execute()
+                """
             }
+            try upsert.write(ordered) { ($0.hour.index, $0.trackID, $0.plays) }
 
             let saveOffset = try db.cachedStatement("""
                 INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at)

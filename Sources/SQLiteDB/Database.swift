@@ -121,8 +121,10 @@ public final class Database {
     }
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): every statement in it reads the
-    /// same snapshot of the file — "the reader sees the database as it was when the read
-    /// transaction started, no matter what writers do meanwhile" in WAL mode.
+    /// same snapshot of the file. SQLite's contract (sqlite.org/isolation.html): "In WAL mode,
+    /// SQLite exhibits 'snapshot isolation'. When a read transaction starts, that reader
+    /// continues to see an unchanging 'snapshot' of the database file as it existed at the
+    /// moment in time when the read transaction started."
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try cachedStatement("BEGIN DEFERRED").execute()
         return try finishTransaction(body)

@@ -11,8 +11,9 @@ public final class Statement {
         self.connection = connection
         self.sql = sql
         var statement: OpaquePointer?
-        // PERSISTENT tells SQLite the statement will be reused many times, so it allocates
-        // from the heap rather than the lookaside pool.
+        // "SQLITE_PREPARE_PERSISTENT is a hint to the query planner that the prepared statement
+        // will be retained for a long time and probably reused many times" — SQLite then keeps
+        // it out of the small lookaside memory pool meant for short-lived allocations.
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         let code = sqlite3_prepare_v3(connection, sql, -1, flags, &statement, nil)
         guard code == SQLITE_OK, let statement else {

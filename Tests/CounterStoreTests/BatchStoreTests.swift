@@ -62,6 +62,20 @@ struct BatchStoreTests {
         }
     }
 
+    @Test("many rows of one (track, hour) add up when written in groups, and a rerun overwrites them")
+    func duplicateRowsInGroups() throws {
+        try withStoreLocation { location in
+            let store = try BatchStore(location: location)
+            let rows = (0..<300).map { index in (Int64(index % 3 + 1), Int64(index % 2), Int64(1)) }
+            try replace(store, hours(0, 24), rows)
+            let reader = try CounterReader(location: location)
+            #expect(try reader.plays(tracks: [1, 2, 3], in: .allTime).map(\.plays) == [100, 100, 100])
+            #expect(try reader.timeline(track: 1, in: hours(0, 2), step: .hour).map(\.plays) == [50, 50])
+            try replace(store, hours(0, 24), rows)
+            #expect(try reader.plays(tracks: [1, 2, 3], in: .allTime).map(\.plays) == [100, 100, 100])
+        }
+    }
+
     @Test("a row outside the replaced range fails the run and changes nothing")
     func rowOutsideRange() throws {
         try withStoreLocation { location in

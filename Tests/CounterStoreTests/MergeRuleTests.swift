@@ -117,6 +117,28 @@ struct MergeRuleTests {
         }
     }
 
+    @Test("the ranking agrees with per-track totals over narrow and wide ranges")
+    func rankingAgreesWithTotals() throws {
+        try withStoreLocation { location in
+            let realtime = try RealtimeStore(location: location)
+            let batch = try BatchStore(location: location)
+            let tracks = Array(Int64(1)...Int64(30))
+            try flush(realtime, tracks.flatMap { track in (0..<Int64(100)).compactMap { offset in
+                (track * 7 + offset) % 5 == 0 ? nil : (track, offset, (track * offset) % 9 + 1)
+            } }, from: nil, to: 1)
+            try replace(batch, hours(20, 40), tracks.flatMap { track in (20..<Int64(40)).map { (track, $0, track % 4) } })
+            try replace(batch, hours(60, 70), tracks.map { ($0, 65, 31 - $0) })
+            let reader = try CounterReader(location: location)
+            for range in [hours(0, 1), hours(35, 36), hours(30, 45), hours(10, 90), .allTime] {
+                let expected = try reader.plays(tracks: tracks, in: range)
+                    .filter { $0.plays > 0 }
+                    .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
+                #expect(try reader.top(in: range, limit: 1_000) == expected)
+                #expect(try reader.top(in: range, limit: 5) == Array(expected.prefix(5)))
+            }
+        }
+    }
+
     @Test("freshness reports coverage, last flush and lag, also alongside every count query")
     func freshness() throws {
         try withStoreLocation { location in
