@@ -20,7 +20,7 @@ struct CountAnswers {
         let values = try QueryValues(query, allowed: ["from", "to"])
         let range = try values.hourRange()
         let plays = try reader.plays(track: trackID, in: range)
-        let freshness = try reader.freshness()
+        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
         var json = JSONWriter()
         json.beginObject()
         write(plays, into: &json)
@@ -42,7 +42,7 @@ struct CountAnswers {
         }
         let range = try timelineRange(values, step: step)
         let points = try reader.timeline(track: trackID, in: range, step: step)
-        let freshness = try reader.freshness()
+        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
         var json = JSONWriter(capacity: 64 + points.count * 56)
         json.beginObject()
         json.key("track_id"); json.value(trackID)
@@ -110,7 +110,7 @@ struct CountAnswers {
         }
         let range = try values.hourRange()
         let answers = try reader.plays(tracks: trackIDs, in: range)
-        let freshness = try reader.freshness()
+        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
         var json = JSONWriter(capacity: 64 + answers.count * 80)
         json.beginObject()
         json.key("tracks")
@@ -131,7 +131,7 @@ struct CountAnswers {
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
         let tracks = try reader.top(in: range, limit: limit)
-        let freshness = try reader.freshness()
+        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
         var json = JSONWriter(capacity: 64 + tracks.count * 80)
         json.beginObject()
         json.key("tracks")
