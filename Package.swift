@@ -56,6 +56,10 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
 
+        // MARK: Benchmark fixtures, kept beside the load test.
+        .executableTarget(name: "counterpoint-store-fixture", dependencies: ["CounterStore", "CounterpointCore"],
+                          path: "loadtest/StoreFixture"),
+
         // MARK: Tests, one target per module plus end-to-end tests of the executable.
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
