@@ -68,7 +68,7 @@ struct InputFormatTests {
         }
     }
 
-    @Test("gzip files, multi-member and named without .gz, are read like plain ones")
+    @Test("gzip files, multi-member and named without .gz, are read like plain ones; an empty file holds nothing")
     func gzipFiles() throws {
         try Workspace.with { workspace in
             let ten = hour(10)
@@ -78,6 +78,7 @@ struct InputFormatTests {
             try workspace.writeLines([play("g3", track: 3, at: ten), play("g1", track: 3, at: ten)], to: disguised, gzip: true)
             try workspace.writeRaw(play("g4", track: 3, at: ten),
                                    to: LogLayout.hourFilePath(root: workspace.logs, hour: ten, late: true))
+            try workspace.writeRaw("", to: LogLayout.hourFilePath(root: workspace.logs, hour: ten, segment: "empty", gzip: true))
             try workspace.close(ten)
 
             let summary = try workspace.run()

@@ -56,24 +56,27 @@ struct StatusAndMetricsTests {
     @Test("the live status of the process appears under realtime: its rate and its rejections with samples")
     func liveStatusIsShown() throws {
         var rejections = RejectionLog()
-        for (payload, offset) in [("{oops", 11), (#"{"type":"play"}"#, 12), ("[1]", 13)] {
-            guard case .failure(let rejection) = EventParser.parse(Array(payload.utf8)) else {
+        // The last payload needs escaping: a quote, a backslash, control bytes and a byte that is not UTF-8.
+        let payloads: [[UInt8]] = [Array("{oops".utf8), Array(#"{"type":"play"}"#.utf8), Array("[1]".utf8),
+                                   Array("{\"q\":\"a\\\"\n\t\u{1}".utf8) + [0xFF]]
+        for (index, payload) in payloads.enumerated() {
+            guard case .failure(let rejection) = EventParser.parse(payload) else {
                 Issue.record("\(payload) should be rejected")
                 return
             }
-            Array(payload.utf8).withUnsafeBytes { rejections.record(rejection, source: "plays/0@\(offset)", payload: $0) }
+            payload.withUnsafeBytes { rejections.record(rejection, source: "plays/0@\(11 + index)", payload: $0) }
         }
         let live = LiveStatus(eventsPerSecond: 1234.5, rejections: rejections)
         try ReaderFixture.with(configure: { $0.liveStatus = { live } }) { reader in
             let realtime = try #require(try reader.get("/v1/status").object()["realtime"] as? [String: Any])
             #expect(realtime["events_per_second"] as? Double == 1234.5)
             let rejected = try #require(realtime["rejected"] as? [String: Any])
-            #expect(rejected["total"] as? Int == 3)
-            #expect(rejected["by_reason"] as? [String: Int] == ["malformed_json": 2, "missing_field": 1])
+            #expect(rejected["total"] as? Int == 4)
+            #expect(rejected["by_reason"] as? [String: Int] == ["malformed_json": 3, "missing_field": 1])
             let sample = try #require(rejected["sample"] as? [[String: String]])
-            #expect(sample.map { $0["source"] } == ["plays/0@11", "plays/0@12", "plays/0@13"])
-            #expect(sample.map { $0["reason"] } == ["malformed_json", "missing_field", "malformed_json"])
-            #expect(sample.map { $0["payload_prefix"] } == ["{oops", #"{"type":"play"}"#, "[1]"])
+            #expect(sample.map { $0["source"] } == ["plays/0@11", "plays/0@12", "plays/0@13", "plays/0@14"])
+            #expect(sample.map { $0["reason"] } == ["malformed_json", "missing_field", "malformed_json", "malformed_json"])
+            #expect(sample.map { $0["payload_prefix"] } == ["{oops", #"{"type":"play"}"#, "[1]", "{\"q\":\"a\\\"\n\t\u{1}\u{FFFD}"])
             #expect(sample.allSatisfy { !($0["message"] ?? "").isEmpty })
         }
     }

@@ -125,6 +125,9 @@ struct TimelineAndTopTests {
             #expect(two.tracks.map(\.trackId) == [1, 2])
             let third = try reader.json("/v1/top?limit=3&from=\(time(10))&to=\(time(24))", as: TracksAnswer.self)
             #expect(third.tracks.map(\.trackId) == [1, 4, 5])
+            // A tie at the cut keeps the lower track id.
+            let cut = try reader.json("/v1/top?limit=2&from=\(time(10))&to=\(time(24))", as: TracksAnswer.self)
+            #expect(cut.tracks.map(\.trackId) == [1, 4])
         }
     }
 
