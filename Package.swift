@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore"]),
+        .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
         .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore"]),
     ],
