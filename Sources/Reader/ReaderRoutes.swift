@@ -27,8 +27,9 @@ struct ReaderRoutes: Sendable {
             let route = try Route.match(request.path)
             label = route.label
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed }
-            response = try answer(route, request, worker.reader)
+            response = try answer(route, request, &worker)
         } catch let error as APIError {
+            if label == "unmatched" { label = Route.label(forPath: request.path) }
             response = Self.errorResponse(error)
         } catch {
             logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
@@ -38,25 +39,25 @@ struct ReaderRoutes: Sendable {
         return response
     }
 
-    private func answer(_ route: Route, _ request: HTTPRequest, _ reader: CounterReader) throws -> HTTPResponse {
+    private func answer(_ route: Route, _ request: HTTPRequest, _ worker: inout ReaderWorker) throws -> HTTPResponse {
         switch route {
         case .trackPlays(let trackID):
-            return .json(try counts.trackPlays(trackID, request.query, reader: reader))
+            return .json(try counts.trackPlays(trackID, request.query) { try worker.reader() })
         case .trackTimeline(let trackID):
-            return .json(try counts.timeline(trackID, request.query, reader: reader))
+            return .json(try counts.timeline(trackID, request.query) { try worker.reader() })
         case .plays:
-            return .json(try counts.multiPlays(request.query, reader: reader))
+            return .json(try counts.multiPlays(request.query) { try worker.reader() })
         case .top:
-            return .json(try counts.top(request.query, reader: reader))
+            return .json(try counts.top(request.query) { try worker.reader() })
         case .status:
             _ = try QueryValues(request.query, allowed: [])
-            return .json(try statusPage.render(reader: reader, counts: counts))
+            return .json(try statusPage.render(reader: worker.reader(), counts: counts))
         case .health:
             _ = try QueryValues(request.query, allowed: [])
             return .json(Array(#"{"status":"ok"}"#.utf8))
         case .ready:
             _ = try QueryValues(request.query, allowed: [])
-            guard reader.isReadable() else { throw APIError.storeUnavailable("the stores cannot be read") }
+            guard try worker.reader().isReadable() else { throw APIError.storeUnavailable("the stores cannot be read") }
             return .json(Array(#"{"status":"ready"}"#.utf8))
         case .metrics:
             _ = try QueryValues(request.query, allowed: [])
@@ -84,6 +85,9 @@ struct ReaderRoutes: Sendable {
         case .contextUnavailable(let reason):
             error = .storeUnavailable(String(describing: reason))
         }
+        // Refused before routing, on no worker's metric cache: rare enough to look the
+        // handle up each time, and still counted so that a flood of them shows.
+        RequestMetrics.recordRejected(status: error.status)
         return Self.errorResponse(error)
     }
 

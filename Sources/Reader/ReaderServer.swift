@@ -20,7 +20,7 @@ public final class ReaderServer: Sendable {
         let location = configuration.location
         server = try HTTPServer(
             configuration: configuration.server,
-            makeContext: { try ReaderWorker(reader: CounterReader(location: location)) },
+            makeContext: { ReaderWorker(location: location) },
             handle: { request, worker in routes.respond(to: request, worker: &worker) },
             rejectMalformed: { rejection in routes.respond(to: rejection) })
         logger.info("reader listening", metadata: [
@@ -34,7 +34,23 @@ public final class ReaderServer: Sendable {
 
 /// What one server thread owns: its own read connections (SQLite connections are used by
 /// one thread at a time) and its cache of metric handles.
+///
+/// The connections open on the first request that needs them, and again after a failure,
+/// so that `/healthz` and answers to bad input never depend on whether the store can be
+/// read right now — only the routes that read it answer 503.
 struct ReaderWorker {
-    let reader: CounterReader
+    let location: StoreLocation
+    private var openedReader: CounterReader?
     var metrics = RequestMetrics()
+
+    init(location: StoreLocation) {
+        self.location = location
+    }
+
+    mutating func reader() throws -> CounterReader {
+        if let openedReader { return openedReader }
+        let reader = try CounterReader(location: location)
+        openedReader = reader
+        return reader
+    }
 }

@@ -32,4 +32,10 @@ struct RequestMetrics {
         }
         timer.record(duration: duration)
     }
+
+    /// Counts a request the HTTP layer refused before it reached a route.
+    static func recordRejected(status: Int) {
+        Counter(label: "counterpoint_http_requests_total",
+                dimensions: [("route", "unmatched"), ("status", String(status))]).increment()
+    }
 }

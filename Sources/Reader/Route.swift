@@ -31,6 +31,16 @@ enum Route: Equatable {
         }
     }
 
+    /// The route template a path asks for, even when its track id is bad (so that
+    /// `/v1/tracks/0/plays` is counted under its route); "unmatched" for no route.
+    static func label(forPath path: String) -> String {
+        if path.hasPrefix("/v1/tracks/") {
+            if path.hasSuffix("/plays") { return Route.trackPlays(trackID: 1).label }
+            if path.hasSuffix("/timeline") { return Route.trackTimeline(trackID: 1).label }
+        }
+        return "unmatched"
+    }
+
     /// Matches a percent-decoded path. A path that names no route is `not_found`; a track
     /// route with a bad id is `invalid_track_id`, so a typo in an id is told apart from a
     /// typo in the route.
