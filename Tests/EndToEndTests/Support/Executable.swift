@@ -147,6 +147,7 @@ func runCounterpoint(_ arguments: [String], scratch: URL, timeout: Duration = .s
 }
 
 /// Runs a command that must succeed, and returns its `--json` summary.
+@discardableResult
 func runCounterpointJSON(_ arguments: [String], scratch: URL) async throws -> [String: Any] {
     let result = try await runCounterpoint(arguments, scratch: scratch)
     guard result.exited, result.status == 0, let object = result.jsonObject else {
@@ -167,5 +168,12 @@ func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> 
     } catch {
         try? FileManager.default.removeItem(at: url)
         throw error
+    }
+}
+
+/// Creates an empty file (a `.closed` marker), failing the test step if it cannot.
+func touch(_ url: URL) throws {
+    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+        throw CommandError(description: "cannot create \(url.path)")
     }
 }
