@@ -77,7 +77,7 @@ final class RunningCommand {
     private let stdoutURL: URL
     private let stderrURL: URL
 
-    init(_ arguments: [String], scratch: URL) throws {
+    init(_ arguments: [String], scratch: URL, environment: [String: String] = [:]) throws {
         self.arguments = arguments
         let name = "command-\(UUID().uuidString.prefix(8))"
         stdoutURL = scratch.appendingPathComponent("\(name).stdout")
@@ -88,7 +88,7 @@ final class RunningCommand {
         }
         process.executableURL = URL(fileURLWithPath: Executable.path)
         process.arguments = arguments
-        process.environment = Executable.childEnvironment
+        process.environment = Executable.childEnvironment.merging(environment) { $1 }
         process.currentDirectoryURL = scratch
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
@@ -137,8 +137,9 @@ final class RunningCommand {
 }
 
 /// Runs `counterpoint` with these arguments to the end (killing it after `timeout`).
-func runCounterpoint(_ arguments: [String], scratch: URL, timeout: Duration = .seconds(120)) async throws -> CommandResult {
-    let command = try RunningCommand(arguments, scratch: scratch)
+func runCounterpoint(_ arguments: [String], scratch: URL, environment: [String: String] = [:],
+                     timeout: Duration = .seconds(120)) async throws -> CommandResult {
+    let command = try RunningCommand(arguments, scratch: scratch, environment: environment)
     guard let result = try await command.waitForExit(timeout: timeout) else {
         await command.killIfRunning()
         throw CommandError(description: "counterpoint \(arguments.joined(separator: " ")) still running after \(timeout)")
