@@ -128,6 +128,28 @@ final class RunningCommand {
         return nil
     }
 
+    /// Bytes the process has read so far through read(2)/pread(2) (`rchar` in Linux's
+    /// /proc/<pid>/io): how far a batch has got through its logs. Nil once it has ended.
+    var bytesRead: Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/io", encoding: .utf8) else {
+            return nil
+        }
+        for line in text.split(separator: "\n") where line.hasPrefix("rchar:") {
+            return Int64(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
+    /// Waits until the process has read `bytes`; false when it ended (or the deadline passed) first.
+    func waitUntilRead(_ bytes: Int64, timeout: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline {
+            if let read = bytesRead, read >= bytes { return process.isRunning }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        return false
+    }
+
     /// Ends a process the test no longer needs, so that no failure leaves one behind.
     func killIfRunning() async {
         guard process.isRunning else { return }
