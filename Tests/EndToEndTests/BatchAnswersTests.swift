@@ -13,6 +13,10 @@ extension EndToEnd {
                                                          seed: 20261120, duplicates: 0.02, malformed: 0.01)
                 let truth = try LogTruth(logs: logs)
 
+                // The layout batch and the archiver share: one file per hour, each hour marked closed.
+                let dayFolder = try FileManager.default.contentsOfDirectory(atPath: logs.appendingPathComponent("2026-11-20").path)
+                #expect(Set(dayFolder) == Set((0..<24).flatMap { [String(format: "%02d.ndjson", $0), String(format: "%02d.closed", $0)] }))
+
                 // The generator's own account agrees with what the test reads in its files.
                 #expect(int(generated["events"]) == truth.counted)
                 #expect(int(generated["duplicates"]) == truth.duplicates)

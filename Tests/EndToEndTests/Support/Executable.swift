@@ -173,8 +173,9 @@ func runCounterpoint(_ arguments: [String], scratch: URL, environment: [String: 
 @discardableResult
 func runCounterpointJSON(_ arguments: [String], scratch: URL) async throws -> [String: Any] {
     let result = try await runCounterpoint(arguments, scratch: scratch)
-    guard result.exited, result.status == 0, let object = result.jsonObject else {
-        throw CommandError(description: "expected success and one JSON object:\n\(result.summary)")
+    let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: true)
+    guard result.exited, result.status == 0, lines.count == 1, let object = result.jsonObject else {
+        throw CommandError(description: "expected success and one JSON object on one line of stdout:\n\(result.summary)")
     }
     return object
 }
