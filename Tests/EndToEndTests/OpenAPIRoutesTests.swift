@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    @Suite("the OpenAPI document and the routes the server answers")
+    struct OpenAPIRoutes {
+        /// The keys under `paths:` in docs/openapi.yaml: lines indented by exactly two spaces
+        /// that end in a colon, up to the next top-level key.
+        static func documentedPaths() throws -> [String] {
+            let text = try String(contentsOf: Executable.packageRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+            var paths: [String] = []
+            var inPaths = false
+            for line in text.components(separatedBy: "\n") {
+                if !line.hasPrefix(" ") && !line.isEmpty && !line.hasPrefix("#") {
+                    inPaths = line.hasPrefix("paths:")
+                    continue
+                }
+                guard inPaths, line.hasPrefix("  "), !line.hasPrefix("   ") else { continue }
+                let key = line.dropFirst(2).trimmingCharacters(in: .whitespaces)
+                guard key.hasSuffix(":") else { continue }
+                var path = String(key.dropLast())
+                if path.hasPrefix("\""), path.hasSuffix("\""), path.count >= 2 { path = String(path.dropFirst().dropLast()) }
+                paths.append(path)
+            }
+            return paths
+        }
+
+        /// The string literals of `static let templates = [ … ]` in Sources/Reader/Route.swift.
+        static func routeTemplates() throws -> [String] {
+            let text = try String(contentsOf: Executable.packageRoot.appendingPathComponent("Sources/Reader/Route.swift"), encoding: .utf8)
+            guard let start = text.range(of: "static let templates"),
+                  let open = text.range(of: "[", range: start.upperBound..<text.endIndex),
+                  let close = text.range(of: "]", range: open.upperBound..<text.endIndex) else {
+                throw CommandError(description: "no `static let templates = [...]` in Route.swift")
+            }
+            return text[open.upperBound..<close.lowerBound].split(separator: "\"", omittingEmptySubsequences: false)
+                .enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        }
+
+        @Test("docs/openapi.yaml lists exactly the route templates of Sources/Reader/Route.swift")
+        func documentedPathsEqualRouteTemplates() throws {
+            let documented = try Self.documentedPaths()
+            let templates = try Self.routeTemplates()
+            #expect(documented.count == 9, "\(documented)")
+            #expect(Set(documented).count == documented.count, "no path documented twice")
+            #expect(Set(documented) == Set(templates))
+            #expect(templates.count == Set(templates).count)
+        }
+
+        @Test("every documented path answers, and undocumented paths are 404 not_found")
+        func documentedPathsAnswerAndOthersAreNotFound() async throws {
+            let documented = try Self.documentedPaths()
+            try await withTemporaryDirectory { scratch in
+                let logs = scratch.appendingPathComponent("logs")
+                let data = scratch.appendingPathComponent("data")
+                try await Steps.generate(into: logs, scratch: scratch, events: 1_000, tracks: 20, seed: 61)
+                try await Steps.batch(logs: logs, data: data, scratch: scratch)
+                try await withServer(dataDirectory: data, scratch: scratch) { server in
+                    for path in documented {
+                        var target = path.replacingOccurrences(of: "{id}", with: "1")
+                        if path == "/v1/plays" { target += "?track_id=1" }
+                        let response = try server.request(target)
+                        #expect(response.status != 404, "documented \(path) → 404")
+                        #expect(response.status == 200, "documented \(path) → \(response.status) \(response.text.prefix(200))")
+                        #expect(response.contentType != nil, "documented \(path) has a Content-Type")
+                    }
+
+                    let undocumented = [
+                        "/v1", "/v1/", "/v1/tracks", "/v1/tracks/1", "/v1/tracks/1/", "/v1/tracks/1/plays/",
+                        "/v1/tracks/1/plays/extra", "/v1/tracks/1/timelines", "/v1/tracks/1/likes", "/v1/top/",
+                        "/v1/plays/1", "/v2/top", "/V1/TOP", "//v1/top", "/v1//top", "/healthz/", "/health",
+                        "/ready", "/metrics.json", "/index.html", "/favicon.ico", "/v1/status/", "/openapi.yaml",
+                        "/v1/tracks/1/plays.json", "/v1/track/1/plays",
+                    ]
+                    for path in undocumented {
+                        let response = try server.request(path)
+                        #expect(response.status == 404, "undocumented \(path) → \(response.status)")
+                        #expect(response.contentType?.hasPrefix("application/json") == true, "\(path)")
+                        #expect(response.errorCode == "not_found", "\(path): \(response.text.prefix(200))")
+                    }
+                }
+            }
+        }
+    }
+}

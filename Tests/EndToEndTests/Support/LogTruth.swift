@@ -1,0 +1,212 @@
+import Foundation
+
+/// The counts a correct batch must produce, computed by the test itself from the NDJSON files
+/// with `JSONSerialization` and a few lines of rules (SPEC §1) — deliberately naive and
+/// independent of the product's parser, so that the two can disagree.
+struct LogTruth {
+    static let millisecondsPerHour: Int64 = 3_600_000
+    static let maxEventBytes = 65_536
+    static let maxTrackID: Int64 = 9_007_199_254_740_991
+
+    /// Non-blank lines.
+    var linesRead = 0
+    /// Lines that are valid events, duplicates included.
+    var valid = 0
+    var duplicates = 0
+    var tooLarge = 0
+    var rejected: Int { linesRead - valid }
+    /// Distinct plays: [track: [hour index since epoch: plays]].
+    var plays: [Int64: [Int64: Int]] = [:]
+
+    var counted: Int { plays.values.reduce(0) { $0 + $1.values.reduce(0, +) } }
+    var rows: Int { plays.values.reduce(0) { $0 + $1.count } }
+    var trackIDs: [Int64] { plays.keys.sorted() }
+
+    /// Reads every `*.ndjson` file under `root`.
+    init(logs root: URL) throws {
+        var seen = Set<String>()
+        let files = (FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL } ?? [])
+            .filter { $0.lastPathComponent.hasSuffix(".ndjson") }
+            .sorted { $0.path < $1.path }
+        for file in files {
+            let data = try Data(contentsOf: file)
+            data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+                var start = 0
+                while start < buffer.count {
+                    let rest = buffer.count - start
+                    let end: Int
+                    if let found = memchr(buffer.baseAddress! + start, 0x0A, rest) {
+                        end = buffer.baseAddress!.distance(to: UnsafeRawPointer(found))
+                    } else {
+                        end = buffer.count
+                    }
+                    let line = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
+                    start = end + 1
+                    consider(line, seen: &seen)
+                }
+            }
+        }
+    }
+
+    private mutating func consider(_ line: UnsafeRawBufferPointer, seen: inout Set<String>) {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        linesRead += 1
+        if line.count > Self.maxEventBytes {
+            tooLarge += 1
+            return
+        }
+        guard let event = Self.validEvent(Data(line)) else { return }
+        valid += 1
+        let hour = event.occurredAt / Self.millisecondsPerHour
+        guard seen.insert("\(hour) \(event.id)").inserted else {
+            duplicates += 1
+            return
+        }
+        plays[event.trackID, default: [:]][hour, default: 0] += 1
+    }
+
+    /// Plays of one track in the hours [from, to).
+    func plays(of track: Int64, hours: Range<Int64>) -> Int {
+        (plays[track] ?? [:]).reduce(0) { hours.contains($1.key) ? $0 + $1.value : $0 }
+    }
+
+    func plays(of track: Int64) -> Int {
+        (plays[track] ?? [:]).values.reduce(0, +)
+    }
+
+    /// The most played tracks in the hours, most first, ties by ascending id, no zeros.
+    func top(hours: Range<Int64>, limit: Int) -> [(track: Int64, plays: Int)] {
+        plays.keys.map { (track: $0, plays: plays(of: $0, hours: hours)) }
+            .filter { $0.plays > 0 }
+            .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.track < $1.track }
+            .prefix(limit).map { $0 }
+    }
+
+    // MARK: The rules of SPEC §1, written out plainly.
+
+    struct Event {
+        var id: String
+        var trackID: Int64
+        var occurredAt: Int64
+    }
+
+    static func validEvent(_ line: Data) -> Event? {
+        guard let object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else { return nil }
+        guard let id = object["event_id"] as? String, (1...64).contains(id.utf8.count),
+              id.utf8.allSatisfy({ isIDByte($0) }) else { return nil }
+        guard let type = object["type"] as? String, type == "play" else { return nil }
+        guard let trackID = integer(object["track_id"]), (1...maxTrackID).contains(trackID) else { return nil }
+        let occurredAt: Int64
+        if let text = object["occurred_at"] as? String {
+            guard let milliseconds = parseTimestamp(text) else { return nil }
+            occurredAt = milliseconds
+        } else if let milliseconds = integer(object["occurred_at"]) {
+            occurredAt = milliseconds
+        } else {
+            return nil
+        }
+        guard occurredAt >= 946_684_800_000, occurredAt < 4_102_444_800_000 else { return nil }
+        for (name, minimum) in [("listener_id", Int64(0)), ("position_ms", 0), ("duration_ms", 1)] {
+            if let value = object[name], !(value is NSNull) {
+                guard let number = integer(value), number >= minimum else { return nil }
+            }
+        }
+        for name in ["client", "country"] {
+            if let value = object[name], !(value is NSNull) {
+                guard let text = value as? String, text.utf8.count <= 32 else { return nil }
+            }
+        }
+        return Event(id: id, trackID: trackID, occurredAt: occurredAt)
+    }
+
+    private static func isIDByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == 0x5F || byte == 0x2D
+    }
+
+    /// A JSON integer: a number written without fraction or exponent.
+    private static func integer(_ value: Any?) -> Int64? {
+        guard let number = value as? NSNumber, !(value is String) else { return nil }
+        let text = number.stringValue
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }) else { return nil }
+        return Int64(text)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+00:00)` → epoch milliseconds.
+    static func parseTimestamp(_ text: String) -> Int64? {
+        let characters = Array(text.utf8)
+        guard characters.count >= 20 else { return nil }
+        func digits(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= characters.count else { return nil }
+            var value = 0
+            for index in range {
+                guard characters[index] >= 0x30, characters[index] <= 0x39 else { return nil }
+                value = value * 10 + Int(characters[index] - 0x30)
+            }
+            return value
+        }
+        guard let year = digits(0..<4), characters[4] == 0x2D, let month = digits(5..<7), characters[7] == 0x2D,
+              let day = digits(8..<10), characters[10] == 0x54, let hour = digits(11..<13), characters[13] == 0x3A,
+              let minute = digits(14..<16), characters[16] == 0x3A, let second = digits(17..<19) else { return nil }
+        var index = 19
+        var milliseconds = 0
+        if characters[index] == 0x2E {
+            index += 1
+            let fractionStart = index
+            while index < characters.count, characters[index] >= 0x30, characters[index] <= 0x39 { index += 1 }
+            guard index > fractionStart else { return nil }
+            let fraction = characters[fractionStart..<min(index, fractionStart + 3)].map { Int($0 - 0x30) }
+            milliseconds = (fraction + Array(repeating: 0, count: 3 - fraction.count)).reduce(0) { $0 * 10 + $1 }
+        }
+        let zone = String(decoding: characters[index...], as: UTF8.self)
+        guard zone == "Z" || zone == "+00:00" else { return nil }
+        let daysInMonth = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...daysInMonth[month - 1]).contains(day),
+              hour < 24, minute < 60, second < 60 else { return nil }
+        let seconds = Int64(daysSinceEpoch(year: year, month: month, day: day)) * 86_400
+            + Int64(hour * 3_600 + minute * 60 + second)
+        return seconds * 1_000 + Int64(milliseconds)
+    }
+
+    private static func isLeap(_ year: Int) -> Bool {
+        year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+    }
+
+    /// Days from 1970-01-01, counted the slow and obvious way.
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        var days = 0
+        for earlierYear in 1970..<year { days += isLeap(earlierYear) ? 366 : 365 }
+        let daysInMonth = [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        days += daysInMonth.prefix(month - 1).reduce(0, +)
+        return days + day - 1
+    }
+}
+
+/// Hour indices and RFC 3339 text for the test's fixed dates.
+enum Hours {
+    /// `2026-11-20T00:00:00Z` plus `offset` hours, as an hour index since the epoch.
+    static func index(_ year: Int, _ month: Int, _ day: Int, hour: Int = 0) -> Int64 {
+        Int64(LogTruth.daysSinceEpoch(year: year, month: month, day: day)) * 24 + Int64(hour)
+    }
+
+    static func text(_ hourIndex: Int64) -> String {
+        var days = Int(hourIndex / 24)
+        let hour = Int(hourIndex % 24)
+        var year = 1970
+        while true {
+            let length = (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 366 : 365
+            if days < length { break }
+            days -= length
+            year += 1
+        }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        var month = 0
+        while days >= daysInMonth[month] {
+            days -= daysInMonth[month]
+            month += 1
+        }
+        return String(format: "%04d-%02d-%02dT%02d:00:00Z", year, month + 1, days + 1, hour)
+    }
+}
