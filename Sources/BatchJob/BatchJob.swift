@@ -38,6 +38,7 @@ public enum BatchJob {
         defer { ticker?.stop() }
 
         // Files of unknown hour are split by hour first, so that de-duplication stays exact.
+        StagingDirectory.removeAbandoned(in: configuration.location.directory)
         let staging = StagingDirectory(parent: configuration.location.directory)
         defer { staging.remove() }
         let unpartitioned = plan.units.filter { $0.count == 1 && $0[0].hour == nil }.map { $0[0] }

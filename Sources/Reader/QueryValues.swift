@@ -27,11 +27,15 @@ struct QueryValues {
     /// `from`/`to` as an hour range, both floored to the hour; absent means all time on
     /// that side (or `defaultRange`'s bound when one is given).
     func hourRange(defaultRange: HourRange = .allTime) throws(APIError) -> HourRange {
-        let from = try hour(named: "from") ?? defaultRange.lower
-        let to = try hour(named: "to") ?? defaultRange.upper
-        guard from <= to else {
-            throw .badRequest("invalid_range", "'from' (\(from)) is after 'to' (\(to))")
+        let requestedFrom = try hour(named: "from")
+        let requestedTo = try hour(named: "to")
+        if let requestedFrom, let requestedTo, requestedFrom > requestedTo {
+            throw .badRequest("invalid_range", "'from' (\(requestedFrom)) is after 'to' (\(requestedTo))")
         }
+        // A lone bound past the default on the other side is an empty range, not an error:
+        // `?from=2150-01-01T00:00:00Z` asks for the plays after 2150, and there are none.
+        let from = requestedFrom ?? defaultRange.lower
+        let to = requestedTo ?? max(defaultRange.upper, from)
         // Hours outside the years events may carry hold no plays; clamping keeps the
         // arithmetic of day buckets and timelines inside sane bounds.
         return HourRange(from, to).clamped(to: .allTime)

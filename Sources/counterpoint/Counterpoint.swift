@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `counterpoint` executable: a thin shell that parses flags and hands them to the
 /// builder functions of the modules (which the tests call directly too).
@@ -12,4 +13,20 @@ struct Counterpoint: ParsableCommand {
         COUNTERPOINT_DATA_DIR=/var/lib/counterpoint for --data-dir. Flags win over the environment.
         """,
         subcommands: [RunCommand.self, BatchCommand.self, ServeCommand.self, GenerateCommand.self])
+
+    /// Like ArgumentParser's own `main()`, except that a failure is ONE line on stderr (SPEC §4:
+    /// scripts read it), without the usage text; `--help` and clean exits are unchanged.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            guard code != .success else { exit(withError: error) }
+            let message = message(for: error).split(separator: "\n", omittingEmptySubsequences: true).first
+                .map(String.init) ?? "\(error)"
+            FileHandle.standardError.write(Data("counterpoint: \(message)\n".utf8))
+            Foundation.exit(code.rawValue)
+        }
+    }
 }
