@@ -34,10 +34,63 @@ public final class CounterReader {
         lastFreshness = try freshness()
     }
 
+    // MARK: Snapshot reuse
+
+    /// When the held snapshots were opened; `nil` when none are held.
+    public private(set) var snapshotsHeldSince: ContinuousClock.Instant?
+
+    /// Keeps one read transaction open on each store file, so that the queries that follow —
+    /// across requests — read those snapshots without taking SQLite's WAL read locks (a few
+    /// `fcntl` calls per statement) each time. The answers are then as of the moment the
+    /// snapshots were taken; the caller bounds that age and must call `releaseSnapshots()`
+    /// soon after, also when idle: a held snapshot keeps the writer's checkpoint from
+    /// recycling the write-ahead log past it.
+    public func holdSnapshots() throws {
+        guard snapshotsHeldSince == nil else { return }
+        try batch.beginRead()
+        do { try realtime.beginRead() } catch { batch.endRead(); throw error }
+        snapshotsHeldSince = .now
+    }
+
+    /// Ends the snapshots `holdSnapshots()` opened (after an error too: the next query starts afresh).
+    public func releaseSnapshots() {
+        batch.endRead()
+        realtime.endRead()
+        snapshotsHeldSince = nil
+        heldState = nil
+    }
+
+    /// What cannot change within held snapshots — coverage and the realtime freshness — read
+    /// once per snapshot instead of once per query.
+    private var heldState: (coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?)?
+
+    private func heldSnapshotState() throws -> (coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?) {
+        if let heldState { return heldState }
+        let coverage = try CoverageTable.load(batch)
+        let statement = try realtime.cachedStatement(RealtimeSQL.sumAndState[0])
+        defer { statement.reset() }
+        try statement.step()
+        let state = (coverage, statement.optionalInt64(at: 1), statement.optionalInt64(at: 2))
+        heldState = state
+        return state
+    }
+
     // MARK: Totals
 
     /// Merged plays of `track` over `range`.
     public func plays(track: Int64, in range: HourRange) throws -> TrackPlays {
+        if snapshotsHeldSince != nil {
+            // Inside held snapshots, coverage and freshness are known: two plain index range sums.
+            let state = try heldSnapshotState()
+            let batchPlays = try rangeSum(batch, RangeSumSQL.batch, track: track, range: range)
+            var realtimePlays: Int64 = 0
+            for gap in state.coverage.uncovered(within: range) {
+                realtimePlays += try rangeSum(realtime, RangeSumSQL.realtime, track: track, range: gap)
+            }
+            lastFreshness = Freshness(batchCoveredUntil: state.coverage.coveredUntil,
+                                      realtimeFlushedAt: state.realtimeFlushedAt, realtimeLagEvents: state.realtimeLagEvents)
+            return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimePlays)
+        }
         // One statement reads coverage and the batch sum, hence one snapshot, and costs a
         // single step/reset rather than BEGIN, two queries and COMMIT.
         let snapshot = try batch.cachedStatement("""
@@ -119,6 +172,15 @@ public final class CounterReader {
         try statement.step()
         lastFreshness = Freshness(batchCoveredUntil: coverage.coveredUntil, realtimeFlushedAt: statement.optionalInt64(at: 1),
                                   realtimeLagEvents: statement.optionalInt64(at: 2))
+    }
+
+    /// Σ plays of `track` over `range` in one counts table, through its (track_id, hour, plays) index.
+    private func rangeSum(_ db: Database, _ sql: String, track: Int64, range: HourRange) throws -> Int64 {
+        let sum = try db.cachedStatement(sql)
+        try sum.bind(track, at: 1)
+        try sum.bind(range.lower.index, at: 2)
+        try sum.bind(range.upper.index, at: 3)
+        return try sum.singleInt64() ?? 0
     }
 
     private func realtimeSum(track: Int64, gap: HourRange) throws -> Int64 {
@@ -300,6 +362,11 @@ private struct CountsTable {
 }
 
 /// Statements on realtime.sqlite shared by several queries.
+private enum RangeSumSQL {
+    static let batch = "SELECT coalesce(sum(plays), 0) FROM batch_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3"
+    static let realtime = "SELECT coalesce(sum(plays), 0) FROM realtime_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3"
+}
+
 private enum RealtimeSQL {
     /// `sumAndState[n]`: Σ plays of track ?1 over n gaps [?2, ?3), [?4, ?5), then the last flush
     /// time and the lag — counts and freshness from one snapshot in one statement.

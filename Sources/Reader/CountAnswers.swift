@@ -16,12 +16,11 @@ struct CountAnswers {
 
     var now: @Sendable () -> Int64
 
-    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], reader openReader: () throws -> CounterReader) throws -> [UInt8] {
+    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to"])
         let range = try values.hourRange()
-        let reader = try openReader()  // only once the request is known to be valid
-        let plays = try reader.plays(track: trackID, in: range)
-        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
+        // Freshness is the one the counts were read with, from the same snapshots.
+        let (plays, freshness) = try store.withReader { reader in (try reader.plays(track: trackID, in: range), reader.lastFreshness) }
         var json = JSONWriter()
         json.beginObject()
         write(plays, into: &json)
@@ -30,7 +29,7 @@ struct CountAnswers {
         return json.bytes
     }
 
-    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], reader openReader: () throws -> CounterReader) throws -> [UInt8] {
+    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to", "step"])
         let step: TimelineStep
         switch values["step"] {
@@ -42,9 +41,9 @@ struct CountAnswers {
             step = parsed
         }
         let range = try timelineRange(values, step: step)
-        let reader = try openReader()  // only once the request is known to be valid
-        let points = try reader.timeline(track: trackID, in: range, step: step)
-        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
+        let (points, freshness) = try store.withReader { reader in
+            (try reader.timeline(track: trackID, in: range, step: step), reader.lastFreshness)
+        }
         var json = JSONWriter(capacity: 64 + points.count * 56)
         json.beginObject()
         json.key("track_id"); json.value(trackID)
@@ -93,7 +92,7 @@ struct CountAnswers {
         return range
     }
 
-    func multiPlays(_ query: [(name: String, value: String)], reader openReader: () throws -> CounterReader) throws -> [UInt8] {
+    func multiPlays(_ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["track_id", "from", "to"])
         guard let list = values["track_id"], !list.isEmpty else {
             throw APIError.badRequest("missing_track_id", "'track_id' is required: a comma-separated list of up to \(Self.maxTracksPerRequest) track ids")
@@ -111,9 +110,7 @@ struct CountAnswers {
             trackIDs.append(trackID)
         }
         let range = try values.hourRange()
-        let reader = try openReader()  // only once the request is known to be valid
-        let answers = try reader.plays(tracks: trackIDs, in: range)
-        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
+        let (answers, freshness) = try store.withReader { reader in (try reader.plays(tracks: trackIDs, in: range), reader.lastFreshness) }
         var json = JSONWriter(capacity: 64 + answers.count * 80)
         json.beginObject()
         json.key("tracks")
@@ -129,13 +126,11 @@ struct CountAnswers {
         return json.bytes
     }
 
-    func top(_ query: [(name: String, value: String)], reader openReader: () throws -> CounterReader) throws -> [UInt8] {
+    func top(_ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to", "limit"])
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
-        let reader = try openReader()  // only once the request is known to be valid
-        let tracks = try reader.top(in: range, limit: limit)
-        let freshness = reader.lastFreshness  // read with the counts, in the same snapshots
+        let (tracks, freshness) = try store.withReader { reader in (try reader.top(in: range, limit: limit), reader.lastFreshness) }
         var json = JSONWriter(capacity: 64 + tracks.count * 80)
         json.beginObject()
         json.key("tracks")

@@ -17,6 +17,11 @@ public struct ReaderConfiguration: Sendable {
     public var liveStatus: (@Sendable () -> LiveStatus?)?
     /// The clock, in epoch milliseconds (timeline defaults are relative to it).
     public var now: @Sendable () -> Int64
+    /// How long a server thread may keep answering from the same store snapshots. Reusing
+    /// them saves SQLite's read locking per query (about a third of a point lookup's cost);
+    /// answers are then at most this much older than the stores. Zero: a fresh snapshot for
+    /// every query. Default 20 ms — a tenth of the realtime layer's flush interval.
+    public var snapshotAge: Duration = .milliseconds(20)
 
     public init(location: StoreLocation,
                 server: HTTPServerConfiguration = HTTPServerConfiguration(),

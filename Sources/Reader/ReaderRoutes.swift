@@ -42,22 +42,22 @@ struct ReaderRoutes: Sendable {
     private func answer(_ route: Route, _ request: HTTPRequest, _ worker: inout ReaderWorker) throws -> HTTPResponse {
         switch route {
         case .trackPlays(let trackID):
-            return .json(try counts.trackPlays(trackID, request.query) { try worker.reader() })
+            return .json(try counts.trackPlays(trackID, request.query, store: worker.slot))
         case .trackTimeline(let trackID):
-            return .json(try counts.timeline(trackID, request.query) { try worker.reader() })
+            return .json(try counts.timeline(trackID, request.query, store: worker.slot))
         case .plays:
-            return .json(try counts.multiPlays(request.query) { try worker.reader() })
+            return .json(try counts.multiPlays(request.query, store: worker.slot))
         case .top:
-            return .json(try counts.top(request.query) { try worker.reader() })
+            return .json(try counts.top(request.query, store: worker.slot))
         case .status:
             _ = try QueryValues(request.query, allowed: [])
-            return .json(try statusPage.render(reader: worker.reader(), counts: counts))
+            return .json(try worker.slot.withReader { try statusPage.render(reader: $0, counts: counts) })
         case .health:
             _ = try QueryValues(request.query, allowed: [])
             return .json(Array(#"{"status":"ok"}"#.utf8))
         case .ready:
             _ = try QueryValues(request.query, allowed: [])
-            guard try worker.reader().isReadable() else { throw APIError.storeUnavailable("the stores cannot be read") }
+            guard try worker.slot.withReader({ $0.isReadable() }) else { throw APIError.storeUnavailable("the stores cannot be read") }
             return .json(Array(#"{"status":"ready"}"#.utf8))
         case .metrics:
             _ = try QueryValues(request.query, allowed: [])

@@ -8,6 +8,7 @@ import Logging
 /// `stop()` (or deinit).
 public final class ReaderServer: Sendable {
     private let server: HTTPServer<ReaderWorker>
+    private let janitor: SnapshotJanitor
 
     /// The bound port (the real one when the configuration asked for port 0).
     public var port: Int { server.port }
@@ -18,9 +19,16 @@ public final class ReaderServer: Sendable {
         _ = try CounterReader(location: configuration.location)
         let routes = ReaderRoutes(configuration: configuration, logger: logger)
         let location = configuration.location
+        let snapshotAge = configuration.snapshotAge
+        let janitor = SnapshotJanitor(interval: snapshotAge > .zero ? snapshotAge : .seconds(1))
+        self.janitor = janitor
         server = try HTTPServer(
             configuration: configuration.server,
-            makeContext: { ReaderWorker(location: location) },
+            makeContext: {
+                let slot = StoreSlot(location: location, snapshotAge: snapshotAge)
+                janitor.register(slot)
+                return ReaderWorker(slot: slot)
+            },
             handle: { request, worker in routes.respond(to: request, worker: &worker) },
             rejectMalformed: { rejection in routes.respond(to: rejection) })
         logger.info("reader listening", metadata: [
@@ -29,7 +37,10 @@ public final class ReaderServer: Sendable {
         ])
     }
 
-    public func stop() { server.stop() }
+    public func stop() {
+        server.stop()
+        janitor.stop()
+    }
 }
 
 /// What one server thread owns: its own read connections (SQLite connections are used by
@@ -39,18 +50,6 @@ public final class ReaderServer: Sendable {
 /// so that `/healthz` and answers to bad input never depend on whether the store can be
 /// read right now — only the routes that read it answer 503.
 struct ReaderWorker {
-    let location: StoreLocation
-    private var openedReader: CounterReader?
+    let slot: StoreSlot
     var metrics = RequestMetrics()
-
-    init(location: StoreLocation) {
-        self.location = location
-    }
-
-    mutating func reader() throws -> CounterReader {
-        if let openedReader { return openedReader }
-        let reader = try CounterReader(location: location)
-        openedReader = reader
-        return reader
-    }
 }

@@ -125,9 +125,26 @@ public final class Database {
     /// SQLite exhibits 'snapshot isolation'. When a read transaction starts, that reader
     /// continues to see an unchanging 'snapshot' of the database file as it existed at the
     /// moment in time when the read transaction started."
+    ///
+    /// Inside a read transaction the caller already holds (see `CounterReader`'s snapshot
+    /// reuse), `body` simply runs in it: it reads that snapshot, which is what it asked for.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        if isInTransaction { return try body(self) }
         try cachedStatement("BEGIN DEFERRED").execute()
         return try finishTransaction(body)
+    }
+
+    /// Opens a read transaction that stays open across statements until `endRead()`, so that
+    /// they share one snapshot and skip WAL read-lock system calls per statement.
+    public func beginRead() throws {
+        guard !isInTransaction else { return }
+        try cachedStatement("BEGIN DEFERRED").execute()
+    }
+
+    /// Ends the transaction `beginRead()` opened (nothing to write, so COMMIT only releases it).
+    public func endRead() {
+        guard isInTransaction else { return }
+        if (try? cachedStatement("COMMIT").execute()) == nil { rollbackIfNeeded() }
     }
 
     private func finishTransaction<T>(_ body: (Database) throws -> T) throws -> T {

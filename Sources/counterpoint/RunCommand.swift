@@ -55,8 +55,7 @@ struct RunCommand: ParsableCommand {
         print(summary.text)
 
         let server = try ReaderServer(
-            configuration: ReaderConfiguration(location: location, server: reader.serverConfiguration(),
-                                               metricsExposition: exposition),
+            configuration: reader.readerConfiguration(location: location, metricsExposition: exposition),
             logger: logger)
         announce(server, host: reader.listen.host)
         print("counterpoint: dashboard at http://\(reader.listen.host):\(server.port)/ — Ctrl-C stops")

@@ -31,8 +31,22 @@ struct ReaderOptions: ParsableArguments {
     @Option(help: "HTTP worker threads, each with its own store connections (env COUNTERPOINT_HTTP_THREADS).")
     var httpThreads: Int = Environment.integer("http-threads", default: HTTPServerConfiguration().threadCount)
 
+    @Option(help: """
+        How long a reader thread may answer from the same store snapshots, in milliseconds; 0 takes a \
+        fresh snapshot for every query (env COUNTERPOINT_SNAPSHOT_AGE_MS).
+        """)
+    var snapshotAgeMs: Int = Environment.integer("snapshot-age-ms", default: 20)
+
     func validate() throws {
+        guard (0...10_000).contains(snapshotAgeMs) else { throw ValidationError("--snapshot-age-ms must be between 0 and 10000") }
         guard httpThreads >= 1, httpThreads <= 256 else { throw ValidationError("--http-threads must be between 1 and 256") }
+    }
+
+    func readerConfiguration(location: StoreLocation, metricsExposition: @escaping @Sendable () -> String) -> ReaderConfiguration {
+        var configuration = ReaderConfiguration(location: location, server: serverConfiguration(),
+                                                metricsExposition: metricsExposition)
+        configuration.snapshotAge = .milliseconds(snapshotAgeMs)
+        return configuration
     }
 
     func serverConfiguration() -> HTTPServerConfiguration {
@@ -63,9 +77,8 @@ struct ServeCommand: ParsableCommand {
         let server: ReaderServer
         do {
             server = try ReaderServer(
-                configuration: ReaderConfiguration(location: StoreLocation(directory: common.dataDirectory),
-                                                   server: reader.serverConfiguration(),
-                                                   metricsExposition: exposition),
+                configuration: reader.readerConfiguration(location: StoreLocation(directory: common.dataDirectory),
+                                                          metricsExposition: exposition),
                 logger: logger)
         } catch {
             throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
