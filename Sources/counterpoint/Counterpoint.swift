@@ -4,7 +4,7 @@ import Foundation
 /// The `counterpoint` executable: a thin shell that parses flags and hands them to the
 /// builder functions of the modules (which the tests call directly too).
 @main
-struct Counterpoint: ParsableCommand {
+struct Counterpoint: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "counterpoint",
         abstract: "Real-time play counters: a realtime layer, a batch layer, and a reader that merges them.",
@@ -16,10 +16,14 @@ struct Counterpoint: ParsableCommand {
 
     /// Like ArgumentParser's own `main()`, except that a failure is ONE line on stderr (SPEC §4:
     /// scripts read it), without the usage text; `--help` and clean exits are unchanged.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             let code = exitCode(for: error)
             guard code != .success else { exit(withError: error) }
