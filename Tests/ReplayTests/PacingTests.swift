@@ -14,7 +14,7 @@ struct PacingTests {
         // A wake-up 7 ms late allows the 7 missed events at once.
         #expect(pacer.allowance(at: origin + .milliseconds(8), sent: 1) == 9)
         #expect(pacer.allowance(at: origin + .seconds(10), sent: 9_990) == 10_001)
-        #expect(abs(pacer.dueInstant(ofEvent: 10_001) - (origin + .seconds(10) + .milliseconds(1))) < .nanoseconds(1))
+        #expect(nearlyEqual(pacer.dueInstant(ofEvent: 10_001), origin + .seconds(10) + .milliseconds(1)))
         #expect(pacer.restarts == 0)
     }
 
@@ -27,7 +27,7 @@ struct PacingTests {
         let late = origin + .seconds(5)
         #expect(pacer.allowance(at: late, sent: 10) == 11)
         #expect(pacer.restarts == 1)
-        #expect(abs(pacer.dueInstant(ofEvent: 11) - (late + .milliseconds(10))) < .nanoseconds(1))
+        #expect(nearlyEqual(pacer.dueInstant(ofEvent: 11), late + .milliseconds(10)))
         #expect(pacer.allowance(at: late + .milliseconds(500), sent: 11) == 61)
     }
 
@@ -107,4 +107,10 @@ struct PacingTests {
             }
         }
     }
+}
+
+/// Equal within a nanosecond: due instants come from floating-point seconds.
+private func nearlyEqual(_ left: ContinuousClock.Instant, _ right: ContinuousClock.Instant) -> Bool {
+    let gap: Duration = left - right
+    return gap < .nanoseconds(1) && gap > .nanoseconds(-1)
 }
