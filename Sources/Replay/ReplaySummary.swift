@@ -23,7 +23,7 @@ public struct ReplaySummary: Sendable {
     public var unkeyedEvents: Int
     /// Blank lines, which are not events and were not produced (counted over every pass).
     public var blankLinesSkipped: Int
-    /// Passes started over the source (more than one with `loop`).
+    /// Passes over the source that produced at least one event (more than one with `loop`).
     public var passes: Int
     /// From the start to the last event handed to the producer.
     public var seconds: Double

@@ -60,8 +60,8 @@ public final class Replayer: Sendable {
         var failure: ReplayError?
         do throws(ReplayError) {
             while true {
-                loop.passes += 1
                 let sentBefore = loop.sent
+                defer { if loop.sent > sentBefore { loop.passes += 1 } }
                 let finished = try stream.pass { event, trackID throws(ReplayError) in
                     try loop.admitAndSend(event, trackID: trackID, progress: progress)
                 }
@@ -77,23 +77,23 @@ public final class Replayer: Sendable {
         }
         let sendingEnded = ContinuousClock.now
 
-        var undeliveredAtTimeout = false
+        var flushTimedOut = false
         do {
             try producer.flush(timeout: configuration.flushTimeout)
         } catch {
-            undeliveredAtTimeout = true
+            flushTimedOut = true
             logger.warning("replay flush timed out", metadata: ["replay.error": "\(error)"])
         }
         let flushEnded = ContinuousClock.now
         if let failure { throw failure }
 
-        let summary = loop.summary(source: source, blankLinesSkipped: stream.blankLinesSkipped,
+        let summary = loop.summary(blankLinesSkipped: stream.blankLinesSkipped,
                                    sendingEnded: sendingEnded, flushEnded: flushEnded,
                                    statistics: producer.deliveryStatistics)
         logger.info("replay finished", metadata: [
             "replay.events": "\(summary.events)", "replay.delivered": "\(summary.delivered)",
             "replay.seconds": "\(summary.seconds)", "replay.stop": "\(summary.stopReason.rawValue)",
-            "replay.flushTimedOut": "\(undeliveredAtTimeout)",
+            "replay.flushTimedOut": "\(flushTimedOut)",
         ])
         return summary
     }
@@ -227,7 +227,7 @@ private struct ReplayLoop {
                               failed: statistics.failed - baseline.failed)
     }
 
-    func summary(source: ReplaySource, blankLinesSkipped: Int, sendingEnded: ContinuousClock.Instant,
+    func summary(blankLinesSkipped: Int, sendingEnded: ContinuousClock.Instant,
                  flushEnded: ContinuousClock.Instant, statistics: DeliveryStatistics) -> ReplaySummary {
         var errors = statistics.failuresByError
         for (name, count) in baseline.failuresByError { errors[name, default: 0] -= count }

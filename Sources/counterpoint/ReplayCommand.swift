@@ -9,12 +9,12 @@ struct ReplayCommand: ParsableCommand {
         commandName: "replay",
         abstract: "Load test: produce the events of log files into Kafka at a target rate, and report how it went.",
         discussion: """
-        Every line of the logs (files or directories, plain or gzip, in path order) becomes one
-        message on --topic, keyed by the event's track_id; lines that are not valid events are
-        produced too, without a key, and blank lines are skipped. --rate paces the events against
-        a monotonic clock (0: as fast as the producer takes them; a full producer queue slows the
-        replay down, it never drops). Stops at the end of the logs (unless --loop), after
-        --duration or --limit, or on SIGINT/SIGTERM, always after a final flush. Reports events
+        Every line of the logs (files or directories, plain or gzip, in path order) becomes one \
+        message on --topic, keyed by the event's track_id; lines that are not valid events are \
+        produced too, without a key, and blank lines are skipped. --rate paces the events against \
+        a monotonic clock (0: as fast as the producer takes them; a full producer queue slows the \
+        replay down, it never drops). Stops at the end of the logs (unless --loop), after \
+        --duration or --limit, or on SIGINT/SIGTERM, always after a final flush. Reports events \
         sent, achieved events/s, delivery errors and delivery latency; --json prints one object.
         """)
 
