@@ -25,10 +25,9 @@ public enum ReplaySource: Sendable {
         let inventory: LogInventory
         do {
             inventory = try LogDiscovery.inventory(of: paths)
-        } catch let error as EventLogError {
-            throw .logs(error)
         } catch {
-            throw .logs(.system(path: paths.joined(separator: ", "), operation: "read \(error)", code: 0))
+            // EventLogError's messages name the path already.
+            throw .logs("\(error)")
         }
         guard !inventory.files.isEmpty else { throw .noLogs(paths: paths) }
         return .logFiles(inventory.files)
@@ -84,9 +83,9 @@ struct LogEventStream: EventStream {
             } catch let error as ReplayError {
                 throw error
             } catch let error as EventLogError {
-                throw .logs(error)
+                throw .logs("\(error)")
             } catch {
-                throw .logs(.system(path: file.path, operation: "read (\(error))", code: 0))
+                throw .logs("cannot read \(file.path): \(error)")
             }
         }
         return true

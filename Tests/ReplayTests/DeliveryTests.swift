@@ -127,6 +127,25 @@ struct DeliveryTests {
         }
     }
 
+    @Test("a corrupt gzip file ends the replay with an error naming it, after the events before it")
+    func corruptGzip() async throws {
+        try await withTemporaryDirectory { directory in
+            let valid = #"{"event_id":"g1","type":"play","track_id":9,"occurred_at":1795000000000}"#
+            try Data((valid + "\n").utf8).write(to: directory.appendingPathComponent("a.ndjson"))
+            let corrupt = directory.appendingPathComponent("b.ndjson.gz")
+            try Data([0x1F, 0x8B, 0x08, 0x00] + [UInt8](repeating: 0xEE, count: 64)).write(to: corrupt)
+            let cluster = try Fixtures.cluster(partitions: 1)
+            #expect {
+                try Fixtures.replay(try ReplaySource.logs(at: [directory.path]), into: cluster)
+            } throws: { error in
+                guard case .logs(let message) = error as? ReplayError else { return false }
+                return message.contains(corrupt.path)
+            }
+            let received = try await Fixtures.consume(1, from: cluster, partitions: 1)
+            #expect(received.map { String(decoding: $0.value ?? [], as: UTF8.self) } == [valid])
+        }
+    }
+
     @Test("no logs under the paths, or a missing path, is an error naming them")
     func missingLogs() async throws {
         try await withTemporaryDirectory { directory in
