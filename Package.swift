@@ -41,6 +41,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs"]),
+        .target(name: "Replay", dependencies: [
+            "Kafka", "EventLogs", "CounterpointCore", "Generator",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "Reader", dependencies: [
             "CounterpointCore", "CounterStore", "HTTPServer",
             .product(name: "Logging", package: "swift-log"),
@@ -50,7 +54,7 @@ let package = Package(
 
         // MARK: The executable: a thin shell over the builder functions in the modules above.
         .executableTarget(name: "counterpoint", dependencies: [
-            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs",
+            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs", "Replay",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -70,6 +74,9 @@ let package = Package(
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
+        .testTarget(name: "ReplayTests", dependencies: [
+            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
         .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore"]),

@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import Kafka
+import Logging
+import Replay
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Load test: produce the events of log files into Kafka at a target rate, and report how it went.",
+        discussion: """
+        Every line of the logs (files or directories, plain or gzip, in path order) becomes one \
+        message on --topic, keyed by the event's track_id; lines that are not valid events are \
+        produced too, without a key, and blank lines are skipped. --rate paces the events against \
+        a monotonic clock (0: as fast as the producer takes them; a full producer queue slows the \
+        replay down, it never drops). Stops at the end of the logs (unless --loop), after \
+        --duration or --limit, or on SIGINT/SIGTERM, always after a final flush. Reports events \
+        sent, achieved events/s, delivery errors and delivery latency; --json prints one object.
+        """)
+
+    @Option(help: "Kafka brokers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
+    var brokers: String = Environment.string("brokers", default: "")
+
+    @Option(help: "A log file or directory; repeat for more (env COUNTERPOINT_LOGS, comma-separated).")
+    var logs: [String] = Environment.list("logs")
+
+    @Option(help: "Topic to produce to (env COUNTERPOINT_TOPIC).")
+    var topic: String = Environment.string("topic", default: "plays")
+
+    @Option(help: "Target events per second; 0 for as fast as possible (env COUNTERPOINT_RATE).")
+    var rate: Double = Environment.double("rate", default: 0)
+
+    @Flag(help: "Start the logs again when they end (env COUNTERPOINT_LOOP).")
+    var loop = Environment.bool("loop")
+
+    @Option(help: "Stop after this many seconds (env COUNTERPOINT_DURATION).")
+    var duration: Double?
+
+    @Option(help: "Stop after this many events (env COUNTERPOINT_LIMIT).")
+    var limit: Int?
+
+    @Option(help: "Seconds to wait for a broker to answer before giving up (env COUNTERPOINT_CONNECT_TIMEOUT).")
+    var connectTimeout: Double = Environment.double("connect-timeout", default: 10)
+
+    @Option(name: .customLong("log-level"),
+            help: "trace, debug, info, notice, warning, error or critical (env COUNTERPOINT_LOG_LEVEL).")
+    var logLevel: String = Environment.string("log-level", default: "info")
+
+    @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
+    var json = Environment.bool("json")
+
+    /// `--duration` and `--limit`, falling back to the environment.
+    private var durationSeconds: Double? { duration ?? Environment.optionalString("duration").flatMap(Double.init) }
+    private var eventLimit: Int? { limit ?? Environment.optionalString("limit").flatMap(Int.init) }
+
+    func validate() throws {
+        guard !brokers.isEmpty else { throw ValidationError("give the Kafka brokers with --brokers HOST:PORT[,…]") }
+        guard !logs.isEmpty else { throw ValidationError("give at least one --logs file or directory") }
+        guard !topic.isEmpty else { throw ValidationError("--topic must not be empty") }
+        guard rate >= 0, rate.isFinite else { throw ValidationError("--rate must be 0 or more events per second") }
+        if let duration = durationSeconds { guard duration > 0, duration.isFinite else { throw ValidationError("--duration must be a positive number of seconds") } }
+        if let limit = eventLimit { guard limit >= 0 else { throw ValidationError("--limit must be 0 or more") } }
+        guard connectTimeout > 0, connectTimeout.isFinite else { throw ValidationError("--connect-timeout must be a positive number of seconds") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func run() throws {
+        // Before librdkafka starts its threads, so that they inherit the mask and only the
+        // signal thread below receives SIGINT/SIGTERM.
+        Bootstrap.blockTerminationSignals()
+        let logger = Bootstrap.logging(level: logLevel)
+        let source: ReplaySource
+        do {
+            source = try ReplaySource.logs(at: logs)
+        } catch {
+            throw CommandFailure("replay: \(error)")
+        }
+
+        var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: brokers)
+        producerConfiguration.clientID = "counterpoint-replay"
+        producerConfiguration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        let producer: KafkaProducer
+        do {
+            producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
+        } catch {
+            throw CommandFailure("replay: \(error.message) (\(error.name))")
+        }
+
+        var configuration = ReplayConfiguration(topic: topic)
+        configuration.rate = rate
+        configuration.loop = loop
+        configuration.duration = durationSeconds.map { .milliseconds(Int64($0 * 1000)) }
+        configuration.limit = eventLimit
+        let replayer = Replayer(source: source, producer: producer, configuration: configuration, logger: logger)
+        Thread {
+            let signal = Bootstrap.waitForTermination()
+            logger.info("stopping replay", metadata: ["signal": "\(signal)"])
+            replayer.stop()
+        }.start()
+
+        let progress = ProgressLine(enabled: !json)
+        let summary: ReplaySummary
+        do {
+            summary = try replayer.run { step in
+                progress.update("replay: \(step.events.formatted()) events, " +
+                                "\(Int(step.eventsPerSecond.rounded()).formatted()) events/s, " +
+                                "\(step.delivered.formatted()) delivered, \(step.failed.formatted()) failed")
+            }
+        } catch {
+            progress.finish()
+            throw CommandFailure("replay failed: \(error)")
+        }
+        progress.finish()
+        if json {
+            try printJSON(summary.jsonObject)
+        } else {
+            print(summary.text)
+        }
+        if summary.failed > 0 || summary.undelivered > 0 {
+            throw CommandFailure("replay: \(summary.failed + summary.undelivered) of \(summary.events) events were not delivered")
+        }
+    }
+}

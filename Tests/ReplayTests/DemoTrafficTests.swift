@@ -1,0 +1,39 @@
+import CounterpointCore
+import Foundation
+import Kafka
+import Replay
+import Testing
+
+@Suite("Demo traffic for run --demo")
+struct DemoTrafficTests {
+    @Test("demo traffic produces valid events occurring now, keyed by track, until stopped")
+    func liveEvents() async throws {
+        let cluster = try Fixtures.cluster(partitions: 2)
+        let producer = try Fixtures.producer(cluster)
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        let traffic = DemoTraffic(producer: producer, rate: 2_000, logger: Fixtures.logger)
+        traffic.start()
+        traffic.start()   // a second start changes nothing
+        let deadline = ContinuousClock.now + .seconds(30)
+        while producer.deliveryStatistics.delivered < 500, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let summary = try #require(traffic.stop())
+        let after = Int64(Date().timeIntervalSince1970 * 1000)
+        #expect(traffic.stop() == nil, "stopping twice returns nothing the second time")
+        #expect(summary.events >= 500)
+        #expect(summary.delivered == summary.events)
+        #expect(summary.unkeyedEvents == 0)
+        #expect(summary.stopReason == .stopped)
+
+        let received = try await Fixtures.consume(summary.events, from: cluster, partitions: 2)
+        var eventIDs = Set<EventID>()
+        for message in received {
+            let event = try EventParser.parse(try #require(message.value)).get()
+            #expect((before...after).contains(event.occurredAtMilliseconds))
+            #expect(message.keyText == String(event.trackID))
+            eventIDs.insert(event.eventID)
+        }
+        #expect(eventIDs.count == received.count, "event ids are unique")
+    }
+}
