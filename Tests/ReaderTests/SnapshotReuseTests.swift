@@ -1,0 +1,65 @@
+import CounterpointCore
+import CounterStore
+import Foundation
+import Testing
+
+@Suite("Reader snapshot reuse")
+struct SnapshotReuseTests {
+    struct Plays: Decodable { let plays: Int64 }
+
+    @Test("answers are at most the snapshot age older than the stores: a batch commit shows once it has passed")
+    func commitsShowAfterTheSnapshotAge() throws {
+        try ReaderFixture.with(configure: { $0.snapshotAge = .milliseconds(100) }) { fixture in
+            let client = try fixture.client()
+            func plays() throws -> Int64 {
+                let response = try client.request("/v1/tracks/3/plays")
+                return try response.decode(Plays.self).plays
+            }
+            let before = try plays()
+            #expect(before == 1)
+            let batch = try BatchStore(location: fixture.location)
+            try batch.replace(range: hours(-24, 10),
+                              run: BatchRun(range: hours(-24, 10), startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0,
+                                            duplicates: 0, rejected: 0, rejectedByReason: [:], tracks: 1, rows: 1)) { writer in
+                try writer.write(trackID: 3, hour: hour(1), plays: 40)
+            }
+            // Within the snapshot age a thread may still answer from its snapshot: old or new,
+            // never anything else.
+            #expect([before, 40].contains(try plays()))
+            Thread.sleep(forTimeInterval: 0.25)
+            #expect(try plays() == 40)
+        }
+    }
+
+    @Test("an idle server thread's snapshot is released, so the realtime log can be checkpointed to its end")
+    func idleSnapshotsAreReleased() throws {
+        try ReaderFixture.with(configure: { $0.snapshotAge = .milliseconds(50) }) { fixture in
+            for _ in 0..<8 { _ = try fixture.get("/v1/tracks/1/plays") }
+            // New realtime data after the readers took their snapshots.
+            let realtime = try RealtimeStore(location: fixture.location)
+            let stored = try realtime.storedOffsets(topic: "plays")
+            let progress = stored.map { partition, offset in
+                PartitionProgress(topic: "plays", partition: partition, startOffset: offset, nextOffset: offset + 1,
+                                  highWatermark: offset + 1)
+            }
+            #expect(try realtime.apply(increments: [CountIncrement(trackID: 1, hour: hour(20), plays: 1)],
+                                       progress: progress, flushedAt: standardFlushedAt) == .committed)
+            Thread.sleep(forTimeInterval: 0.3)
+            // `busy` (the first column) is 1 when a reader's snapshot pins the log.
+            let checkpoint = try Self.sqlite(fixture.location.realtimePath, "PRAGMA wal_checkpoint(TRUNCATE);")
+            #expect(checkpoint.hasPrefix("0|"), "checkpoint answered \(checkpoint)")
+        }
+    }
+
+    static func sqlite(_ path: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path, sql]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
