@@ -59,7 +59,37 @@ struct StatusAnswer: Sendable {
         } else {
             json.null()
         }
+        json.key("fenced_flushes"); json.optional(live?.fencedFlushes) { $0.value($1) }
+        json.key("offset_gaps")
+        json.beginArray()
+        for gap in live?.offsetGaps ?? [] {
+            json.beginObject()
+            json.key("topic"); json.value(gap.topic)
+            json.key("partition"); json.value(Int64(gap.partition))
+            json.key("expected_offset"); json.value(gap.expectedOffset)
+            json.key("resumed_offset"); json.value(gap.resumedOffset)
+            json.key("skipped_events"); json.value(gap.skippedEvents)
+            json.key("detected_at"); json.time(epochMilliseconds: gap.detectedAt)
+            json.endObject()
+        }
+        json.endArray()
         json.endObject()
+
+        json.key("archive")
+        if let archive = live?.archive {
+            json.beginObject()
+            json.key("open_hours")
+            json.beginArray()
+            for hour in archive.openHours { json.value(hour) }
+            json.endArray()
+            json.key("last_closed_hour"); json.optional(archive.lastClosedHour) { $0.value($1) }
+            json.key("events_archived"); json.value(archive.eventsArchived)
+            json.key("late_events"); json.value(archive.lateEvents)
+            json.key("invalid_messages"); json.value(archive.invalidMessages)
+            json.endObject()
+        } else {
+            json.null()
+        }
 
         counts.writeFreshness(freshness, into: &json)
         json.endObject()
