@@ -30,7 +30,7 @@ struct Play: Hashable {
 }
 
 /// A mock cluster, a topic, a log root and a data directory, removed when the test ends.
-final class ArchiveWorkspace {
+final class ArchiveWorkspace: Sendable {
     let root: String
     let cluster: KafkaMockCluster
     let topic = "plays"
