@@ -8,13 +8,14 @@ struct ArchiveCommand: ParsableCommand {
         commandName: "archive",
         abstract: "Write every event of a Kafka topic, as received, into hourly event-log files for batch.",
         discussion: """
-        Events go to <logs>/<YYYY-MM-DD>/<HH>.p<partition>.ndjson of their occurred_at hour. An hour
-        closes (<HH>.closed) once the stream has passed its end plus the allowed lateness; events
-        arriving for a closed hour go to <HH>.late.p<partition>.ndjson, which batch reads with the
-        hour. Files are fsynced before offsets are committed to the consumer group, so a crash
-        repeats events (batch de-duplicates them) and loses none. Messages that are not valid
-        events are written to the hour of their Kafka timestamp, where batch counts them as
-        rejected. Runs until SIGINT/SIGTERM, then syncs, commits and exits 0.
+        Events go to <logs>/<YYYY-MM-DD>/<HH>.p<partition>.ndjson of their occurred_at hour. An hour \
+        closes (<HH>.closed) once the stream has passed its end plus the allowed lateness; events \
+        arriving for a closed hour go to <HH>.late.p<partition>.ndjson, which batch reads with the hour.
+
+        Files are fsynced before offsets are committed to the consumer group, so a crash repeats \
+        events (batch de-duplicates them) and loses none. Messages that are not valid events are \
+        written to the hour of their Kafka timestamp, where batch counts them as rejected. Runs \
+        until SIGINT/SIGTERM, then syncs, commits and exits 0.
         """)
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")

@@ -39,7 +39,7 @@ struct ArchiveBenchmark {
         let seconds = (finished - (firstSeen ?? finished)).seconds
         let bytes = workspace.archiveFiles().reduce(Int64(0)) { total, path in
             let size = (try? FileManager.default.attributesOfItem(atPath: workspace.logs + "/" + path)[.size] as? Int64) ?? 0
-            return total + (size ?? 0)
+            return total + size
         }
         print("""
             archive benchmark: \(Self.events) events, \(Self.partitions) partitions, \(status.closedHours) hours closed, \
