@@ -186,7 +186,8 @@ final class ArchiveHandler: KafkaConsumerHandler {
     private func isCaughtUp(_ partition: Int32) -> Bool {
         guard let marks = consumer.watermarks(topic: topic, partition: partition) else { return false }
         if let next = nextOffsets[partition] { return next >= marks.high }
-        return marks.low == marks.high
+        // Nothing consumed and no committed offset: caught up only if the partition holds nothing.
+        return marks.high == 0 || marks.low == marks.high
     }
 
     /// Fsyncs everything written, then (with `commit`) commits the offsets after it.

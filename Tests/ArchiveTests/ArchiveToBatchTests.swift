@@ -153,4 +153,18 @@ struct ArchiveToBatchTests {
         #expect(summary.rejections.counts == [.malformedJSON: 2, .missingField: 1])
         #expect(try workspace.plays(5, at: hour(10)) == 1)
     }
+
+    @Test("a partition without events does not keep hours open")
+    func idlePartition() async throws {
+        let workspace = try ArchiveWorkspace(partitions: 3)
+        // One track, one key: every event lands in the same partition, the other two stay empty.
+        let produced = plays(count: 50, from: time(10, minute: 0), to: time(11, minute: 30), tracks: 1, duplicateEvery: 0)
+        try workspace.produce(produced)
+        let archiver = try workspace.startArchiver()
+        try await wait(until: { archiver.status().closedHours == 1 })
+        try archiver.stop()
+        #expect(archiver.status().eventsArchived == produced.count)
+        #expect(workspace.isClosed(hour(10)) && !workspace.isClosed(hour(11)))
+        #expect(Set(workspace.archiveFiles().filter { $0.hasSuffix(".ndjson") }.map { $0.split(separator: ".")[1] }).count == 1)
+    }
 }
