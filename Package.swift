@@ -45,6 +45,11 @@ let package = Package(
             "Kafka", "EventLogs", "CounterpointCore", "Generator",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .target(name: "Archive", dependencies: [
+            "Kafka", "EventLogs", "CounterpointCore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ]),
         .target(name: "Reader", dependencies: [
             "CounterpointCore", "CounterStore", "HTTPServer",
             .product(name: "Logging", package: "swift-log"),
@@ -54,7 +59,7 @@ let package = Package(
 
         // MARK: The executable: a thin shell over the builder functions in the modules above.
         .executableTarget(name: "counterpoint", dependencies: [
-            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs", "Replay",
+            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs", "Replay", "Archive",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -79,6 +84,9 @@ let package = Package(
         ]),
         .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
         .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer"]),
+        .testTarget(name: "ArchiveTests", dependencies: [
+            "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
+        ]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore"]),
     ],
     swiftLanguageModes: [.v6]

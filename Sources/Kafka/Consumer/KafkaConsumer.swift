@@ -12,8 +12,10 @@ import Logging
 ///   that thread, inside librdkafka's poll and close calls. Each poll waits up to `pollTimeout`
 ///   for one message, then takes whatever else is already queued (up to `maxPollRecords`)
 ///   without waiting: full batches under load, no added latency when traffic is light.
-/// - Offsets are never committed to Kafka: the handler's `assigned` says where each partition
-///   starts, and the eager rebalance protocol calls `revoking` before any partition moves.
+/// - Offsets are never committed to Kafka automatically: the handler's `assigned` says where
+///   each partition starts, and the eager rebalance protocol calls `revoking` before any
+///   partition moves. A caller that keeps its progress in Kafka instead (the archiver) calls
+///   `commit` itself and returns `committedOffsets` from `assigned`.
 /// - Offset resets: where a start offset is gone from the broker (retention) librdkafka resumes
 ///   at `autoOffsetReset` with only a log line. The consumer checks every message's offset
 ///   against the one expected next and calls the handler's `offsetReset` for jumps that the
@@ -123,6 +125,32 @@ public final class KafkaConsumer: Sendable {
         }
         try client.seek(partition, to: offset, timeout: timeout)
         session.seeked(partition, to: offset)
+    }
+
+    /// Commits `offsets` — for each partition the offset of the next message to read, i.e. the
+    /// last one processed plus one — as the group's committed offsets, and waits for the broker
+    /// to confirm. Meant for handler calls inside `run` (`revoking` included, which is the last
+    /// chance before a partition moves); it fails if the group has moved on since (a lost
+    /// assignment answers `ILLEGAL_GENERATION` or `UNKNOWN_MEMBER_ID`).
+    public func commit(_ offsets: [KafkaPartition: Int64]) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        if let negative = offsets.first(where: { $0.value < 0 }) {
+            throw KafkaError.invalidArgument("offset \(negative.value) is negative", context: "committing the offset of \(negative.key)")
+        }
+        try client.commit(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    /// The offsets the group last committed for `partitions`, asked of the group coordinator
+    /// (blocking up to `timeout`); partitions without a committed offset are left out. Returning
+    /// this from `assigned` resumes each partition where the group left it, and the others
+    /// where `autoOffsetReset` says. Any thread.
+    public func committedOffsets(for partitions: [KafkaPartition], timeout: Duration = .seconds(10)) throws(KafkaError) -> [KafkaPartition: Int64] {
+        guard !partitions.isEmpty else { return [:] }
+        var committed: [KafkaPartition: Int64] = [:]
+        for (partition, offset) in try client.committed(partitions, timeout: timeout) where offset >= 0 {
+            committed[partition] = offset
+        }
+        return committed
     }
 
     /// The partition's offsets as of the last fetch response, without asking the broker; nil

@@ -1,7 +1,9 @@
 /// How a `KafkaConsumer` joins its group and fetches.
 ///
-/// Offsets are never committed to Kafka: the caller keeps them (Counterpoint stores them in
-/// SQLite with the counts) and hands them back from `KafkaConsumerHandler.assigned`.
+/// Offsets are never committed to Kafka automatically: the caller keeps them (the realtime
+/// layer stores them in SQLite with the counts; the archiver commits them with
+/// `KafkaConsumer.commit` once its files are synced) and hands them back from
+/// `KafkaConsumerHandler.assigned`.
 public struct KafkaConsumerConfiguration: Sendable {
     /// Where to start a partition that the handler gives no offset for.
     public enum OffsetReset: String, Sendable {
@@ -62,7 +64,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "max.partition.fetch.bytes": String(maxPartitionFetchBytes),
             "queued.max.messages.kbytes": String(queuedMaxMessagesKilobytes),
             "auto.offset.reset": autoOffsetReset.rawValue,
-            // Offsets live in the caller's store, not in Kafka.
+            // Offsets are the caller's to keep or to commit explicitly, never behind its back.
             "enable.auto.commit": "false",
             "enable.auto.offset.store": "false",
             "enable.partition.eof": "false",

@@ -4,7 +4,9 @@
 /// the handler again, and `run` rethrows the error.
 public protocol KafkaConsumerHandler {
     /// The group gave this consumer `partitions`. Return the offset to start each from, as kept
-    /// in the caller's store; partitions left out start per `autoOffsetReset`.
+    /// in the caller's store; partitions left out start per `autoOffsetReset` — not at the group's
+    /// committed offsets, which a caller keeping its progress in Kafka returns from
+    /// `KafkaConsumer.committedOffsets(for:)`.
     func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64]
 
     /// `partitions` are about to be taken away: the last chance to save their progress. No

@@ -68,6 +68,24 @@ extension RDKafkaClient {
         if let error = list.firstError({ _ in context }) { throw error }
     }
 
+    /// Commits the next offset of each partition to the group and waits for the broker's answer.
+    func commit(_ offsets: [(partition: KafkaPartition, offset: Int64)]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(offsets: offsets)
+        let context = "committing offsets \(offsets.map { "\($0.partition)@\($0.offset)" })"
+        try RDKafkaStatus.check(rd_kafka_commit(handle, list.handle, 0), context)
+        if let error = list.firstError({ "committing the offset of \($0)" }) { throw error }
+    }
+
+    /// The group's committed offsets, asked of the group coordinator; `RDKafkaOffset.invalid`
+    /// where a partition has none.
+    func committed(_ partitions: [KafkaPartition], timeout: Duration) throws(KafkaError) -> [(partition: KafkaPartition, offset: Int64)] {
+        let list = RDKafkaTopicPartitionList(offsets: partitions.map { ($0, RDKafkaOffset.invalid) })
+        let context = "fetching the committed offsets of \(partitions)"
+        try RDKafkaStatus.check(rd_kafka_committed(handle, list.handle, timeout.clampedMilliseconds), context)
+        if let error = list.firstError({ "fetching the committed offset of \($0)" }) { throw error }
+        return list.offsets
+    }
+
     /// Leaves the group; librdkafka calls the rebalance callback (revoke) from inside this call.
     func closeConsumer() throws(KafkaError) {
         try RDKafkaStatus.check(rd_kafka_consumer_close(handle), "closing consumer")
@@ -98,4 +116,5 @@ extension RDKafkaClient {
 enum RDKafkaOffset {
     static let beginning = Int64(RD_KAFKA_OFFSET_BEGINNING)
     static let end = Int64(RD_KAFKA_OFFSET_END)
+    static let invalid = Int64(RD_KAFKA_OFFSET_INVALID)
 }

@@ -38,6 +38,13 @@ final class RDKafkaTopicPartitionList {
         return nil
     }
 
+    /// The partitions of the list with their offsets, as librdkafka filled them in.
+    var offsets: [(partition: KafkaPartition, offset: Int64)] {
+        UnsafeBufferPointer(start: handle.pointee.elems, count: Int(handle.pointee.cnt)).map {
+            (KafkaPartition(topic: String(cString: $0.topic), id: $0.partition), $0.offset)
+        }
+    }
+
     /// Reads a list owned by librdkafka (as in the rebalance callback) without taking it over.
     static func partitions(in list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> [KafkaPartition] {
         UnsafeBufferPointer(start: list.pointee.elems, count: Int(list.pointee.cnt)).map {

@@ -1,0 +1,256 @@
+import CounterpointCore
+import Kafka
+import Logging
+import Synchronization
+
+/// The consumer's side of the archiver: files every message in its hour, closes hours as the
+/// stream passes them, and commits offsets only after what precedes them is fsynced.
+///
+/// Everything here runs on the consumer's thread, inside `KafkaConsumer.run`; only `status`
+/// is shared, and it is published after every batch.
+final class ArchiveHandler: KafkaConsumerHandler {
+    private let consumer: KafkaConsumer
+    private let files: ArchiveFiles
+    private let topic: String
+    private let allowedLatenessMilliseconds: Int64
+    private let commitInterval: Duration
+    private let status: SharedArchiveStatus
+    private let logger: Logger
+    private let metrics = ArchiveMetrics()
+
+    private var clock = StreamClock()
+    /// The offset of the next message of each assigned partition, once known.
+    private var nextOffsets: [Int32: Int64] = [:]
+    /// Offsets consumed (and written) but not yet committed.
+    private var uncommitted: [Int32: Int64] = [:]
+    private var lastCheckpoint = ContinuousClock.now
+    private var hasUnsyncedWrites = false
+    private var local = ArchiveStatus()
+
+    init(consumer: KafkaConsumer, files: ArchiveFiles, configuration: ArchiverConfiguration,
+         status: SharedArchiveStatus, logger: Logger) {
+        self.consumer = consumer
+        self.files = files
+        self.topic = configuration.topic
+        self.allowedLatenessMilliseconds = Int64(configuration.allowedLateness.components.seconds) * 1000
+            + configuration.allowedLateness.components.attoseconds / 1_000_000_000_000_000
+        self.commitInterval = configuration.commitInterval
+        self.status = status
+        self.logger = logger
+        local.isRunning = true
+        publish()
+    }
+
+    // MARK: KafkaConsumerHandler
+
+    /// Resumes every partition at the group's committed offset; partitions without one start
+    /// at the earliest retained message (the consumer's `autoOffsetReset`).
+    func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
+        let committed = try committedOffsets(for: partitions)
+        for partition in partitions {
+            if let offset = committed[partition] { nextOffsets[partition.id] = offset }
+        }
+        clock.assign(partitions.map(\.id))
+        local.assignedPartitions = clock.assignedPartitions
+        for (partition, offset) in committed { local.committedOffsets[partition.id] = offset }
+        logger.info("archiving partitions", metadata: [
+            "archive.partitions": "\(partitions.sorted())",
+            "archive.committed_offsets": "\(committed.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" })",
+        ])
+        publish()
+        return committed
+    }
+
+    func consume(_ batch: KafkaMessageBatch) throws {
+        var archived = 0, late = 0, invalid = 0, skipped = 0
+        var now: Int64?
+        for message in batch {
+            let partition = message.partition
+            nextOffsets[partition] = message.offset + 1
+            uncommitted[partition] = message.offset + 1
+            guard let value = message.value else {
+                skipped += 1
+                continue
+            }
+            let hour: Hour
+            let valid: Bool
+            switch EventParser.parse(value) {
+            case .success(let event):
+                hour = event.hour
+                valid = true
+                clock.observe(partition: partition, occurredAtMilliseconds: event.occurredAtMilliseconds)
+            case .failure(let rejection):
+                guard rejection.reason != .empty else {
+                    skipped += 1
+                    continue
+                }
+                if now == nil { now = ArchivedLine.wallClockMilliseconds() }
+                hour = ArchivedLine.fallbackHour(kafkaTimestampMilliseconds: message.timestampMilliseconds, nowMilliseconds: now!)
+                valid = false
+            }
+            let wentLate = try ArchivedLine.withLine(of: value) { line in
+                try files.write(line, hour: hour, partition: partition)
+            }
+            if valid {
+                archived += 1
+                if wentLate { late += 1 }
+            } else {
+                invalid += 1
+            }
+        }
+        hasUnsyncedWrites = hasUnsyncedWrites || archived + invalid > 0
+        local.eventsArchived += archived
+        local.lateEvents += late
+        local.invalidMessages += invalid
+        local.skippedMessages += skipped
+        metrics.events.increment(by: archived)
+        if late > 0 { metrics.lateEvents.increment(by: late) }
+        if invalid > 0 { metrics.invalidMessages.increment(by: invalid) }
+        if skipped > 0 { metrics.skippedMessages.increment(by: skipped) }
+
+        try closeDueHours()
+        if ContinuousClock.now - lastCheckpoint >= commitInterval { try checkpoint(commit: true) }
+        publish()
+    }
+
+    func idle() throws {
+        try closeDueHours()
+        if ContinuousClock.now - lastCheckpoint >= commitInterval { try checkpoint(commit: true) }
+        publish()
+    }
+
+    /// The last chance to save the partitions' progress: fsync and close everything, then commit.
+    /// A lost assignment is not committed (the group has moved on and would refuse it); the
+    /// new owner re-archives from the last commit, which only repeats events.
+    func revoking(_ partitions: [KafkaPartition], reason: KafkaRevocationReason) throws {
+        try files.closeAll()
+        hasUnsyncedWrites = false
+        if reason != .lost { try commit() }
+        for partition in partitions {
+            uncommitted.removeValue(forKey: partition.id)
+            nextOffsets.removeValue(forKey: partition.id)
+        }
+        clock.revoke(partitions.map(\.id))
+        local.assignedPartitions = clock.assignedPartitions
+        publish()
+    }
+
+    func offsetReset(_ reset: KafkaOffsetReset) throws {
+        logger.error("archive gap: the broker no longer had the messages to archive", metadata: [
+            "archive.partition": "\(reset.partition)", "archive.expected_offset": "\(reset.expectedOffset)",
+            "archive.resumed_offset": "\(reset.resumedOffset)", "archive.skipped": "\(reset.skippedMessages)",
+        ])
+        metrics.offsetResets.increment()
+        local.offsetResets.append(reset.description)
+        if local.offsetResets.count > 20 { local.offsetResets.removeFirst() }
+    }
+
+    /// After the consumer loop ended without the group's revocation (it failed): keep what was
+    /// written, commit nothing.
+    func abandon() {
+        do { try files.closeAll() } catch {
+            logger.error("archive files could not be synced while stopping", metadata: ["archive.error": "\(error)"])
+        }
+        local.isRunning = false
+        local.assignedPartitions = []
+        publish()
+    }
+
+    var eventsArchived: Int { local.eventsArchived }
+
+    /// After a clean end of the loop.
+    func finish() {
+        local.isRunning = false
+        publish()
+    }
+
+    // MARK: Hours, syncs and commits
+
+    /// Closes every open hour that the stream has passed by more than the allowed lateness.
+    private func closeDueHours() throws {
+        guard let streamTime = clock.streamTime(caughtUp: isCaughtUp) else { return }
+        local.streamTimeMilliseconds = streamTime
+        metrics.streamTime.record(streamTime / 1000)
+        let horizon = streamTime - allowedLatenessMilliseconds
+        for hour in files.openHours where (hour.index + 1) * 3_600_000 <= horizon {
+            try files.closeHour(hour)
+            metrics.closedHours.increment()
+            local.closedHours += 1
+            local.lastClosedHour = max(local.lastClosedHour ?? hour, hour)
+            logger.info("archive hour closed", metadata: ["archive.hour": "\(hour)", "archive.stream_time": "\(UTCTime.format(epochMilliseconds: streamTime))"])
+        }
+        files.forgetClosedHours(before: Hour(epochMilliseconds: horizon).advanced(by: -48))
+    }
+
+    /// Whether `partition` has nothing left to read as of the last fetch.
+    private func isCaughtUp(_ partition: Int32) -> Bool {
+        guard let marks = consumer.watermarks(topic: topic, partition: partition) else { return false }
+        if let next = nextOffsets[partition] { return next >= marks.high }
+        // Nothing consumed and no committed offset: caught up only if the partition holds nothing.
+        return marks.high == 0 || marks.low == marks.high
+    }
+
+    /// Fsyncs everything written, then (with `commit`) commits the offsets after it.
+    private func checkpoint(commit shouldCommit: Bool) throws {
+        if hasUnsyncedWrites {
+            let started = ContinuousClock.now
+            try files.syncAll()
+            metrics.fsyncDuration.record(duration: ContinuousClock.now - started)
+            hasUnsyncedWrites = false
+        }
+        try files.closeLateFiles()
+        lastCheckpoint = ContinuousClock.now
+        if shouldCommit { try commit() }
+    }
+
+    /// Commits the uncommitted offsets; a failure that a later commit may fix is logged and
+    /// retried at the next checkpoint (the data is on disk either way).
+    private func commit() throws {
+        guard !uncommitted.isEmpty else { return }
+        var offsets: [KafkaPartition: Int64] = [:]
+        for (partition, offset) in uncommitted { offsets[KafkaPartition(topic: topic, id: partition)] = offset }
+        if case .failure(let error) = Result(catching: { () throws(KafkaError) in try consumer.commit(offsets) }) {
+            guard !error.isFatal else { throw error }
+            metrics.commitFailures.increment()
+            logger.warning("archive offsets not committed; retrying at the next checkpoint", metadata: ["archive.error": "\(error)"])
+            return
+        }
+        local.committedOffsets.merge(uncommitted) { $1 }
+        local.lastCommitMilliseconds = ArchivedLine.wallClockMilliseconds()
+        uncommitted.removeAll(keepingCapacity: true)
+    }
+
+    private func committedOffsets(for partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
+        // The group coordinator may still be settling right after a rebalance.
+        for _ in 1..<3 {
+            let answer = Result { () throws(KafkaError) in try consumer.committedOffsets(for: partitions) }
+            switch answer {
+            case .success(let offsets):
+                return offsets
+            case .failure(let error) where error.isRetriable:
+                logger.warning("committed offsets not available yet; asking again", metadata: ["archive.error": "\(error)"])
+            case .failure(let error):
+                throw error
+            }
+        }
+        return try consumer.committedOffsets(for: partitions)
+    }
+
+    private func publish() {
+        local.openHours = files.openHours
+        metrics.openHours.record(local.openHours.count)
+        let snapshot = local
+        status.update { $0 = snapshot }
+    }
+}
+
+/// The status the consumer's thread publishes and any thread reads.
+final class SharedArchiveStatus: Sendable {
+    private let state = Mutex(ArchiveStatus())
+
+    var current: ArchiveStatus { state.withLock { $0 } }
+
+    func update(_ body: (inout ArchiveStatus) -> Void) {
+        state.withLock { body(&$0) }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Kafka
+import Logging
+import Synchronization
+
+/// `counterpoint archive`: writes every event of a Kafka topic, as received, into event-log
+/// files partitioned by the event's UTC hour (`LogLayout`) — the files `batch` reads.
+///
+/// - **Files**: an event goes to `<root>/<YYYY-MM-DD>/<HH>.p<partition>.ndjson` of its
+///   `occurred_at` hour, one segment per Kafka partition. A value is written byte for byte,
+///   except that raw line breaks become tabs, which keeps its meaning (`ArchivedLine`).
+///   A message that is not a valid event goes to the file of its Kafka timestamp's hour, where
+///   the batch run covering that hour counts it as rejected; tombstones and blank values are
+///   skipped (and counted), since a blank line is no event for `batch` either.
+/// - **Closing hours**: the stream time is the newest `occurred_at` consumed, held back by any
+///   assigned partition that still has a backlog (`StreamClock`). An hour closes once the
+///   stream time has passed its end plus `allowedLateness`: its files are fsynced and closed,
+///   then its `<HH>.closed` marker is written. An event that arrives for a closed hour goes to
+///   `<HH>.late.p<partition>.ndjson`, which `batch` reads with the hour, so the next batch run
+///   of that hour counts it. Hours left open by an earlier run are adopted at start.
+/// - **At-least-once**: every `commitInterval`, before partitions are revoked and when stopping,
+///   every open file is fsynced and only then are the next offsets committed to Kafka, in the
+///   archiver's own group. A restart resumes at the committed offsets, so a crash repeats at
+///   most the events since the last commit — `batch` de-duplicates them — and loses none. A
+///   line torn by the crash is ended before appending, becoming one malformed line.
+/// - **Several archivers** in one group on one log root split the partitions and never write
+///   the same file, but each closes hours by its own partitions' stream time: one may mark an
+///   hour closed while another still writes events of it to the hour's files (not late files).
+///   Nothing is lost — a batch rerun of the hour reads them — but the marker came early. Run
+///   one archiver per log root for exact markers.
+public final class Archiver: Sendable {
+    private enum Lifecycle {
+        case ready
+        case running(finished: DispatchSemaphore)
+        case stopped(failure: (any Error)?)
+    }
+
+    public let configuration: ArchiverConfiguration
+    private let consumer: KafkaConsumer
+    private let shared = SharedArchiveStatus()
+    private let lifecycle = Mutex(Lifecycle.ready)
+    private let stopRequested = Atomic(false)
+    private let failure = Mutex<(any Error)?>(nil)
+    private let logger: Logger
+
+    /// Checks the configuration and that a broker answers (within the consumer's `connectTimeout`).
+    public init(configuration: ArchiverConfiguration, logger: Logger) throws {
+        guard configuration.consumer.topics.count == 1 else {
+            throw ArchiverError.invalidConfiguration("the archiver archives exactly one topic, not \(configuration.consumer.topics)")
+        }
+        guard configuration.allowedLateness >= .zero else {
+            throw ArchiverError.invalidConfiguration("the allowed lateness must not be negative")
+        }
+        guard configuration.commitInterval > .zero else {
+            throw ArchiverError.invalidConfiguration("the commit interval must be positive")
+        }
+        guard !configuration.logRoot.isEmpty else {
+            throw ArchiverError.invalidConfiguration("the log root must not be empty")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
+    }
+
+    /// Starts archiving on a dedicated thread and returns. `onFinished` runs on that thread when
+    /// the loop ends, with its failure if it failed (a fatal Kafka error, an unwritable disk):
+    /// the place to wake whoever waits for the process to end. An archiver starts once.
+    public func start(onFinished: @escaping @Sendable ((any Error)?) -> Void = { _ in }) throws {
+        let finished = DispatchSemaphore(value: 0)
+        try lifecycle.withLock { state in
+            guard case .ready = state else { throw ArchiverError.alreadyStarted }
+            state = .running(finished: finished)
+        }
+        let thread = Thread { [self] in
+            let outcome = runLoop()
+            failure.withLock { $0 = outcome }
+            finished.signal()
+            onFinished(outcome)
+        }
+        thread.name = "archive-consumer"
+        thread.stackSize = 1 << 22
+        thread.start()
+        logger.info("archiver started", metadata: [
+            "archive.topic": "\(configuration.topic)", "archive.group": "\(configuration.consumer.groupID)",
+            "archive.logs": "\(configuration.logRoot)", "archive.allowed_lateness": "\(configuration.allowedLateness)",
+        ])
+    }
+
+    /// Stops promptly: the consumer leaves its group, which fsyncs and closes every file and
+    /// commits the last offsets. Waits for that, then rethrows the loop's failure, if any.
+    /// Safe to call more than once, and before `start` (then it only prevents the start).
+    public func stop() throws {
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+        consumer.wakeup()
+        let waitFor = lifecycle.withLock { state -> DispatchSemaphore? in
+            switch state {
+            case .ready:
+                state = .stopped(failure: nil)
+                return nil
+            case .running(let finished):
+                return finished
+            case .stopped:
+                return nil
+            }
+        }
+        if let waitFor {
+            waitFor.wait()
+            let outcome = failure.withLock { $0 }
+            lifecycle.withLock { $0 = .stopped(failure: outcome) }
+        }
+        let outcome = lifecycle.withLock { state -> (any Error)? in
+            if case .stopped(let failure) = state { return failure }
+            return nil
+        }
+        if let outcome { throw outcome }
+    }
+
+    /// A snapshot of the archiver's progress. Any thread.
+    public func status() -> ArchiveStatus {
+        shared.current
+    }
+
+    private func runLoop() -> (any Error)? {
+        let files = ArchiveFiles(root: configuration.logRoot, bufferSize: configuration.writeBufferBytes)
+        do {
+            try files.adoptUnclosedHours()
+        } catch {
+            logger.error("archiver cannot read its log root", metadata: ["archive.error": "\(error)"])
+            return error
+        }
+        let handler = ArchiveHandler(consumer: consumer, files: files, configuration: configuration, status: shared, logger: logger)
+        do {
+            try consumer.run(until: { self.stopRequested.load(ordering: .relaxed) }, handler: handler)
+            handler.finish()
+            logger.info("archiver stopped", metadata: ["archive.events": "\(handler.eventsArchived)"])
+            return nil
+        } catch {
+            handler.abandon()
+            logger.error("archiver failed", metadata: ["archive.error": "\(error)"])
+            return error
+        }
+    }
+}
+
+/// Why an archiver could not be created or started.
+public enum ArchiverError: Error, CustomStringConvertible, Equatable {
+    case invalidConfiguration(String)
+    case alreadyStarted
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let message): message
+        case .alreadyStarted: "an archiver starts only once"
+        }
+    }
+}

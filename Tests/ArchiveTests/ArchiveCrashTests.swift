@@ -1,0 +1,99 @@
+import CounterpointCore
+import EventLogs
+import Foundation
+import Testing
+
+/// The `counterpoint` executable built beside the tests (as in EndToEndTests), or `COUNTERPOINT_BINARY`.
+private let executablePath: String = {
+    if let override = ProcessInfo.processInfo.environment["COUNTERPOINT_BINARY"], !override.isEmpty { return override }
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let candidates = [
+        Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("counterpoint").path,
+        packageRoot.appendingPathComponent(".build/debug/counterpoint").path,
+    ]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
+}()
+
+@Suite("A crashing archive process")
+struct ArchiveCrashTests {
+    /// Starts `counterpoint archive` on the workspace's broker and log root.
+    private func startArchive(_ workspace: ArchiveWorkspace, round: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executablePath)
+        process.arguments = ["archive", "--brokers", workspace.cluster.bootstrapServers, "--topic", workspace.topic,
+                             "--logs", workspace.logs, "--log-level", "warning"]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("COUNTERPOINT_") }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let stderrPath = workspace.root + "/archive-\(round).stderr"
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        try process.run()
+        return process
+    }
+
+    /// Event ids of the valid events in the archive's files, and how many lines they hold.
+    private func archived(_ workspace: ArchiveWorkspace) -> (ids: Set<String>, lines: Int) {
+        var ids = Set<String>()
+        var lines = 0
+        for path in workspace.archiveFiles() where path.hasSuffix(".ndjson") {
+            guard let text = try? String(contentsOfFile: workspace.logs + "/" + path, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n") {
+                lines += 1
+                if case .success(let event) = EventParser.parse(line.utf8) { ids.insert(event.eventID.description) }
+            }
+        }
+        return (ids, lines)
+    }
+
+    @Test("an archive process killed with SIGKILL mid-stream and restarted loses no event: batch counts equal the produced ones")
+    func killedArchiverLosesNothing() async throws {
+        let workspace = try ArchiveWorkspace(partitions: 2)
+        let produced = plays(count: 30_000, from: time(10, minute: 0), to: time(13, minute: 0), tracks: 500)
+            + [Play(eventID: "closer", track: 1, occurredAt: time(13, minute: 30))]
+        let distinct = Set(produced.map(\.eventID)).count
+        let chunks = stride(from: 0, to: produced.count, by: 500).map { Array(produced[$0..<min($0 + 500, produced.count)]) }
+
+        // Events keep arriving while the archiver is killed and restarted; with the default commit
+        // interval (1 s) a kill always leaves written but uncommitted events behind.
+        let producing = Task.detached {
+            for chunk in chunks {
+                try workspace.produce(chunk)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        var kills = 0
+        for (round, fraction) in [0.2, 0.5].enumerated() {
+            let process = try startArchive(workspace, round: round)
+            try await wait(until: { archived(workspace).ids.count >= Int(Double(distinct) * fraction) || !process.isRunning },
+                           limit: .seconds(60))
+            #expect(process.isRunning, "the archiver ran until it was killed")
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { kills += 1 }
+        }
+        try await producing.value
+
+        let final = try startArchive(workspace, round: 9)
+        try await wait(until: {
+            archived(workspace).ids.count == distinct && (10...12).allSatisfy { workspace.isClosed(hour(Int64($0))) }
+        }, limit: .seconds(90))
+        final.terminate()
+        final.waitUntilExit()
+        #expect(kills == 2)
+        #expect(final.terminationReason == .exit && final.terminationStatus == 0)
+
+        let files = archived(workspace)
+        #expect(files.ids.count == distinct)
+        #expect(files.lines >= produced.count, "events after the last commit are archived again")
+        var truth = Truth()
+        for play in produced where play.hour < hour(13) { truth.add(play) }
+        let summary = try workspace.batch(from: hour(10), to: hour(13))
+        #expect(Int64(summary.valid - summary.duplicates) == truth.counted)
+        // Only lines torn by a kill can be rejected, as unterminated JSON.
+        #expect(Set(summary.rejections.counts.keys).isSubset(of: [.malformedJSON]))
+        for (cell, count) in truth.cells {
+            #expect(try workspace.plays(cell.track, at: cell.hour) == count, "\(cell)")
+        }
+    }
+}
