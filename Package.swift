@@ -40,6 +40,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs"]),
+        .target(name: "Realtime", dependencies: [
+            "Kafka", "CounterStore", "CounterpointCore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ]),
         .target(name: "Reader", dependencies: [
             "CounterpointCore", "CounterStore", "HTTPServer",
             .product(name: "Logging", package: "swift-log"),
@@ -49,7 +54,7 @@ let package = Package(
 
         // MARK: The executable: a thin shell over the builder functions in the modules above.
         .executableTarget(name: "counterpoint", dependencies: [
-            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs",
+            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs", "Realtime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -70,6 +75,7 @@ let package = Package(
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
         .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer"]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "Kafka", "CounterStore", "SQLiteDB", "CounterpointCore", "Generator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore"]),
     ],
     swiftLanguageModes: [.v6]
