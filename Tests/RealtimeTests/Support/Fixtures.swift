@@ -105,6 +105,13 @@ enum Fixtures {
         return consumer
     }
 
+    /// The oldest offset the broker still holds for a partition.
+    static func lowWatermark(_ cluster: KafkaMockCluster, partition: Int32, topic: String = "plays") throws -> Int64? {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "watermarks", topics: [topic])
+        configuration.connectTimeout = .seconds(5)
+        return try KafkaConsumer(configuration: configuration, logger: logger).queryWatermarks(topic: topic, partition: partition).low
+    }
+
     /// The partitions' high watermarks, asked of the broker.
     static func highWatermarks(_ cluster: KafkaMockCluster, partitions: Int, topic: String = "plays") throws -> [Int32: Int64] {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "watermarks", topics: [topic])
