@@ -18,7 +18,7 @@ struct CountingTests {
             let first = try await Fixtures.consumeUntilStored(20_000, configuration: configuration)
             try first.stop()
             var contents = try StoreContents.read(configuration.location)
-            #expect(contents.counts == produced.truth, "\(differences(contents.counts, produced.truth))")
+            #expect(mismatch(contents.counts, produced.truth) == nil)
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 4)))
             #expect(first.status().eventsConsumed == 20_000)
             #expect(first.status().lastFlush != nil)
@@ -29,7 +29,7 @@ struct CountingTests {
             let second = try await Fixtures.consumeUntilStored(30_000, configuration: configuration)
             try second.stop()
             contents = try StoreContents.read(configuration.location)
-            #expect(contents.counts == produced.truth, "\(differences(contents.counts, produced.truth))")
+            #expect(mismatch(contents.counts, produced.truth) == nil)
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 4)))
             // It started where the first one's last flush ended: nothing was read twice.
             #expect(second.status().eventsConsumed == 10_000)
@@ -63,7 +63,7 @@ struct CountingTests {
             let status = consumer.status()
             try consumer.stop()
 
-            #expect(try StoreContents.read(configuration.location).counts == valid.truth)
+            #expect(mismatch(try StoreContents.read(configuration.location).counts, valid.truth) == nil)
             #expect(status.rejections.counts == Dictionary(uniqueKeysWithValues: bad.map { ($0.0, 1) }))
             let samples = status.rejections.samples.map { "\($0.reason.rawValue) \($0.source)" }
             #expect(samples == bad.enumerated().map { "\($0.element.0.rawValue) plays/0@\(2 * $0.offset + 1)" })
@@ -102,7 +102,7 @@ struct CountingTests {
             let contents = try StoreContents.read(configuration.location)
             #expect(status.fencedFlushes >= 1)
             #expect(contents.offsets == [0: 1_500])
-            #expect(contents.counts == all.truth, "\(differences(contents.counts, all.truth))")
+            #expect(mismatch(contents.counts, all.truth) == nil)
         }
     }
 }

@@ -165,10 +165,33 @@ func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> 
     return try await body(url)
 }
 
-/// Compares counts and says where they differ (the first few keys), for readable failures.
-func differences(_ actual: [CountKey: Int64], _ expected: [CountKey: Int64]) -> String {
+/// Compares counts and says where they differ (the first few keys), nil when they are equal:
+/// `#expect(mismatch(a, b) == nil)` prints that, not two dictionaries of a million keys.
+func mismatch(_ actual: [CountKey: Int64], _ expected: [CountKey: Int64]) -> String? {
     let keys = Set(actual.keys).union(expected.keys).filter { actual[$0] != expected[$0] }
+    guard !keys.isEmpty else { return nil }
     let total = (actual.values.reduce(0, +), expected.values.reduce(0, +))
     return "\(keys.count) keys differ (plays \(total.0) vs \(total.1)); e.g. " +
         keys.prefix(5).map { "\($0): \(actual[$0] ?? 0) vs \(expected[$0] ?? 0)" }.joined(separator: ", ")
+}
+
+/// A lock-protected value shared between a test and the threads it starts.
+final class Locked<Value>: @unchecked Sendable {
+    // Safe to share: every access goes through `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
 }
