@@ -50,6 +50,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
+        .target(name: "Realtime", dependencies: [
+            "Kafka", "CounterStore", "CounterpointCore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ]),
         .target(name: "Reader", dependencies: [
             "CounterpointCore", "CounterStore", "HTTPServer",
             .product(name: "Logging", package: "swift-log"),
@@ -60,6 +65,7 @@ let package = Package(
         // MARK: The executable: a thin shell over the builder functions in the modules above.
         .executableTarget(name: "counterpoint", dependencies: [
             "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs", "Replay", "Archive",
+            "Realtime", "Kafka",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -87,6 +93,7 @@ let package = Package(
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "Kafka", "CounterStore", "SQLiteDB", "CounterpointCore", "Generator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore"]),
     ],
     swiftLanguageModes: [.v6]

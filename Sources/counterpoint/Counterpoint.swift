@@ -12,8 +12,8 @@ struct Counterpoint: AsyncParsableCommand {
         Every flag can also be set by an environment variable COUNTERPOINT_<FLAG>, e.g.
         COUNTERPOINT_DATA_DIR=/var/lib/counterpoint for --data-dir. Flags win over the environment.
         """,
-        subcommands: [RunCommand.self, BatchCommand.self, ServeCommand.self, GenerateCommand.self, ReplayCommand.self,
-                      ArchiveCommand.self])
+        subcommands: [RunCommand.self, ConsumeCommand.self, ArchiveCommand.self, BatchCommand.self, ServeCommand.self,
+                      ReplayCommand.self, GenerateCommand.self])
 
     /// Like ArgumentParser's own `main()`, except that a failure is ONE line on stderr (SPEC §4:
     /// scripts read it), without the usage text; `--help` and clean exits are unchanged.

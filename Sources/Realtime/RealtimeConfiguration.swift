@@ -1,0 +1,55 @@
+import CounterStore
+import Kafka
+
+/// How the realtime consumer reads Kafka and flushes into the realtime store.
+public struct RealtimeConfiguration: Sendable {
+    /// `host:port[,host:port…]` of one or more brokers.
+    public var bootstrapServers: String
+    /// Where `realtime.sqlite` lives.
+    public var location: StoreLocation
+    /// The topic of play events. Default "plays".
+    public var topic = "plays"
+    /// The consumer group; its members share the topic's partitions. Default "counterpoint-realtime".
+    public var group = "counterpoint-realtime"
+    /// How often counts and offsets are flushed in one transaction. Default 250 ms. A flush that
+    /// takes longer than this delays the next one; counting goes on meanwhile.
+    public var flushInterval: Duration = .milliseconds(250)
+    /// Names this client in broker logs. Default "counterpoint-realtime".
+    public var clientID = "counterpoint-realtime"
+    /// Most messages handed over by one poll. Default 10,000.
+    public var maxPollRecords = 10_000
+    /// How long `RealtimeConsumer.init` waits for a broker before failing; nil skips the check. Default 10 s.
+    public var connectTimeout: Duration? = .seconds(10)
+    /// A member silent for this long is dropped from the group. Default 10 s.
+    public var sessionTimeoutMilliseconds = 10_000
+    /// Default 3 s; must be well below the session timeout.
+    public var heartbeatIntervalMilliseconds = 3_000
+    /// Rejected events kept as samples for `/v1/status` (the most recent ones). Default 20.
+    public var rejectionSampleCapacity = 20
+    /// Offset gaps kept for status (the most recent ones). Default 20.
+    public var offsetGapCapacity = 20
+    /// The window over which `RealtimeStatus.eventsPerSecond` is measured. Default 5 s.
+    public var rateWindow: Duration = .seconds(5)
+    /// Further librdkafka properties, for what the fields above do not cover.
+    public var kafkaOverrides: [String: String] = [:]
+
+    public init(bootstrapServers: String, location: StoreLocation) {
+        self.bootstrapServers = bootstrapServers
+        self.location = location
+    }
+
+    /// The one place these settings become the Kafka module's configuration.
+    var consumerConfiguration: KafkaConsumerConfiguration {
+        var consumer = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: group, topics: [topic])
+        consumer.clientID = clientID
+        consumer.maxPollRecords = maxPollRecords
+        consumer.connectTimeout = connectTimeout
+        consumer.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
+        consumer.heartbeatIntervalMilliseconds = heartbeatIntervalMilliseconds
+        // Where the store has no offset: from the beginning, so that nothing produced before the
+        // first start is missed. Where the store's offset is gone (retention): the oldest kept.
+        consumer.autoOffsetReset = .earliest
+        consumer.extra = kafkaOverrides
+        return consumer
+    }
+}

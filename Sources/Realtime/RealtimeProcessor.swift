@@ -1,0 +1,301 @@
+import CounterpointCore
+import CounterStore
+import Kafka
+import Logging
+
+/// The realtime layer's consumer handler: counts valid plays per (track, hour) in memory and
+/// flushes them with each partition's next offset in one store transaction (SPEC §3).
+///
+/// - Hot path: each message is parsed in place and added to one `PlayCounts`; offsets are
+///   noted once per run of a partition's messages. Nothing is allocated for a valid event.
+/// - Flushes run on the `StoreThread`: when `flushInterval` has passed, the counts and offsets
+///   so far are handed over and counting goes on into a second (recycled) table. At most one
+///   flush is in flight; its outcome is taken up at the end of the next batch or idle poll.
+/// - Fencing: every flush carries, per partition, the offset it started from. When the store
+///   says another consumer wrote one of them first, ALL counts since the last commit are
+///   dropped (one table for all partitions keeps the hot path cheap; fencing only happens
+///   around rebalances) and every assigned partition is sought back to its stored offset.
+/// - Before partitions are revoked (rebalance or close) everything is flushed and waited for.
+///
+/// Only the consumer's polling thread calls it.
+final class RealtimeProcessor: KafkaConsumerHandler {
+    private let consumer: KafkaConsumer
+    private let store: StoreThread
+    private let topic: String
+    private let flushInterval: Duration
+    private let live: Locked<LiveState>
+    private let metrics: RealtimeMetrics
+    private let logger: Logger
+
+    private var counts = PlayCounts(minimumCapacity: 1 << 16)
+    /// The table of the last flush, emptied by the store thread, for the next swap.
+    private var spareCounts: PlayCounts?
+    private var rejections: RejectionLog
+    /// Indexed by partition id.
+    private var positions: [PartitionPosition] = []
+    private var inFlight: FlushInFlight?
+    private var lastHandOff = ContinuousClock.now
+
+    init(configuration: RealtimeConfiguration, consumer: KafkaConsumer, store: StoreThread, live: Locked<LiveState>,
+         metrics: RealtimeMetrics, logger: Logger) {
+        self.consumer = consumer
+        self.store = store
+        self.topic = configuration.topic
+        self.flushInterval = configuration.flushInterval
+        self.live = live
+        self.metrics = metrics
+        self.logger = logger
+        self.rejections = live.withLock { $0.rejections }
+    }
+
+    // MARK: KafkaConsumerHandler
+
+    func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
+        try settleFlush(waiting: true, mayReseek: false)
+        let topic = self.topic
+        let stored = try store.run { try $0.storedOffsets(topic: topic) }
+        var starts: [KafkaPartition: Int64] = [:]
+        for partition in partitions where partition.topic == topic {
+            let id = Int(partition.id)
+            if id >= positions.count {
+                positions.append(contentsOf: repeatElement(PartitionPosition(), count: id + 1 - positions.count))
+            }
+            positions[id] = PartitionPosition(isAssigned: true, stored: stored[partition.id])
+            starts[partition] = stored[partition.id]
+        }
+        publishAssignment()
+        return starts
+    }
+
+    func revoking(_ partitions: [KafkaPartition], reason: KafkaRevocationReason) throws {
+        // The last chance to save their progress: another member may read them next.
+        try settleFlush(waiting: true, mayReseek: false)
+        handOff(force: false)
+        try settleFlush(waiting: true, mayReseek: false)
+        for partition in partitions where partition.topic == topic && Int(partition.id) < positions.count {
+            positions[Int(partition.id)] = PartitionPosition()
+        }
+        publishAssignment()
+    }
+
+    func consume(_ batch: KafkaMessageBatch) throws {
+        var currentPartition = -1
+        var lastOffset: Int64 = 0
+        var valid = 0
+        let rejectedBefore = rejections.total
+        for message in batch {
+            let partition = Int(message.partition)
+            let offset = message.offset
+            if partition != currentPartition {
+                if currentPartition >= 0 { positions[currentPartition].consumed = lastOffset + 1 }
+                currentPartition = partition
+                notePosition(partition, firstOffset: offset)
+            }
+            lastOffset = offset
+            guard let value = message.value else {
+                reject(EventRejection(reason: .empty, message: "the message value is null (a tombstone)"),
+                       partition: partition, offset: offset, value: UnsafeRawBufferPointer(start: nil, count: 0))
+                continue
+            }
+            switch EventParser.parse(value) {
+            case .success(let event):
+                counts.add(trackID: event.trackID, hour: event.hour)
+                valid += 1
+            case .failure(let rejection):
+                reject(rejection, partition: partition, offset: offset, value: value)
+            }
+        }
+        if currentPartition >= 0 { positions[currentPartition].consumed = lastOffset + 1 }
+
+        metrics.ingested.increment(by: Int64(valid))
+        let now = ContinuousClock.now
+        let rejectedNow = rejections.total > rejectedBefore
+        let snapshot = rejectedNow ? rejections : nil
+        live.withLock { state in
+            state.recordConsumed(batch.count, at: now)
+            if let snapshot { state.rejections = snapshot }
+        }
+        try flushIfDue(now: now)
+    }
+
+    func idle() throws {
+        try flushIfDue(now: .now)
+    }
+
+    func offsetReset(_ reset: KafkaOffsetReset) throws {
+        let gap = OffsetGap(topic: reset.partition.topic, partition: reset.partition.id, expectedOffset: reset.expectedOffset,
+                            resumedOffset: reset.resumedOffset, skippedEvents: reset.skippedMessages,
+                            detectedAt: WallClock.epochMilliseconds())
+        metrics.offsetGaps.increment()
+        metrics.skippedEvents.increment(by: max(0, reset.skippedMessages))
+        live.withLock { $0.recordGap(gap) }
+        logger.error("offset gap: the broker no longer has events the realtime store asked for; they are not counted until the batch layer covers their hours", metadata: [
+            "kafka.partition": "\(reset.partition)", "kafka.expected_offset": "\(reset.expectedOffset)",
+            "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped_events": "\(reset.skippedMessages)",
+            "kafka.low_watermark": "\(reset.lowWatermark.map(String.init) ?? "unknown")",
+        ])
+    }
+
+    /// Waits for the flush in flight, if any (after `run` returned, before the store closes).
+    func finish() throws {
+        try settleFlush(waiting: true, mayReseek: false)
+    }
+
+    // MARK: Flushing
+
+    private func flushIfDue(now: ContinuousClock.Instant) throws {
+        try settleFlush(waiting: false, mayReseek: true)
+        guard inFlight == nil, now - lastHandOff >= flushInterval else { return }
+        handOff(force: true)
+    }
+
+    /// Starts a flush of everything consumed since the last one. With nothing consumed it still
+    /// records the flush time when `force`d and partitions are assigned, so that freshness shows
+    /// a consumer that is caught up rather than one that stopped.
+    private func handOff(force: Bool) {
+        precondition(inFlight == nil, "one flush at a time")
+        var progress: [PartitionProgress] = []
+        var lag: Int64 = 0
+        var anyAssigned = false
+        for id in positions.indices where positions[id].isAssigned {
+            anyAssigned = true
+            let position = positions[id]
+            let highWatermark = consumer.watermarks(topic: topic, partition: Int32(id))?.high
+            if let highWatermark, let next = position.consumed ?? position.stored {
+                lag += max(0, highWatermark - next)
+            }
+            guard let consumed = position.consumed, consumed != position.stored else { continue }
+            progress.append(PartitionProgress(topic: topic, partition: Int32(id), startOffset: position.stored,
+                                              nextOffset: consumed, highWatermark: highWatermark))
+        }
+        lastHandOff = .now
+        if anyAssigned { metrics.lag.record(lag) }
+        guard !progress.isEmpty || (force && anyAssigned) else { return }
+
+        let table = CountsHandOff(counts)
+        counts = spareCounts ?? PlayCounts(minimumCapacity: 1 << 16)
+        spareCounts = nil
+        let flushedAt = WallClock.epochMilliseconds()
+        let topic = self.topic
+        let flushed = progress
+        let ticket = store.start { store in
+            let started = ContinuousClock.now
+            let rows = table.counts.sortedElements()
+            let outcome = try store.apply(
+                increments: rows.lazy.map { CountIncrement(trackID: $0.trackID, hour: $0.hour, plays: $0.plays) },
+                progress: flushed, flushedAt: flushedAt)
+            let duration = ContinuousClock.now - started
+            let storedNow = outcome == .committed ? [:] : try store.storedOffsets(topic: topic)
+            let plays = table.counts.totalPlays
+            table.counts.removeAll()
+            return FlushReport(outcome: outcome, rows: rows.count, plays: plays, duration: duration,
+                               flushedAt: flushedAt, storedOffsets: storedNow, emptied: table)
+        }
+        inFlight = FlushInFlight(progress: progress, ticket: ticket)
+    }
+
+    /// Takes up the outcome of the flush in flight, if it has one (or waits for it).
+    /// `mayReseek`: seeking is possible and needed (not while partitions are being assigned or revoked).
+    private func settleFlush(waiting: Bool, mayReseek: Bool) throws {
+        guard let flight = inFlight else { return }
+        guard let result = waiting ? flight.ticket.wait() : flight.ticket.finished else { return }
+        inFlight = nil
+        // A store failure rolled the flush back; stopping is the only exact answer (a restart
+        // resumes from the stored offsets).
+        let report = try result.get()
+        spareCounts = report.emptied.counts
+        metrics.flushDuration.record(duration: report.duration)
+        switch report.outcome {
+        case .committed:
+            for partition in flight.progress where Int(partition.partition) < positions.count {
+                positions[Int(partition.partition)].stored = partition.nextOffset
+            }
+            metrics.flushRows.record(report.rows)
+            let record = FlushRecord(flushedAt: report.flushedAt, rows: report.rows, plays: report.plays, duration: report.duration)
+            live.withLock { $0.lastFlush = record }
+        case .fenced(let partitions):
+            try recoverFromFence(partitions: partitions, storedOffsets: report.storedOffsets, mayReseek: mayReseek)
+        }
+    }
+
+    /// Another consumer flushed some of these partitions: everything counted since the last
+    /// commit rests on a stale view. Drop it and read again from what the store holds.
+    private func recoverFromFence(partitions fenced: [Int32], storedOffsets: [Int32: Int64], mayReseek: Bool) throws {
+        metrics.fencedFlushes.increment()
+        live.withLock { $0.fencedFlushes += 1 }
+        logger.warning("flush discarded: another consumer has written these partitions since this one read them; re-reading from the stored offsets", metadata: [
+            "kafka.topic": "\(topic)", "kafka.fenced_partitions": "\(fenced.sorted())",
+        ])
+        counts.removeAll()
+        for id in positions.indices where positions[id].isAssigned {
+            let stored = storedOffsets[Int32(id)]
+            let restart = stored ?? positions[id].firstConsumed
+            let hadConsumed = positions[id].consumed != nil
+            positions[id] = PartitionPosition(isAssigned: true, stored: stored)
+            guard mayReseek, let restart, hadConsumed || stored != nil else { continue }
+            try consumer.seek(partition: KafkaPartition(topic: topic, id: Int32(id)), to: restart)
+        }
+    }
+
+    // MARK: Helpers
+
+    @inline(__always)
+    private func notePosition(_ partition: Int, firstOffset: Int64) {
+        if partition >= positions.count {
+            // Not assigned through `assigned` (cannot happen with one topic); track it anyway.
+            positions.append(contentsOf: repeatElement(PartitionPosition(), count: partition + 1 - positions.count))
+        }
+        if positions[partition].stored == nil && positions[partition].firstConsumed == nil {
+            positions[partition].firstConsumed = firstOffset
+        }
+    }
+
+    private func reject(_ rejection: EventRejection, partition: Int, offset: Int64, value: UnsafeRawBufferPointer) {
+        metrics.rejected[rejection.reason]?.increment()
+        rejections.record(rejection, source: "\(topic)/\(partition)@\(offset)", payload: value)
+    }
+
+    private func publishAssignment() {
+        let assigned = positions.indices.filter { positions[$0].isAssigned }.map { Int32($0) }
+        live.withLock { $0.assignedPartitions = assigned }
+    }
+}
+
+/// Where this consumer is in one partition.
+struct PartitionPosition {
+    var isAssigned = false
+    /// The next offset as the store holds it (as last read or committed by this consumer): where
+    /// everything not yet committed starts. nil when the store has none for the partition.
+    var stored: Int64?
+    /// After the last message consumed; nil when none since assignment or a re-seek.
+    var consumed: Int64?
+    /// With nothing stored, the first offset consumed: where to re-read from after a fence.
+    var firstConsumed: Int64?
+}
+
+/// A flush handed to the store thread, and the offsets it will store if it commits.
+private struct FlushInFlight {
+    var progress: [PartitionProgress]
+    var ticket: Completion<FlushReport>
+}
+
+private struct FlushReport: Sendable {
+    var outcome: FlushOutcome
+    var rows: Int
+    var plays: Int64
+    var duration: Duration
+    var flushedAt: Int64
+    /// Read right after a fenced flush; empty after a committed one.
+    var storedOffsets: [Int32: Int64]
+    /// The flushed table, emptied in place on the store thread, to count into next.
+    var emptied: CountsHandOff
+}
+
+/// Moves a counts table to the store thread and back without copying it.
+private final class CountsHandOff: @unchecked Sendable {
+    // Safe to share: the polling thread gives the table up when it creates this box; from then
+    // on only the store thread touches it, until the box comes back in the flush's result.
+    var counts: PlayCounts
+
+    init(_ counts: PlayCounts) { self.counts = counts }
+}

@@ -1,0 +1,48 @@
+import CounterpointCore
+import Kafka
+
+/// What the consumer reports about itself for `/v1/status`, beside what the store says
+/// (per-partition offsets and lag are in the store with every flush).
+public struct RealtimeStatus: Sendable {
+    /// Consumed messages per second over the last `RealtimeConfiguration.rateWindow`.
+    public var eventsPerSecond: Double
+    /// Messages consumed since start (valid and rejected; re-reads after a fenced flush included).
+    public var eventsConsumed: Int
+    /// Rejected events by reason since start, with the most recent as samples (source `plays/3@4567`).
+    public var rejections: RejectionLog
+    /// The most recent offset gaps: data the broker deleted before it was consumed.
+    public var offsetGaps: [OffsetGap]
+    /// Events lost to offset gaps since start (the batch layer heals them).
+    public var skippedEvents: Int64
+    /// Flushes discarded because another consumer had written their partitions first.
+    public var fencedFlushes: Int
+    /// The last flush that committed; nil before the first one.
+    public var lastFlush: FlushRecord?
+    /// Partitions of the topic this consumer holds now.
+    public var assignedPartitions: [Int32]
+}
+
+/// A jump in a partition's offsets that skipped (or repeated) events, as reported by Kafka.
+public struct OffsetGap: Sendable, Hashable {
+    public var topic: String
+    public var partition: Int32
+    /// The offset the store asked for.
+    public var expectedOffset: Int64
+    /// Where consumption went on: the oldest offset the broker still had.
+    public var resumedOffset: Int64
+    /// `resumedOffset − expectedOffset`: negative when events are read again.
+    public var skippedEvents: Int64
+    /// When the gap was noticed, epoch milliseconds.
+    public var detectedAt: Int64
+}
+
+/// One committed flush.
+public struct FlushRecord: Sendable, Hashable {
+    /// Epoch milliseconds, as stored with the flush.
+    public var flushedAt: Int64
+    /// (track, hour) rows written.
+    public var rows: Int
+    /// Plays added.
+    public var plays: Int64
+    public var duration: Duration
+}

@@ -1,0 +1,154 @@
+import CounterpointCore
+import CounterStore
+import Foundation
+import Generator
+import Kafka
+import Testing
+
+/// `counterpoint consume` as a process, against a mock cluster hosted by the test process.
+@Suite("The consume subcommand as a process")
+struct ConsumeProcessTests {
+    static let crashEvents = 1_000_000
+    /// 1 M events of ~250 B over 64 partitions stay under the mock's retention (about 5 MiB per
+    /// partition) even when the consumer is down for a while: nothing is deleted unconsumed.
+    static let crashPartitions = 64
+    static let kills = 6
+    /// Slow enough that production spans the kills (about 40 s), fast enough for the test's patience.
+    static let productionRate = 25_000
+
+    @Test("consume killed with SIGKILL at random moments while a million events flow, restarted each time, ends with exact counts")
+    func crashRestarts() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: Self.crashPartitions)
+            let dataDirectory = directory.appendingPathComponent("data").path
+            let arguments = ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", dataDirectory,
+                             "--flush-interval-ms", "100", "--session-timeout-ms", "3000"]
+            let location = StoreLocation(directory: dataDirectory)
+
+            let producing = Locked(true)
+            let killsDone = Locked(false)
+            let production = Task.detached {
+                defer { producing.withLock { $0 = false } }
+                return try Self.produceDuplicateFree(Self.crashEvents, to: cluster, rate: Self.productionRate,
+                                                     holdingBackLast: 50_000, until: { killsDone.withLock { $0 } })
+            }
+            var random = SystemRandomNumberGenerator()
+            var moments: [Int] = []
+            var killsWhileProducing = 0
+            for _ in 0..<Self.kills {
+                let process = try CounterpointProcess(arguments, scratch: directory)
+                // A random moment after it got its partitions: mid-batch, mid-flush or in between.
+                try await Fixtures.wait(until: { process.stderr.contains("partitions assigned") || !process.isRunning })
+                let moment = Int.random(in: 50...2_000, using: &random)
+                moments.append(moment)
+                try await Task.sleep(for: .milliseconds(moment))
+                let stillRunning = process.isRunning
+                process.signal(SIGKILL)
+                _ = try await process.waitForExit(timeout: .seconds(10))
+                #expect(stillRunning, "consume ended before it was killed: \(process.stderr.suffix(2_000))")
+                if producing.withLock({ $0 }) { killsWhileProducing += 1 }
+            }
+            killsDone.withLock { $0 = true }
+            let truth = try await production.value
+            #expect(killsWhileProducing >= 5, "killed while events flowed: \(killsWhileProducing) of \(Self.kills)")
+
+            let last = try CounterpointProcess(arguments, scratch: directory)
+            try await Fixtures.wait(until: { try StoreContents.read(location).storedMessages >= Self.crashEvents || !last.isRunning },
+                                    limit: .seconds(180))
+            last.signal(SIGTERM)
+            let exit = try await last.waitForExit(timeout: .seconds(10))
+            await last.killIfRunning()
+            #expect(exit?.exited == true && exit?.status == 0, "consume did not exit 0 after SIGTERM: \(last.stderr.suffix(2_000))")
+
+            let contents = try StoreContents.read(location)
+            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: Self.crashPartitions)))
+            #expect(contents.storedMessages == Self.crashEvents)
+            #expect(mismatch(contents.counts, truth) == nil, "killed after \(moments) ms")
+        }
+    }
+
+    @Test("consume exits 0 after SIGTERM with everything it read flushed")
+    func terminates() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 2)
+            let events = Fixtures.events(5_000)
+            try Fixtures.produce(events.values, to: cluster)
+            let dataDirectory = directory.appendingPathComponent("data").path
+            // A flush interval far beyond the test: only the final flush can store the counts.
+            let process = try CounterpointProcess(
+                ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", dataDirectory, "--flush-interval-ms", "3600000"],
+                scratch: directory)
+            try await Fixtures.wait(until: { process.stderr.contains("partitions assigned") || !process.isRunning })
+            // Give it time to read; the final flush makes the result exact either way.
+            try await Task.sleep(for: .seconds(1))
+            process.signal(SIGTERM)
+            let exit = try await process.waitForExit(timeout: .seconds(10))
+            await process.killIfRunning()
+            #expect(exit?.exited == true && exit?.status == 0, "\(process.stderr.suffix(2_000))")
+
+            // The final flush stored what was read: counts and offsets agree.
+            let contents = try StoreContents.read(StoreLocation(directory: dataDirectory))
+            #expect(contents.storedMessages > 0)
+            #expect(contents.counts.values.reduce(0, +) == Int64(contents.storedMessages))
+        }
+    }
+
+    @Test("consume with an unreachable broker fails with one line and a non-zero status")
+    func unreachableBroker() async throws {
+        try await withTemporaryDirectory { directory in
+            let process = try CounterpointProcess(
+                ["consume", "--brokers", "127.0.0.1:1", "--data-dir", directory.appendingPathComponent("data").path,
+                 "--log-level", "critical"],
+                scratch: directory)
+            let exit = try await process.waitForExit(timeout: .seconds(60))
+            await process.killIfRunning()
+            #expect(exit?.exited == true && exit?.status != 0)
+            let lines = process.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].hasPrefix("counterpoint: consume: ") && lines[0].contains("127.0.0.1:1"),
+                    "\(process.stderr)")
+        }
+    }
+
+    /// Produces `count` unique events over the partitions at `rate` events/s, and returns what
+    /// they add up to.
+    /// The last `holdingBackLast` events wait until `release` returns true, so that events are
+    /// still flowing whatever happens meanwhile.
+    static func produceDuplicateFree(_ count: Int, to cluster: KafkaMockCluster, rate: Int,
+                                     holdingBackLast: Int, until release: () -> Bool) throws -> [CountKey: Int64] {
+        var configuration = GeneratorConfiguration()
+        configuration.events = count
+        configuration.tracks = 20_000
+        configuration.hours = 24
+        configuration.start = Hour(epochSeconds: 1_795_000_000)
+        configuration.seed = 42
+        var synthesizer = EventSynthesizer(configuration: configuration)
+        let producer = try Fixtures.producer(cluster)
+        var truth: [CountKey: Int64] = [:]
+        var line: [UInt8] = []
+        line.reserveCapacity(512)
+        let start = ContinuousClock.now
+        var sent = 0
+        while true {
+            if sent == count - holdingBackLast {
+                while !release() { Thread.sleep(forTimeInterval: 0.01) }
+            }
+            if sent % 1_000 == 0 {
+                let due = start + .milliseconds(sent * 1_000 / rate)
+                if due > .now { Thread.sleep(forTimeInterval: (due - .now).timeInterval) }
+            }
+            sent += 1
+            line.removeAll(keepingCapacity: true)
+            guard let event = synthesizer.appendNext(to: &line) else { break }
+            truth[CountKey(trackID: event.trackID, hour: event.hour.index), default: 0] += 1
+            // Without a key, so that the partitions fill evenly (keyed by track, the most popular
+            // tracks' partitions would outgrow the mock's retention).
+            try producer.send(topic: "plays", key: nil, value: line)
+        }
+        try producer.flush(timeout: .seconds(120))
+        let statistics = producer.deliveryStatistics
+        guard statistics.delivered == count else {
+            throw FixtureError("\(statistics.delivered) of \(count) events delivered: \(statistics.failuresByError)")
+        }
+        return truth
+    }
+}

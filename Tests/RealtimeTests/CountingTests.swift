@@ -1,0 +1,108 @@
+import CounterpointCore
+import CounterStore
+import Foundation
+import Kafka
+import Realtime
+import Testing
+
+@Suite("Counting plays from Kafka into the realtime store")
+struct CountingTests {
+    @Test("counts equal the produced events, stored offsets equal the high watermarks, and a restart resumes exactly")
+    func countsAndResume() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 4)
+            let configuration = Fixtures.configuration(cluster, directory: directory)
+            var produced = Fixtures.events(20_000)
+            try Fixtures.produce(produced.values, to: cluster)
+
+            let first = try await Fixtures.consumeUntilStored(20_000, configuration: configuration)
+            try first.stop()
+            var contents = try StoreContents.read(configuration.location)
+            #expect(mismatch(contents.counts, produced.truth) == nil)
+            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 4)))
+            #expect(first.status().eventsConsumed == 20_000)
+            #expect(first.status().lastFlush != nil)
+
+            let more = Fixtures.events(10_000, seed: 2)
+            try Fixtures.produce(more.values, to: cluster)
+            produced.append(more)
+            let second = try await Fixtures.consumeUntilStored(30_000, configuration: configuration)
+            try second.stop()
+            contents = try StoreContents.read(configuration.location)
+            #expect(mismatch(contents.counts, produced.truth) == nil)
+            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 4)))
+            // It started where the first one's last flush ended: nothing was read twice.
+            #expect(second.status().eventsConsumed == 10_000)
+        }
+    }
+
+    @Test("rejected messages are counted by reason with samples naming topic/partition@offset, and consumption goes on")
+    func rejectedMessages() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 1)
+            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let valid = Fixtures.events(10)
+            let oversized = Array(#"{"event_id":"big","type":"play","track_id":1,"occurred_at":0,"pad":""#.utf8)
+                + [UInt8](repeating: UInt8(ascii: "x"), count: 70_000) + Array(#""}"#.utf8)
+            let bad: [(RejectReason, [UInt8]?)] = [
+                (.empty, nil),
+                (.invalidUTF8, [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D]),
+                (.tooLarge, oversized),
+                (.malformedJSON, Array(#"{"event_id":"x","type":"play""#.utf8)),
+                (.unsupportedType, Array(#"{"event_id":"l1","type":"like","track_id":7,"occurred_at":"2026-11-20T10:00:00Z"}"#.utf8)),
+            ]
+            // valid, bad, valid, bad, …: offsets 1, 3, 5, 7, 9 are the bad ones.
+            var values: [[UInt8]?] = []
+            for index in 0..<10 {
+                values.append(valid.values[index])
+                if index < bad.count { values.append(bad[index].1) }
+            }
+            try Fixtures.produce(values, to: cluster, partition: 0)
+
+            let consumer = try await Fixtures.consumeUntilStored(values.count, configuration: configuration)
+            let status = consumer.status()
+            try consumer.stop()
+
+            #expect(mismatch(try StoreContents.read(configuration.location).counts, valid.truth) == nil)
+            #expect(status.rejections.counts == Dictionary(uniqueKeysWithValues: bad.map { ($0.0, 1) }))
+            let samples = status.rejections.samples.map { "\($0.reason.rawValue) \($0.source)" }
+            #expect(samples == bad.enumerated().map { "\($0.element.0.rawValue) plays/0@\(2 * $0.offset + 1)" })
+            #expect(status.rejections.samples.first { $0.reason == .unsupportedType }?.payloadPrefix.hasPrefix(#"{"event_id":"l1""#) == true)
+            #expect(status.eventsConsumed == values.count)
+        }
+    }
+
+    @Test("a processor whose partitions were flushed behind its back discards its flush, re-reads from the store and ends exact")
+    func fencedFlush() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 1)
+            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let all = Fixtures.events(1_500)
+            try Fixtures.produce(Array(all.values[..<500]), to: cluster, partition: 0)
+            let consumer = try await Fixtures.consumeUntilStored(500, configuration: configuration)
+
+            // Another consumer takes events 500..<700 and commits them before this one flushes them.
+            let other = try RealtimeStore(location: configuration.location)
+            var increments: [CountIncrement] = []
+            for value in all.values[500..<700] {
+                let event = try EventParser.parse(value).get()
+                increments.append(CountIncrement(trackID: event.trackID, hour: event.hour, plays: 1))
+            }
+            let outcome = try other.apply(
+                increments: increments,
+                progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 500, nextOffset: 700, highWatermark: nil)],
+                flushedAt: 0)
+            try #require(outcome == .committed)
+
+            try Fixtures.produce(Array(all.values[500...]), to: cluster, partition: 0)
+            try await Fixtures.wait(until: { try StoreContents.read(configuration.location).storedMessages >= 1_500 })
+            let status = consumer.status()
+            try consumer.stop()
+
+            let contents = try StoreContents.read(configuration.location)
+            #expect(status.fencedFlushes >= 1)
+            #expect(contents.offsets == [0: 1_500])
+            #expect(mismatch(contents.counts, all.truth) == nil)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import CounterpointCore
+import CounterStore
+import Foundation
+import Kafka
+import Realtime
+import Testing
+
+@Suite("Rebalances, offset gaps and other producers")
+struct GroupAndGapTests {
+    static let kcat = "/usr/bin/kcat"
+    static let python = "/usr/bin/python3"
+    static let hasKcat = FileManager.default.isExecutableFile(atPath: kcat)
+    static let hasKafkaPython = (try? run(python, ["-c", "import kafka"])) == 0
+
+    @Test("two consumers in one group over 8 partitions, one stopped and restarted mid-stream, count every event once")
+    func rebalance() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 8)
+            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let producer = try Fixtures.producer(cluster)
+            var produced = ProducedEvents()
+            func produce(_ count: Int, seed: UInt64) throws {
+                let events = Fixtures.events(count, seed: seed)
+                try Fixtures.produce(events.values, with: producer)
+                produced.append(events)
+            }
+
+            try produce(20_000, seed: 1)
+            let first = try await Fixtures.consumeUntilStored(5_000, configuration: configuration)
+            let second = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
+            try second.start()
+            try produce(20_000, seed: 2)
+            try await Fixtures.wait(until: { !first.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
+            try produce(10_000, seed: 3)
+            try first.stop()
+            try produce(10_000, seed: 4)
+            let restarted = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
+            try restarted.start()
+            try produce(10_000, seed: 5)
+            try await Fixtures.wait(until: { !restarted.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
+            try produce(10_000, seed: 6)
+            try await Fixtures.wait(until: { try StoreContents.read(configuration.location).storedMessages >= 80_000 })
+            try second.stop()
+            try restarted.stop()
+
+            let contents = try StoreContents.read(configuration.location)
+            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 8)))
+            #expect(mismatch(contents.counts, produced.truth) == nil)
+        }
+    }
+
+    @Test("offsets deleted by retention while the consumer was stopped are reported as a gap, and consumption goes on")
+    func offsetGap() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 1)
+            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let early = Fixtures.events(100)
+            try Fixtures.produce(early.values, to: cluster, partition: 0)
+            let first = try await Fixtures.consumeUntilStored(100, configuration: configuration)
+            try first.stop()
+
+            // The mock keeps about 5 MiB per partition: 150 events of 60 KB push the oldest out.
+            let producer = try Fixtures.producer(cluster)
+            let padded = (0..<150).map { index in
+                Array(#"{"event_id":"pad\#(index)","type":"play","track_id":\#(index + 1),"occurred_at":1795000000000,"pad":""#.utf8)
+                    + [UInt8](repeating: UInt8(ascii: "x"), count: 60_000) + Array(#""}"#.utf8)
+            }
+            for value in padded {
+                try Fixtures.produce([value], with: producer, partition: 0)
+            }
+            let low = try Fixtures.lowWatermark(cluster, partition: 0) ?? 0
+            try #require(low > 100, "the mock deleted events that were not consumed yet")
+
+            let second = try await Fixtures.consumeUntilStored(250, configuration: configuration)
+            let status = second.status()
+            try second.stop()
+
+            #expect(status.offsetGaps.map { [Int64($0.partition), $0.expectedOffset, $0.resumedOffset] } == [[0, 100, low]])
+            #expect(status.skippedEvents == low - 100)
+            var expected = early.truth
+            for index in Int(low - 100)..<150 {
+                expected[CountKey(trackID: Int64(index + 1), hour: Hour(epochMilliseconds: 1_795_000_000_000).index), default: 0] += 1
+            }
+            let contents = try StoreContents.read(configuration.location)
+            #expect(contents.offsets == [0: 250])
+            #expect(mismatch(contents.counts, expected) == nil)
+        }
+    }
+
+    @Test("events produced by kcat are counted exactly", .enabled(if: hasKcat, "kcat is not installed at /usr/bin/kcat"))
+    func kcatProducer() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 3)
+            let events = Fixtures.events(3_000)
+            let input = events.values.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n"
+            try #require(try Self.run(Self.kcat, ["-P", "-b", cluster.bootstrapServers, "-t", "plays"], input: input) == 0)
+
+            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let consumer = try await Fixtures.consumeUntilStored(3_000, configuration: configuration)
+            try consumer.stop()
+            let contents = try StoreContents.read(configuration.location)
+            #expect(contents.storedMessages == 3_000)
+            #expect(mismatch(contents.counts, events.truth) == nil)
+        }
+    }
+
+    @Test("events produced by kafka-python are counted exactly",
+          .enabled(if: hasKafkaPython, "kafka-python is not installed for /usr/bin/python3"))
+    func kafkaPythonProducer() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: 3)
+            let events = Fixtures.events(3_000)
+            let script = """
+                import sys
+                from kafka import KafkaProducer
+                producer = KafkaProducer(bootstrap_servers=sys.argv[1])
+                for line in sys.stdin.buffer:
+                    line = line.rstrip(b"\\n")
+                    if line:
+                        producer.send("plays", key=line[-8:], value=line)
+                producer.flush()
+                producer.close()
+                """
+            let input = events.values.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n"
+            try #require(try Self.run(Self.python, ["-c", script, cluster.bootstrapServers], input: input) == 0)
+
+            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let consumer = try await Fixtures.consumeUntilStored(3_000, configuration: configuration)
+            try consumer.stop()
+            let contents = try StoreContents.read(configuration.location)
+            #expect(contents.storedMessages == 3_000)
+            #expect(mismatch(contents.counts, events.truth) == nil)
+        }
+    }
+
+    /// Runs a program to completion, feeding it `input`; returns its exit status.
+    static func run(_ executable: String, _ arguments: [String], input: String = "") throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let stdin = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

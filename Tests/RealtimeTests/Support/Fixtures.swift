@@ -1,0 +1,197 @@
+import CounterpointCore
+import CounterStore
+import Foundation
+import Generator
+import Kafka
+import Logging
+import Realtime
+import SQLiteDB
+
+/// A (track, hour) counter key, as the tests compare them.
+struct CountKey: Hashable, Sendable, CustomStringConvertible {
+    var trackID: Int64
+    var hour: Int64
+
+    var description: String { "\(trackID)@\(hour)" }
+}
+
+/// Produced events and what they must add up to.
+struct ProducedEvents: Sendable {
+    var values: [[UInt8]] = []
+    var truth: [CountKey: Int64] = [:]
+
+    mutating func append(_ other: ProducedEvents) {
+        values += other.values
+        truth.merge(other.truth, uniquingKeysWith: +)
+    }
+}
+
+enum Fixtures {
+    /// Quiet by default: librdkafka's connection chatter would drown test output.
+    static let logger = Logger(label: "realtime-tests") { _ in SwiftLogNoOpLogHandler() }
+
+    static func cluster(topic: String = "plays", partitions: Int) throws -> KafkaMockCluster {
+        let cluster = try KafkaMockCluster(logger: logger)
+        try cluster.createTopic(topic, partitions: partitions)
+        return cluster
+    }
+
+    /// Fast heartbeats and a short flush interval, so that rebalances and flushes happen
+    /// within a test's patience.
+    static func configuration(_ cluster: KafkaMockCluster, directory: URL) -> RealtimeConfiguration {
+        var configuration = RealtimeConfiguration(bootstrapServers: cluster.bootstrapServers,
+                                                  location: StoreLocation(directory: directory.path))
+        configuration.flushInterval = .milliseconds(50)
+        configuration.sessionTimeoutMilliseconds = 6_000
+        configuration.heartbeatIntervalMilliseconds = 500
+        configuration.connectTimeout = .seconds(5)
+        return configuration
+    }
+
+    /// `count` valid, duplicate-free play events over `tracks` tracks and `hours` hours; `seed`
+    /// (and `stream`) tell independent sets apart.
+    static func events(_ count: Int, tracks: Int = 500, hours: Int = 6, seed: UInt64 = 1, stream: UInt16 = 0) -> ProducedEvents {
+        var configuration = GeneratorConfiguration()
+        configuration.events = count
+        configuration.tracks = tracks
+        configuration.hours = hours
+        configuration.start = Hour(epochSeconds: 1_795_000_000)
+        configuration.seed = seed
+        var synthesizer = EventSynthesizer(configuration: configuration, stream: stream)
+        var produced = ProducedEvents()
+        produced.values.reserveCapacity(count)
+        while let (line, event) = synthesizer.next() {
+            produced.values.append(line)
+            produced.truth[CountKey(trackID: event.trackID, hour: event.hour.index), default: 0] += 1
+        }
+        return produced
+    }
+
+    static func producer(_ cluster: KafkaMockCluster) throws -> KafkaProducer {
+        try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
+    }
+
+    /// Produces each value (nil: a tombstone), keyed by nothing, to `partition` or spread by
+    /// librdkafka; waits for delivery.
+    static func produce(_ values: [[UInt8]?], to cluster: KafkaMockCluster, topic: String = "plays", partition: Int32? = nil) throws {
+        let producer = try producer(cluster)
+        try produce(values, with: producer, topic: topic, partition: partition)
+    }
+
+    static func produce(_ values: [[UInt8]?], with producer: KafkaProducer, topic: String = "plays", partition: Int32? = nil) throws {
+        for (index, value) in values.enumerated() {
+            // Keys decide the partition: a fixed key pins them all to one, a counter spreads them.
+            let key: [UInt8] = partition.map { Array("pin-\($0)".utf8) } ?? Array(String(index).utf8)
+            try producer.send(topic: topic, key: key, value: value)
+        }
+        try producer.flush(timeout: .seconds(60))
+        let statistics = producer.deliveryStatistics
+        guard statistics.failed == 0 else { throw FixtureError("\(statistics.failed) messages were not delivered") }
+    }
+
+    /// Waits (without asserting anything about time) until `condition` holds or `limit` passes.
+    static func wait(until condition: () throws -> Bool, limit: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + limit
+        while try !condition(), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Starts a consumer and waits until the store's offsets add up to `events` messages.
+    static func consumeUntilStored(_ events: Int, configuration: RealtimeConfiguration, limit: Duration = .seconds(60)) async throws -> RealtimeConsumer {
+        let consumer = try RealtimeConsumer(configuration: configuration, logger: logger)
+        try consumer.start()
+        try await wait(until: { try StoreContents.read(configuration.location).storedMessages >= events || consumer.hasEnded }, limit: limit)
+        return consumer
+    }
+
+    /// The oldest offset the broker still holds for a partition.
+    static func lowWatermark(_ cluster: KafkaMockCluster, partition: Int32, topic: String = "plays") throws -> Int64? {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "watermarks", topics: [topic])
+        configuration.connectTimeout = .seconds(5)
+        return try KafkaConsumer(configuration: configuration, logger: logger).queryWatermarks(topic: topic, partition: partition).low
+    }
+
+    /// The partitions' high watermarks, asked of the broker.
+    static func highWatermarks(_ cluster: KafkaMockCluster, partitions: Int, topic: String = "plays") throws -> [Int32: Int64] {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "watermarks", topics: [topic])
+        configuration.connectTimeout = .seconds(5)
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        var watermarks: [Int32: Int64] = [:]
+        for id in Int32(0)..<Int32(partitions) {
+            watermarks[id] = try consumer.queryWatermarks(topic: topic, partition: id).high
+        }
+        return watermarks
+    }
+}
+
+/// What the realtime store holds, read straight from its file.
+struct StoreContents {
+    var counts: [CountKey: Int64] = [:]
+    var offsets: [Int32: Int64] = [:]
+
+    /// Messages consumed, assuming every partition started at offset 0.
+    var storedMessages: Int { Int(offsets.values.reduce(0, +)) }
+
+    static func read(_ location: StoreLocation, topic: String = "plays") throws -> StoreContents {
+        var contents = StoreContents()
+        guard FileManager.default.fileExists(atPath: location.realtimePath) else { return contents }
+        let database = try Database(path: location.realtimePath, mode: .readOnly)
+        try database.read { db in
+            let counts = try db.makeStatement("SELECT track_id, hour, plays FROM realtime_counts")
+            try counts.forEachRow { row in
+                contents.counts[CountKey(trackID: row.int64(at: 0), hour: row.int64(at: 1))] = row.int64(at: 2)
+            }
+            let offsets = try db.makeStatement("SELECT partition, next_offset FROM partition_offsets WHERE topic = ?1")
+            try offsets.bind(topic, at: 1)
+            try offsets.forEachRow { row in
+                contents.offsets[Int32(row.int64(at: 0))] = row.int64(at: 1)
+            }
+        }
+        return contents
+    }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A fresh scratch folder under the system's temporary directory, removed when `body` ends.
+func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("counterpoint-realtime-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url)
+}
+
+/// Compares counts and says where they differ (the first few keys), nil when they are equal:
+/// `#expect(mismatch(a, b) == nil)` prints that, not two dictionaries of a million keys.
+func mismatch(_ actual: [CountKey: Int64], _ expected: [CountKey: Int64]) -> String? {
+    let keys = Set(actual.keys).union(expected.keys).filter { actual[$0] != expected[$0] }
+    guard !keys.isEmpty else { return nil }
+    let total = (actual.values.reduce(0, +), expected.values.reduce(0, +))
+    return "\(keys.count) keys differ (plays \(total.0) vs \(total.1)); e.g. " +
+        keys.prefix(5).map { "\($0): \(actual[$0] ?? 0) vs \(expected[$0] ?? 0)" }.joined(separator: ", ")
+}
+
+/// A lock-protected value shared between a test and the threads it starts.
+final class Locked<Value>: @unchecked Sendable {
+    // Safe to share: every access goes through `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
