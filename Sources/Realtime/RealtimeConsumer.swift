@@ -41,6 +41,11 @@ public final class RealtimeConsumer: Sendable {
         }
     }
 
+    deinit {
+        // Never started (a running consumer's thread keeps it alive until the store is closed).
+        store.stop()
+    }
+
     /// Joins the group and counts on a dedicated thread until `stop`, or until a failure
     /// (see `failure`). A consumer starts once.
     public func start() throws {

@@ -70,17 +70,17 @@ struct ConsumeProcessTests {
     @Test("consume exits 0 after SIGTERM with everything it read flushed")
     func terminates() async throws {
         try await withTemporaryDirectory { directory in
-            let cluster = try Fixtures.cluster(partitions: 2)
-            let events = Fixtures.events(5_000)
+            // 16 partitions: 12,500 events each stay under the mock's retention (about 5 MiB).
+            let cluster = try Fixtures.cluster(partitions: 16)
+            let events = Fixtures.events(200_000)
             try Fixtures.produce(events.values, to: cluster)
             let dataDirectory = directory.appendingPathComponent("data").path
-            // A flush interval far beyond the test: only the final flush can store the counts.
+            // No flush on the interval: while messages keep coming only SIGTERM's flush stores them.
             let process = try CounterpointProcess(
                 ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", dataDirectory, "--flush-interval-ms", "3600000"],
                 scratch: directory)
             try await Fixtures.wait(until: { process.stderr.contains("partitions assigned") || !process.isRunning })
-            // Give it time to read; the final flush makes the result exact either way.
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .milliseconds(300))
             process.signal(SIGTERM)
             let exit = try await process.waitForExit(timeout: .seconds(10))
             await process.killIfRunning()
@@ -140,9 +140,10 @@ struct ConsumeProcessTests {
             line.removeAll(keepingCapacity: true)
             guard let event = synthesizer.appendNext(to: &line) else { break }
             truth[CountKey(trackID: event.trackID, hour: event.hour.index), default: 0] += 1
-            // Without a key, so that the partitions fill evenly (keyed by track, the most popular
-            // tracks' partitions would outgrow the mock's retention).
-            try producer.send(topic: "plays", key: nil, value: line)
+            // Keyed by sequence number, so that the partitions fill evenly (keyed by track, the most
+            // popular tracks' partitions would outgrow the mock's retention; without a key,
+            // librdkafka sticks to one partition for 10 ms at a time).
+            try producer.send(topic: "plays", key: Array(String(sent).utf8), value: line)
         }
         try producer.flush(timeout: .seconds(120))
         let statistics = producer.deliveryStatistics

@@ -50,6 +50,16 @@ final class CounterpointProcess {
     var isRunning: Bool { process.isRunning }
     var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
 
+    /// Resident memory now (VmRSS) and at its peak (VmHWM), from /proc; nil once the process ended.
+    var memoryKilobytes: (current: Int, peak: Int)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
+        func field(_ name: String) -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+            return Int(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") ?? 0
+        }
+        return (field("VmRSS"), field("VmHWM"))
+    }
+
     func signal(_ signal: Int32) {
         if process.isRunning { kill(process.processIdentifier, signal) }
     }

@@ -1,0 +1,176 @@
+import CounterpointCore
+import CounterStore
+import Foundation
+import Generator
+import Kafka
+import Realtime
+import SQLiteDB
+import Testing
+
+/// Ingest speed and memory of the realtime layer; off unless asked for:
+/// `COUNTERPOINT_BENCHMARKS=1 swift test -c release --filter IngestBenchmark`.
+/// The figures depend on the machine and its load: the mock broker, librdkafka's threads,
+/// the polling thread and the store thread share the same cores.
+@Suite("Realtime ingest benchmark", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil, "set COUNTERPOINT_BENCHMARKS=1 to run"))
+struct IngestBenchmark {
+    static let events = Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_EVENTS"] ?? "") ?? 1_000_000
+    /// Enough partitions that the mock's retention (about 5 MiB each, some 20,000 events of
+    /// 200 B) deletes nothing.
+    static let partitions = max(64, events / 15_000)
+
+    /// The yardstick: a consume loop that only counts messages and touches their bytes.
+    final class CountingHandler: KafkaConsumerHandler, @unchecked Sendable {
+        // Safe to share: written only on the consumer thread, read after `run` returns.
+        let starts: [KafkaPartition: Int64]
+        var count = 0
+        var bytes = 0
+        var first: ContinuousClock.Instant?
+        var last: ContinuousClock.Instant?
+
+        init(starts: [KafkaPartition: Int64]) { self.starts = starts }
+
+        func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] { starts }
+
+        func consume(_ batch: KafkaMessageBatch) throws {
+            if first == nil { first = .now }
+            for message in batch { bytes &+= message.value?.count ?? 0 }
+            count += batch.count
+            last = .now
+        }
+    }
+
+    @Test("ingest into committed counts versus a bare librdkafka loop that only counts, over the same pre-loaded events")
+    func ingestVersusBareLoop() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: Self.partitions)
+            var configuration = GeneratorConfiguration()
+            configuration.events = Self.events
+            configuration.start = Hour(epochSeconds: 1_795_000_000)
+            var synthesizer = EventSynthesizer(configuration: configuration)
+            let producer = try Fixtures.producer(cluster)
+            var line: [UInt8] = []
+            var sequence = 0
+            while true {
+                line.removeAll(keepingCapacity: true)
+                guard synthesizer.appendNext(to: &line) != nil else { break }
+                // A distinct key per event spreads them evenly (without one, librdkafka sticks to
+                // a partition for 10 ms at a time).
+                sequence += 1
+                try producer.send(topic: "plays", key: Array(String(sequence).utf8), value: line)
+            }
+            try producer.flush(timeout: .seconds(300))
+            try #require(producer.deliveryStatistics.delivered == Self.events)
+
+            // The bare loop, with explicit start offsets as the realtime consumer hands them back.
+            var bare = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "bench-bare", topics: ["plays"])
+            bare.sessionTimeoutMilliseconds = 6_000
+            bare.heartbeatIntervalMilliseconds = 500
+            let bareConsumer = try KafkaConsumer(configuration: bare, logger: Fixtures.logger)
+            var starts: [KafkaPartition: Int64] = [:]
+            for id in Int32(0)..<Int32(Self.partitions) {
+                let watermarks = try bareConsumer.queryWatermarks(topic: "plays", partition: id)
+                try #require(watermarks.low ?? 0 == 0, "the mock's retention deleted events")
+                starts[KafkaPartition(topic: "plays", id: id)] = 0
+            }
+            let handler = CountingHandler(starts: starts)
+            let expected = Self.events
+            try await Self.run(bareConsumer, handler: handler, until: { handler.count >= expected })
+            let bareDuration = try #require(handler.last) - #require(handler.first)
+
+            // The realtime consumer: from its first message to the flush that commits the last.
+            var realtime = Fixtures.configuration(cluster, directory: directory)
+            realtime.flushInterval = .milliseconds(Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_FLUSH_MS"] ?? "") ?? 250)
+            realtime.group = "bench-realtime"
+            let consumer = try RealtimeConsumer(configuration: realtime, logger: Fixtures.logger)
+            try consumer.start()
+            var first: ContinuousClock.Instant?
+            var committed: ContinuousClock.Instant?
+            var consumedAll: ContinuousClock.Instant?
+            let deadline = ContinuousClock.now + .seconds(300)
+            while committed == nil, ContinuousClock.now < deadline {
+                let consumed = consumer.status().eventsConsumed
+                if first == nil, consumed > 0 { first = .now }
+                if consumedAll == nil, consumed >= expected { consumedAll = .now }
+                if first != nil, try Self.storedOffsetTotal(realtime.location) >= Int64(expected) { committed = .now }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let status = consumer.status()
+            try consumer.stop()
+            let ingestDuration = try #require(committed) - #require(first)
+            let contents = try StoreContents.read(realtime.location)
+            #expect(contents.counts.values.reduce(0, +) == Int64(expected))
+
+            let bareRate = Double(expected) / bareDuration.timeInterval
+            let ingestRate = Double(expected) / ingestDuration.timeInterval
+            print("""
+                bare librdkafka loop: \(expected) events (\(handler.bytes / 1_000_000) MB) in \(bareDuration): \(Int(bareRate)) events/s
+                realtime ingest into committed counts: \(expected) events in \(ingestDuration): \(Int(ingestRate)) events/s \
+                = \(String(format: "%.2f", ingestRate / bareRate)) of the bare loop (all read after \
+                \((consumedAll ?? .now) - first!)); \(contents.counts.count) (track, hour) rows; \
+                last flush \(status.lastFlush.map { "\($0.rows) rows in \($0.duration)" } ?? "none")
+                """)
+        }
+    }
+
+    @Test("resident memory of consume holding a million distinct tracks before one flush")
+    func memoryWithMillionTracks() async throws {
+        let binary = Executable.path
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "build the counterpoint executable first")
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(partitions: Self.partitions)
+            let producer = try Fixtures.producer(cluster)
+            let tracks = Self.events
+            for track in 1...tracks {
+                let value = Array(#"{"event_id":"m\#(track)","type":"play","track_id":\#(track),"occurred_at":1795000000000}"#.utf8)
+                try producer.send(topic: "plays", key: Array(String(track).utf8), value: value)
+            }
+            try producer.flush(timeout: .seconds(300))
+            let dataDirectory = directory.appendingPathComponent("data").path
+            let location = StoreLocation(directory: dataDirectory)
+            // The first flush comes 15 s after start: joining and consuming take far less, so
+            // every track is in memory at once, and then in one flush.
+            let process = try CounterpointProcess(
+                ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", dataDirectory, "--flush-interval-ms", "15000"],
+                scratch: directory)
+            let deadline = ContinuousClock.now + .seconds(300)
+            var peak = 0
+            while ContinuousClock.now < deadline, process.isRunning, try Self.storedOffsetTotal(location) < Int64(tracks) {
+                peak = max(peak, process.memoryKilobytes?.peak ?? 0)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            peak = max(peak, process.memoryKilobytes?.peak ?? 0)
+            process.signal(SIGTERM)
+            let exit = try await process.waitForExit(timeout: .seconds(60))
+            await process.killIfRunning()
+            #expect(exit?.status == 0)
+            let contents = try StoreContents.read(location)
+            #expect(contents.counts.count == tracks)
+
+            print("""
+                consume holding \(contents.counts.count) distinct (track, hour) keys before its first flush, then flushing them: \
+                peak resident memory (VmHWM) \(peak / 1024) MiB
+                """)
+        }
+    }
+
+    static func storedOffsetTotal(_ location: StoreLocation) throws -> Int64 {
+        guard FileManager.default.fileExists(atPath: location.realtimePath) else { return 0 }
+        let database = try Database(path: location.realtimePath, mode: .readOnly)
+        return try database.makeStatement("SELECT coalesce(sum(next_offset), 0) FROM partition_offsets").singleInt64() ?? 0
+    }
+
+    static func run(_ consumer: KafkaConsumer, handler: some KafkaConsumerHandler & Sendable, until done: @escaping @Sendable () -> Bool) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let deadline = ContinuousClock.now + .seconds(300)
+            Thread {
+                do {
+                    try consumer.run(until: { done() || ContinuousClock.now >= deadline }, handler: handler)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+    }
+}
