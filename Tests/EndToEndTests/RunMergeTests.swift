@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+/// The all-in-one `run` over its embedded broker: events replayed into Kafka are counted by
+/// the realtime layer (every copy, duplicates included), a batch over the first half of the
+/// hours replaces them with exact counts, and the reader answers batch for covered hours and
+/// realtime after them (SPEC §2).
+@Suite("run: realtime and batch merged by the reader", .serialized)
+struct RunMergeTests {
+    @Test("batch over the first half of the hours and realtime over all: the reader answers batch where covered, realtime after")
+    func readerMergesBothLayers() async throws {
+        try await withTemporaryDirectory { scratch in
+            let logs = scratch.appendingPathComponent("logs")
+            let data = scratch.appendingPathComponent("data")
+            let archive = scratch.appendingPathComponent("archive")
+            try await runCounterpointJSON([
+                "generate", "--logs", logs.path, "--events", "6000", "--tracks", "20", "--hours", "4",
+                "--start", TestDay.start, "--seed", "17", "--duplicates", "0.05", "--json",
+            ], scratch: scratch)
+            let exact = try LogTruth(logs: logs)
+            let everyCopy = try Self.countEveryCopy(logs: logs)
+            #expect(exact.duplicates > 0)
+
+            let run = try RunningCommand([
+                "run", "--data-dir", data.path, "--logs", archive.path, "--listen", "127.0.0.1:0",
+                "--partitions", "4", "--flush-interval-ms", "100", "--batch-interval-seconds", "3600",
+            ], scratch: scratch)
+            do {
+                try await Self.check(run, logs: logs, data: data, scratch: scratch, exact: exact, everyCopy: everyCopy)
+            } catch {
+                await run.killIfRunning()
+                throw error
+            }
+        }
+    }
+
+    /// Replays the logs into `run`, checks the realtime answers, runs a batch over the first
+    /// two hours and checks the merged answers; stops `run` with SIGTERM (exit 0).
+    static func check(_ run: RunningCommand, logs: URL, data: URL, scratch: URL, exact: LogTruth,
+                      everyCopy: [Int64: [Int64: Int]]) async throws {
+        let first = TestDay.firstHour
+        let (broker, port) = try await Self.addresses(of: run)
+        let server = Server(command: run, port: port)
+
+        let replay = try await runCounterpointJSON(["replay", "--brokers", broker, "--logs", logs.path, "--json"],
+                                                   scratch: scratch)
+        let produced = int(replay["events"])
+        #expect(produced == exact.valid)
+        try await Self.waitUntilConsumed(server, events: produced)
+
+        // Realtime alone: every hour counts every copy.
+        let track: Int64 = 1
+        let hours = first..<(first + 4)
+        #expect(try Steps.hourlyTimeline(server, track: track, hours: hours) == everyCopy[track] ?? [:])
+
+        try await Steps.batch(logs: logs, data: data, scratch: scratch,
+                              extraArguments: ["--from", Hours.text(first), "--to", Hours.text(first + 2)])
+        try await Task.sleep(for: .milliseconds(200))  // past the reader's snapshot age
+
+        for track in exact.trackIDs {
+            let timeline = try server.json(
+                "/v1/tracks/\(track)/timeline?from=\(Hours.text(first))&to=\(Hours.text(first + 4))")
+            let points = timeline["points"] as? [[String: Any]] ?? []
+            #expect(points.count == 4)
+            for (offset, point) in points.enumerated() {
+                let hour = first + Int64(offset)
+                let covered = offset < 2
+                let expected = covered ? exact.plays[track]?[hour] ?? 0 : everyCopy[track]?[hour] ?? 0
+                #expect(int(point["plays"]) == expected, "track \(track) hour +\(offset)")
+                #expect(point["source"] as? String == (covered ? "batch" : "realtime"))
+            }
+            let total = try server.json("/v1/tracks/\(track)/plays?from=\(Hours.text(first))&to=\(Hours.text(first + 4))")
+            let batchPart = exact.plays(of: track, hours: first..<(first + 2))
+            let realtimePart = (first + 2..<first + 4).reduce(0) { $0 + (everyCopy[track]?[$1] ?? 0) }
+            #expect(int(total["batch_plays"]) == batchPart)
+            #expect(int(total["realtime_plays"]) == realtimePart)
+            #expect(int(total["plays"]) == batchPart + realtimePart)
+        }
+        let freshness = try server.json("/v1/tracks/1/plays")["freshness"] as? [String: Any]
+        #expect(freshness?["batch_covered_until"] as? String == Hours.text(first + 2))
+        #expect(freshness?["realtime_flushed_at"] is String)
+        try await server.stop(timeout: .seconds(15))
+    }
+
+    /// Valid events per (track, hour), every copy counted — what the realtime layer sees.
+    static func countEveryCopy(logs: URL) throws -> [Int64: [Int64: Int]] {
+        var counts: [Int64: [Int64: Int]] = [:]
+        let files = (FileManager.default.enumerator(at: logs, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL } ?? []).filter { $0.lastPathComponent.hasSuffix(".ndjson") }
+        for file in files {
+            for line in try Data(contentsOf: file).split(separator: 0x0A) {
+                guard let event = LogTruth.validEvent(Data(line)) else { continue }
+                let hour = event.occurredAt / LogTruth.millisecondsPerHour
+                counts[event.trackID, default: [:]][hour, default: 0] += 1
+            }
+        }
+        return counts
+    }
+
+    /// The embedded broker's and the reader's addresses, from `run`'s first stdout lines.
+    static func addresses(of run: RunningCommand) async throws -> (broker: String, port: Int) {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let text = run.stdout
+            if let broker = text.firstMatch(of: /embedded Kafka broker on ([0-9.:]+),/)?.1,
+               let port = text.firstMatch(of: /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//)?.1 {
+                return (String(broker), Int(port)!)
+            }
+            guard run.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw CommandError(description: "run did not announce its addresses:\n\(run.stdout)\n\(run.stderr)")
+    }
+
+    /// Waits until the realtime layer has committed every produced event (offsets at the end,
+    /// no lag), as `/v1/status` reports it.
+    static func waitUntilConsumed(_ server: Server, events: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        var last: [String: Any] = [:]
+        while ContinuousClock.now < deadline {
+            last = try server.json("/v1/status")
+            let realtime = last["realtime"] as? [String: Any] ?? [:]
+            let partitions = realtime["partitions"] as? [[String: Any]] ?? []
+            let committed = partitions.reduce(0) { $0 + int($1["next_offset"]) }
+            if committed == events, int(realtime["lag_events"]) == 0 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CommandError(description: "the realtime layer did not commit \(events) events in time: \(last)")
+    }
+}
