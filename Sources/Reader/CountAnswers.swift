@@ -111,19 +111,7 @@ struct CountAnswers {
         }
         let range = try values.hourRange()
         let (answers, freshness) = try store.withReader { reader in (try reader.plays(tracks: trackIDs, in: range), reader.lastFreshness) }
-        var json = JSONWriter(capacity: 64 + answers.count * 80)
-        json.beginObject()
-        json.key("tracks")
-        json.beginArray()
-        for answer in answers {
-            json.beginObject()
-            write(answer, into: &json)
-            json.endObject()
-        }
-        json.endArray()
-        writeFreshness(freshness, into: &json)
-        json.endObject()
-        return json.bytes
+        return trackList(answers, freshness)
     }
 
     func top(_ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
@@ -131,6 +119,11 @@ struct CountAnswers {
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
         let (tracks, freshness) = try store.withReader { reader in (try reader.top(in: range, limit: limit), reader.lastFreshness) }
+        return trackList(tracks, freshness)
+    }
+
+    /// `{"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers.
+    private func trackList(_ tracks: [TrackPlays], _ freshness: Freshness) -> [UInt8] {
         var json = JSONWriter(capacity: 64 + tracks.count * 80)
         json.beginObject()
         json.key("tracks")
