@@ -77,11 +77,13 @@ let package = Package(
         .executableTarget(name: "counterpoint-store-fixture", dependencies: ["CounterStore", "CounterpointCore"],
                           path: "loadtest/StoreFixture"),
 
-        // MARK: Tests, one target per module plus end-to-end tests of the executable.
+        // MARK: Tests, one target per module plus end-to-end tests of the executable, and the
+        // helpers they share.
+        .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .testTarget(name: "CounterStoreTests", dependencies: ["CounterStore", "CounterpointCore"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
@@ -89,7 +91,7 @@ let package = Package(
             "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
-        .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer"]),
+        .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),

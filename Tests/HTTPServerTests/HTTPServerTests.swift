@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 @testable import HTTPServer
+import HTTPTestClient
+import Testing
 
 @Suite("HTTPServer over real sockets")
 struct HTTPServerTests {

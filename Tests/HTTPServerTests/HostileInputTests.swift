@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 @testable import HTTPServer
+import HTTPTestClient
+import Testing
 
 @Suite("HTTPServer under hostile input")
 struct HostileInputTests {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTestClient
 
 /// What the handler saw, sent back as JSON so tests can check decoding end to end.
 struct EchoedRequest: Codable, Equatable {

@@ -1,6 +1,7 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import HTTPTestClient
 import Testing
 
 @Suite("Reader answers during a batch replace")

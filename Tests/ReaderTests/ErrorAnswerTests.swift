@@ -1,6 +1,7 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import HTTPTestClient
 import Testing
 
 @Suite("Reader errors, probes and store failures")

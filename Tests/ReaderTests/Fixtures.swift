@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import HTTPServer
+import HTTPTestClient
 import Logging
 import Reader
 

@@ -4,29 +4,32 @@ import Glibc
 import Darwin
 #endif
 
-struct TestClientError: Error, CustomStringConvertible {
-    var description: String
+/// The HTTP client the HTTPServer and Reader tests share: it talks to a real server over a real
+/// socket, byte for byte, so hostile requests can be sent exactly as written.
+public struct TestClientError: Error, CustomStringConvertible {
+    public var description: String
+    public init(description: String) { self.description = description }
 }
 
 /// One parsed HTTP/1.1 response, as a blocking test client reads it.
-struct TestResponse {
-    var status: Int
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
-    var text: String { String(decoding: body, as: UTF8.self) }
+public struct TestResponse {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var text: String { String(decoding: body, as: UTF8.self) }
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 }
 
 /// A tiny blocking HTTP client over one TCP connection to 127.0.0.1. Reads give up after a receive
 /// timeout, so a server that stops answering fails the test instead of hanging it.
-final class TestClient {
+public final class TestClient {
     private let socketDescriptor: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, receiveTimeoutSeconds: Int = 10) throws {
+    public init(port: Int, receiveTimeoutSeconds: Int = 10) throws {
         socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketDescriptor >= 0 else { throw TestClientError(description: "socket: \(errno)") }
         var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
@@ -51,11 +54,11 @@ final class TestClient {
         if socketDescriptor >= 0 { close(socketDescriptor) }
     }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes {
@@ -67,13 +70,13 @@ final class TestClient {
     }
 
     /// Sends `GET target` (or another method) with a Host header and keep-alive, then reads the answer.
-    func request(_ target: String, method: String = "GET", headers: [String] = []) throws -> TestResponse {
+    public func request(_ target: String, method: String = "GET", headers: [String] = []) throws -> TestResponse {
         let extra = headers.map { $0 + "\r\n" }.joined()
         try send("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(extra)\r\n")
         return try readResponse(bodyExpected: method != "HEAD")
     }
 
-    func readResponse(bodyExpected: Bool = true) throws -> TestResponse {
+    public func readResponse(bodyExpected: Bool = true) throws -> TestResponse {
         let headEnd = try readUntil([13, 10, 13, 10])
         let head = String(decoding: buffer[..<headEnd], as: UTF8.self)
         buffer.removeFirst(headEnd + 4)
@@ -99,7 +102,7 @@ final class TestClient {
     }
 
     /// True once the server has closed the connection (end of stream) with nothing more to read.
-    func isClosedByServer() throws -> Bool {
+    public func isClosedByServer() throws -> Bool {
         buffer.isEmpty ? !(try receive()) : false
     }
 
