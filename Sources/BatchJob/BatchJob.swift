@@ -53,14 +53,13 @@ public enum BatchJob {
         }
 
         // ~200 bytes per event; the largest unit sizes the tables once.
-        let largestUnit = plan.units.first.map { $0.reduce(Int64(0)) { $0 + $1.size } } ?? 0
+        let largestUnit = plan.units.first.map(BatchPlan.size(of:)) ?? 0
         let expectedPerUnit = Int(min(1 << 23, max(1024, largestUnit / 150)))
         let target = plan.coverage
         let units = plan.units
         let workerCount = min(configuration.workers, max(1, units.count))
         let results = ResultChannel<(rows: [PlayCounts.Element], tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
-        var threads: [Thread] = []
         for _ in 0..<workerCount {
             let thread = Thread {
                 let processor = GroupProcessor(target: target, expectedEventsPerUnit: expectedPerUnit)
@@ -82,7 +81,6 @@ public enum BatchJob {
                 }
             }
             thread.stackSize = 1 << 22
-            threads.append(thread)
             thread.start()
         }
 
@@ -125,20 +123,6 @@ public enum BatchJob {
 
     static func epochMilliseconds() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1000).rounded())
-    }
-}
-
-extension BatchPlan {
-    /// Adds staged per-hour files to the hour units and drops the unpartitioned units.
-    mutating func mergeStaged(_ staged: [LogFile]) {
-        var byHour: [Hour: [LogFile]] = [:]
-        var keep: [[LogFile]] = []
-        for unit in units {
-            if let hour = unit.first?.hour { byHour[hour] = unit } else { continue }
-        }
-        for file in staged { if let hour = file.hour { byHour[hour, default: []].append(file) } }
-        keep = Array(byHour.values)
-        units = keep.sorted { $0.reduce(0) { $0 + $1.size } > $1.reduce(0) { $0 + $1.size } }
     }
 }
 

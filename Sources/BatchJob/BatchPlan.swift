@@ -8,6 +8,8 @@ struct BatchPlan {
     /// Work units: the files of one hour (incl. late and segment files), or one
     /// unpartitioned file. Largest first, so that two workers finish close together.
     var units: [[LogFile]]
+    /// Bytes the run will read, for progress. Unpartitioned files count twice — they are read
+    /// once to split them by hour and then (the part in range) again — so this is an upper bound.
     var totalBytes: Int64
     var fileCount: Int
 
@@ -38,7 +40,7 @@ struct BatchPlan {
             }
         }
         units = (Array(byHour.values) + unpartitioned).sorted { Self.size(of: $0) > Self.size(of: $1) }
-        totalBytes = units.reduce(0) { $0 + Self.size(of: $1) }
+        totalBytes = units.reduce(0) { $0 + Self.size(of: $1) } + unpartitioned.reduce(0) { $0 + Self.size(of: $1) }
         fileCount = units.reduce(0) { $0 + $1.count }
     }
 
@@ -46,5 +48,18 @@ struct BatchPlan {
 
     var hourCount: Int64 { ranges.reduce(0) { $0 + $1.count } }
 
-    private static func size(of unit: [LogFile]) -> Int64 { unit.reduce(0) { $0 + $1.size } }
+    /// Adds staged per-hour files to the hour units and drops the unpartitioned units they
+    /// were split from.
+    mutating func mergeStaged(_ staged: [LogFile]) {
+        var byHour: [Hour: [LogFile]] = [:]
+        for unit in units {
+            if let hour = unit.first?.hour { byHour[hour] = unit }
+        }
+        for file in staged {
+            if let hour = file.hour { byHour[hour, default: []].append(file) }
+        }
+        units = byHour.values.sorted { Self.size(of: $0) > Self.size(of: $1) }
+    }
+
+    static func size(of unit: [LogFile]) -> Int64 { unit.reduce(0) { $0 + $1.size } }
 }
