@@ -69,7 +69,7 @@ struct CommandError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// One `counterpoint` process, its stdout and stderr going to files in a scratch folder
+/// One `counterpoint` process (or another `executable`), its stdout and stderr going to files in a scratch folder
 /// (files rather than pipes, so that a chatty child can never block on a full pipe).
 final class RunningCommand {
     let arguments: [String]
@@ -77,7 +77,8 @@ final class RunningCommand {
     private let stdoutURL: URL
     private let stderrURL: URL
 
-    init(_ arguments: [String], scratch: URL, environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], scratch: URL, environment: [String: String] = [:],
+         executable: String = Executable.path) throws {
         self.arguments = arguments
         let name = "command-\(UUID().uuidString.prefix(8))"
         stdoutURL = scratch.appendingPathComponent("\(name).stdout")
@@ -86,7 +87,7 @@ final class RunningCommand {
               FileManager.default.createFile(atPath: stderrURL.path, contents: nil) else {
             throw CommandError(description: "cannot create output files in \(scratch.path)")
         }
-        process.executableURL = URL(fileURLWithPath: Executable.path)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = Executable.childEnvironment.merging(environment) { $1 }
         process.currentDirectoryURL = scratch
