@@ -15,6 +15,8 @@ struct CountAnswers {
     static let defaultDailyWindow: Int64 = 90 * 24
 
     var now: @Sendable () -> Int64
+    /// Recent top-N rankings (a zero `maxAge` turns the cache off).
+    var rankings: TopAnswerCache
 
     func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to"])
@@ -118,12 +120,14 @@ struct CountAnswers {
         let values = try QueryValues(query, allowed: ["from", "to", "limit"])
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
-        let (tracks, freshness) = try store.withReader { reader in (try reader.top(in: range, limit: limit), reader.lastFreshness) }
+        let (tracks, freshness) = try rankings.top(in: range, limit: limit, rankingLength: Self.maxTopLimit) { length in
+            try store.withReader { reader in (try reader.top(in: range, limit: length), reader.lastFreshness) }
+        }
         return trackList(tracks, freshness)
     }
 
     /// `{"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers.
-    private func trackList(_ tracks: [TrackPlays], _ freshness: Freshness) -> [UInt8] {
+    private func trackList(_ tracks: some Collection<TrackPlays>, _ freshness: Freshness) -> [UInt8] {
         var json = JSONWriter(capacity: 64 + tracks.count * 80)
         json.beginObject()
         json.key("tracks")

@@ -15,7 +15,7 @@ struct ReaderRoutes: Sendable {
     init(configuration: ReaderConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.counts = CountAnswers(now: configuration.now)
+        self.counts = CountAnswers(now: configuration.now, rankings: TopAnswerCache(maxAge: configuration.topRankingAge))
         self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus)
     }
 
