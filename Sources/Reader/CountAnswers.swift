@@ -120,7 +120,7 @@ struct CountAnswers {
         let values = try QueryValues(query, allowed: ["from", "to", "limit"])
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
-        let (tracks, freshness) = try rankings.top(in: range, limit: limit, rankingLength: Self.maxTopLimit) { length in
+        let (tracks, freshness) = try rankings.top(in: range, limit: limit) { length in
             try store.withReader { reader in (try reader.top(in: range, limit: length), reader.lastFreshness) }
         }
         return trackList(tracks, freshness)

@@ -24,7 +24,7 @@ public struct ReaderConfiguration: Sendable {
     public var snapshotAge: Duration = .milliseconds(20)
     /// How long a top-N ranking of a range is reused by every thread (see `TopAnswerCache`):
     /// each answer then carries the freshness it was computed with, up to this much older.
-    /// Zero, the library default: every top-N request ranks afresh. `serve` and `run` use 1 s.
+    /// Zero, the library default: every top-N request ranks afresh. `serve` and `run` use 5 s.
     public var topRankingAge: Duration = .zero
 
     public init(location: StoreLocation,

@@ -15,7 +15,9 @@ struct ReaderRoutes: Sendable {
     init(configuration: ReaderConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.counts = CountAnswers(now: configuration.now, rankings: TopAnswerCache(maxAge: configuration.topRankingAge))
+        let rankings = TopAnswerCache(maxAge: configuration.topRankingAge, rankingLength: CountAnswers.maxTopLimit,
+                                      location: configuration.location)
+        self.counts = CountAnswers(now: configuration.now, rankings: rankings)
         self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus)
     }
 

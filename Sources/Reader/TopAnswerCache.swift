@@ -1,20 +1,26 @@
 import CounterpointCore
 import CounterStore
+import Dispatch
+import Foundation
 import Synchronization
 
 /// Recent top-N rankings, shared by every reader thread.
 ///
 /// Top-N is the one query that reads every track of its range: over a day of a busy store it
-/// costs hundreds of milliseconds of CPU, and the load test showed a dashboard mix with 10 %
-/// top-N requests saturating both cores and stalling the cheap requests queued behind it on the
-/// same threads. Dashboards ask for the same few ranges over and over, so a ranking is kept for
-/// `maxAge` per range, computed at the largest limit so that any `limit` is a prefix of it.
-/// While one thread recomputes an expired ranking the others keep answering the previous one.
+/// costs hundreds of milliseconds of CPU. The load test showed dashboards polling top-N
+/// saturating both cores, and cheap requests queued behind a ranking on the same server thread
+/// waiting as long. Dashboards ask for the same few ranges over and over, so one ranking per
+/// range is kept for `maxAge`, computed at the longest length so that any `limit` is a prefix.
+/// Only the first request for a range ranks on its own thread; when a ranking expires, the
+/// next request hands the new ranking to a background thread and answers from the previous
+/// one, so no server thread waits for a ranking again.
 ///
 /// A cached answer carries the freshness it was computed with, so a dashboard still sees how
-/// current it is (`realtime_flushed_at` at most `maxAge` plus one computation older).
+/// current it is (`realtime_flushed_at` at most `maxAge` plus one ranking older).
 final class TopAnswerCache: Sendable {
-    struct Ranking: Sendable {
+    typealias Answer = (tracks: [TrackPlays], freshness: Freshness)
+
+    private struct Ranking {
         var tracks: [TrackPlays]
         var freshness: Freshness
         var computedAt: ContinuousClock.Instant
@@ -22,57 +28,111 @@ final class TopAnswerCache: Sendable {
 
     private struct Slot {
         var ranking: Ranking?
-        var computing = false
+        var refreshing = false
+    }
+
+    private struct State {
+        var slots: [HourRange: Slot] = [:]
+        var queue: [HourRange] = []
+        var stopped = false
     }
 
     let maxAge: Duration
+    /// Rankings are this long, the longest `limit` a request may ask for.
+    let rankingLength: Int
     /// Ranges kept at most; the oldest rankings go first. Dashboards use a handful.
     let capacity: Int
-    private let slots = Mutex<[HourRange: Slot]>([:])
+    private let location: StoreLocation
+    private let state = Mutex(State())
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let refresherEnded = DispatchSemaphore(value: 0)
 
-    init(maxAge: Duration, capacity: Int = 64) {
+    /// With a zero `maxAge` nothing is kept and no thread starts.
+    init(maxAge: Duration, rankingLength: Int, location: StoreLocation, capacity: Int = 64) {
         self.maxAge = maxAge
+        self.rankingLength = rankingLength
+        self.location = location
         self.capacity = capacity
+        if maxAge > .zero {
+            let thread = Thread { [self] in refreshUntilStopped() }
+            thread.name = "top-rankings"
+            thread.start()
+        }
     }
 
-    /// The top `limit` tracks over `range`: a ranking younger than `maxAge`, else the previous
-    /// one while another thread recomputes it, else `compute(rankingLength)` run on this thread.
-    func top(in range: HourRange, limit: Int, rankingLength: Int,
-             compute: (Int) throws -> (tracks: [TrackPlays], freshness: Freshness)) throws -> (tracks: ArraySlice<TrackPlays>, freshness: Freshness) {
+    /// The top `limit` tracks over `range`. `rank(length)` ranks on the calling thread, with
+    /// its store connections; it runs only when nothing is cached for the range yet.
+    func top(in range: HourRange, limit: Int, rank: (Int) throws -> Answer) throws -> (tracks: ArraySlice<TrackPlays>, freshness: Freshness) {
         guard maxAge > .zero else {
-            let answer = try compute(limit)
+            let answer = try rank(limit)
             return (answer.tracks[...], answer.freshness)
         }
         let now = ContinuousClock.now
-        let cached: Ranking? = slots.withLock { slots in
-            let slot = slots[range, default: Slot()]
-            if let ranking = slot.ranking, now - ranking.computedAt < maxAge || slot.computing {
-                return ranking
-            }
-            slots[range, default: Slot()].computing = true
-            return nil
+        let (cached, refresh): (Ranking?, Bool) = state.withLock { state in
+            guard let slot = state.slots[range], let ranking = slot.ranking else { return (nil, false) }
+            guard now - ranking.computedAt >= maxAge, !slot.refreshing, !state.stopped else { return (ranking, false) }
+            state.slots[range]?.refreshing = true
+            state.queue.append(range)
+            return (ranking, true)
         }
+        if refresh { wakeUp.signal() }
         if let cached {
             return (cached.tracks.prefix(limit), cached.freshness)
         }
-        let ranking: Ranking
-        do {
-            let answer = try compute(rankingLength)
-            ranking = Ranking(tracks: answer.tracks, freshness: answer.freshness, computedAt: ContinuousClock.now)
-        } catch {
-            slots.withLock { $0[range]?.computing = false }
-            throw error
-        }
-        slots.withLock { slots in
-            slots[range] = Slot(ranking: ranking, computing: false)
-            if slots.count > capacity, let oldest = slots.min(by: { Self.age($0.value) < Self.age($1.value) })?.key {
-                slots[oldest] = nil
-            }
-        }
-        return (ranking.tracks.prefix(limit), ranking.freshness)
+        let answer = try rank(rankingLength)
+        store(answer, for: range)
+        return (answer.tracks.prefix(limit), answer.freshness)
     }
 
-    private static func age(_ slot: Slot) -> ContinuousClock.Instant {
+    /// Ends the background thread (waiting for a ranking in progress). Idempotent.
+    func stop() {
+        guard maxAge > .zero else { return }
+        let first = state.withLock { state in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        wakeUp.signal()
+        refresherEnded.wait()
+    }
+
+    private func store(_ answer: Answer, for range: HourRange) {
+        let ranking = Ranking(tracks: answer.tracks, freshness: answer.freshness, computedAt: ContinuousClock.now)
+        state.withLock { state in
+            state.slots[range] = Slot(ranking: ranking, refreshing: false)
+            if state.slots.count > capacity,
+               let oldest = state.slots.min(by: { Self.computedAt($0.value) < Self.computedAt($1.value) })?.key {
+                state.slots[oldest] = nil
+            }
+        }
+    }
+
+    private static func computedAt(_ slot: Slot) -> ContinuousClock.Instant {
         slot.ranking?.computedAt ?? ContinuousClock.now
+    }
+
+    /// The background thread: ranks queued ranges with its own store connections, opened on
+    /// first use and again after a failure (the previous ranking is served meanwhile).
+    private func refreshUntilStopped() {
+        var reader: CounterReader?
+        while true {
+            wakeUp.wait()
+            let next: HourRange? = state.withLock { state in
+                state.stopped || state.queue.isEmpty ? nil : state.queue.removeFirst()
+            }
+            guard let range = next else {
+                if state.withLock({ $0.stopped }) { break }
+                continue
+            }
+            do {
+                if reader == nil { reader = try CounterReader(location: location) }
+                let tracks = try reader!.top(in: range, limit: rankingLength)
+                store((tracks, reader!.lastFreshness), for: range)
+            } catch {
+                reader = nil
+                state.withLock { $0.slots[range]?.refreshing = false }
+            }
+        }
+        refresherEnded.signal()
     }
 }

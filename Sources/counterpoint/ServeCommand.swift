@@ -38,12 +38,13 @@ struct ReaderOptions: ParsableArguments {
     var snapshotAgeMs: Int = Environment.integer("snapshot-age-ms", default: 20)
 
     @Option(help: """
-        How long every reader thread reuses a top-N ranking of the same range, in milliseconds; the \
-        answer's freshness says when its counts were flushed. Ranking reads every track of the range, \
-        so dashboards polling top-N would otherwise keep the cores busy; 0 ranks afresh every time \
-        (env COUNTERPOINT_TOP_CACHE_MS).
+        How long a top-N ranking of a range is reused by every reader thread, in milliseconds; a \
+        background thread then ranks it again while the old ranking is served, and each answer's \
+        freshness says when its counts were flushed. Ranking reads every track of the range, so \
+        dashboards polling top-N would otherwise keep the cores busy; 0 ranks afresh for every \
+        request (env COUNTERPOINT_TOP_CACHE_MS).
         """)
-    var topCacheMs: Int = Environment.integer("top-cache-ms", default: 1_000)
+    var topCacheMs: Int = Environment.integer("top-cache-ms", default: 5_000)
 
     func validate() throws {
         guard (0...600_000).contains(topCacheMs) else { throw ValidationError("--top-cache-ms must be between 0 and 600000") }
