@@ -96,10 +96,13 @@ struct RunCommand: AsyncParsableCommand {
         var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, location: location)
         realtimeConfiguration.topic = topic
         realtimeConfiguration.flushInterval = .milliseconds(flushIntervalMs)
+        // The embedded broker holds an empty fetch for the whole wait even when events arrive.
+        if embedded != nil { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
 
         var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: topic, logRoot: logDirectory)
         archiveConfiguration.allowedLateness = .seconds(allowedLatenessSeconds)
+        if embedded != nil { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         let archiver = try Archiver(configuration: archiveConfiguration, logger: logger)
 
         var readerConfiguration = reader.readerConfiguration(location: location, metricsExposition: exposition)
