@@ -14,9 +14,10 @@ import Logging
 /// after the consumer's whole `fetch.wait.max.ms`. So its consumers should fetch with a short
 /// wait (`consumerFetchWaitMaxMilliseconds`) and its producers should send few, large batches:
 /// the more batches a partition holds, the slower every fetch. At 1,000 events/s over 16
-/// partitions the thread is saturated after 90 s with 5 ms batches (`linger.ms`), and takes
-/// about 40 % of a core with 50 ms batches and 3 % with 200 ms ones. Compression keeps more
-/// events within the 5 MiB, in more batches. None of this applies to a real Kafka.
+/// partitions the thread is saturated after 90 s with 5 ms batches (`linger.ms`); after five
+/// minutes it takes about 40 % of a core with 50 ms batches and 6 % with 200 ms ones.
+/// Compression keeps more events within the 5 MiB, in more batches. None of this applies to a
+/// real Kafka.
 public final class KafkaMockCluster: @unchecked Sendable {
     // Safe to share: `bootstrapServers` is immutable, and librdkafka serialises the mock calls
     // (topic creation) on the cluster's own thread.

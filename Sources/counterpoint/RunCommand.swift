@@ -120,6 +120,9 @@ struct RunCommand: AsyncParsableCommand {
         if demo && demoRate > 0 {
             var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
             producerConfiguration.clientID = "counterpoint-demo"
+            // At demo rates only long batches stay few: the embedded broker's fetches slow down
+            // with every batch it holds (see KafkaMockCluster).
+            producerConfiguration.lingerMilliseconds = 200
             let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
             let traffic = DemoTraffic(producer: producer, topic: topic, rate: demoRate, logger: logger)
             services.append(ComponentService("demo traffic", start: { traffic.start() }, stop: { _ = traffic.stop() }))
