@@ -24,6 +24,10 @@ public struct RealtimeConfiguration: Sendable {
     public var sessionTimeoutMilliseconds = 10_000
     /// Default 3 s; must be well below the session timeout.
     public var heartbeatIntervalMilliseconds = 3_000
+    /// How long the broker may hold a fetch that finds nothing new. Default 100 ms: a real broker
+    /// answers as soon as events arrive, so this bounds only idle round trips. Use
+    /// `KafkaMockCluster.consumerFetchWaitMaxMilliseconds` with the embedded broker, which waits it out.
+    public var fetchWaitMaxMilliseconds = 100
     /// Rejected events kept as samples for `/v1/status` (the most recent ones). Default 20.
     public var rejectionSampleCapacity = 20
     /// Offset gaps kept for status (the most recent ones). Default 20.
@@ -46,6 +50,7 @@ public struct RealtimeConfiguration: Sendable {
         consumer.connectTimeout = connectTimeout
         consumer.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
         consumer.heartbeatIntervalMilliseconds = heartbeatIntervalMilliseconds
+        consumer.fetchWaitMaxMilliseconds = fetchWaitMaxMilliseconds
         // Where the store has no offset: from the beginning, so that nothing produced before the
         // first start is missed. Where the store's offset is gone (retention): the oldest kept.
         consumer.autoOffsetReset = .earliest

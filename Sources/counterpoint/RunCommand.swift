@@ -96,10 +96,13 @@ struct RunCommand: AsyncParsableCommand {
         var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, location: location)
         realtimeConfiguration.topic = topic
         realtimeConfiguration.flushInterval = .milliseconds(flushIntervalMs)
+        // The embedded broker holds an empty fetch for the whole wait even when events arrive.
+        if embedded != nil { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
 
         var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: topic, logRoot: logDirectory)
         archiveConfiguration.allowedLateness = .seconds(allowedLatenessSeconds)
+        if embedded != nil { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         let archiver = try Archiver(configuration: archiveConfiguration, logger: logger)
 
         var readerConfiguration = reader.readerConfiguration(location: location, metricsExposition: exposition)
@@ -117,6 +120,9 @@ struct RunCommand: AsyncParsableCommand {
         if demo && demoRate > 0 {
             var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
             producerConfiguration.clientID = "counterpoint-demo"
+            // At demo rates only long batches stay few: the embedded broker's fetches slow down
+            // with every batch it holds (see KafkaMockCluster).
+            producerConfiguration.lingerMilliseconds = 200
             let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
             let traffic = DemoTraffic(producer: producer, topic: topic, rate: demoRate, logger: logger)
             services.append(ComponentService("demo traffic", start: { traffic.start() }, stop: { _ = traffic.stop() }))
