@@ -72,12 +72,12 @@ public final class Archiver: Sendable {
             state = .running(finished: finished)
         }
         let thread = Thread { [self] in
+            Thread.current.name = "archiver"
             let outcome = runLoop()
             failure.withLock { $0 = outcome }
             finished.signal()
             onFinished(outcome)
         }
-        thread.name = "archive-consumer"
         thread.stackSize = 1 << 22
         thread.start()
         logger.info("archiver started", metadata: [

@@ -62,6 +62,7 @@ public enum BatchJob {
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
             let thread = Thread {
+                Thread.current.name = "batch-worker"
                 let processor = GroupProcessor(target: target, expectedEventsPerUnit: expectedPerUnit)
                 do {
                     while !results.hasFailed {

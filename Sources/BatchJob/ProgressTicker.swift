@@ -9,6 +9,7 @@ final class ProgressTicker: @unchecked Sendable {
     init(every interval: Duration, tick: @escaping @Sendable () -> Void) {
         let seconds = interval.seconds
         let thread = Thread { [self] in
+            Thread.current.name = "batch-progress"
             lock.lock()
             while !stopped {
                 _ = lock.wait(until: Date(timeIntervalSinceNow: seconds))

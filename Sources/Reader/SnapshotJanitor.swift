@@ -59,6 +59,7 @@ final class SnapshotJanitor: @unchecked Sendable {
     init(interval: Duration) {
         let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
         let thread = Thread { [self] in
+            Thread.current.name = "snap-janitor"
             condition.lock()
             while !stopped {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
@@ -69,7 +70,6 @@ final class SnapshotJanitor: @unchecked Sendable {
             }
             condition.unlock()
         }
-        thread.name = "snapshot-janitor"
         thread.start()
     }
 

@@ -54,8 +54,10 @@ final class TopAnswerCache: Sendable {
         self.location = location
         self.capacity = capacity
         if maxAge > .zero {
-            let thread = Thread { [self] in refreshUntilStopped() }
-            thread.name = "top-rankings"
+            let thread = Thread { [self] in
+                Thread.current.name = "top-rankings"
+                refreshUntilStopped()
+            }
             thread.start()
         }
     }

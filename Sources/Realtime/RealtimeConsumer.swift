@@ -53,8 +53,12 @@ public final class RealtimeConsumer: Sendable {
             guard case .ready = state else { throw RealtimeError.stopped("a realtime consumer starts only once") }
             state = .running
         }
-        let thread = Thread { [self] in runLoop() }
-        thread.name = "counterpoint-realtime-consumer"
+        let thread = Thread { [self] in
+            // Named from inside: on Linux a name set before start() is not applied, and the
+            // kernel keeps 15 characters (ps -L, top -H, perf and the load test read it).
+            Thread.current.name = "rt-consumer"
+            runLoop()
+        }
         thread.start()
         logger.info("realtime consumer started", metadata: [
             "kafka.topic": "\(configuration.topic)", "kafka.group": "\(configuration.group)",

@@ -59,13 +59,13 @@ public final class DemoTraffic: Sendable {
         guard started else { return }
         let logger = self.logger
         let thread = Thread {
+            Thread.current.name = "demo-traffic"
             outcome.result = Result { () throws(ReplayError) in try replayer.run() }
             if case .failure(let error) = outcome.result {
                 logger.error("demo traffic stopped", metadata: ["replay.error": "\(error)"])
             }
             finished.signal()
         }
-        thread.name = "demo-traffic"
         thread.start()
     }
 

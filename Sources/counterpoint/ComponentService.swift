@@ -50,6 +50,7 @@ final class PeriodicTask: @unchecked Sendable {
 
     func start() {
         let thread = Thread { [self] in
+            Thread.current.name = "periodic-task"
             let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
             condition.lock()
             while !stopped {
@@ -61,7 +62,6 @@ final class PeriodicTask: @unchecked Sendable {
             }
             condition.unlock()
         }
-        thread.name = "periodic-task"
         self.thread = thread
         thread.start()
     }

@@ -10,9 +10,11 @@ import time
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
-# Threads of the all-in-one `run` process, grouped by the names librdkafka and
-# libmicrohttpd give them, so the report can say where the service's CPU goes.
-THREAD_GROUPS = (("rdk:mock", "embedded broker"), ("rdk:", "Kafka clients"), ("MHD", "HTTP"))
+# Threads of the all-in-one `run` process, grouped by the names librdkafka, libmicrohttpd
+# and Counterpoint give them, so the report can say where the service's CPU goes.
+THREAD_GROUPS = (("rdk:mock", "embedded broker"), ("rdk:", "Kafka clients"), ("MHD", "HTTP"),
+                 ("top-rankings", "HTTP"), ("rt-", "realtime consumer"), ("archiver", "archiver"),
+                 ("batch-", "scheduled batch"))
 
 
 def _read_stat(path):
@@ -31,7 +33,7 @@ def thread_group(name):
     for prefix, group in THREAD_GROUPS:
         if name.startswith(prefix):
             return group
-    return "counterpoint"
+    return "other"
 
 
 class StatusClient:

@@ -17,6 +17,7 @@ final class StoreThread: @unchecked Sendable {
     init(location: StoreLocation) throws {
         let opened = Completion<Void>()
         let thread = Thread { [self] in
+            Thread.current.name = "rt-store"
             let store: RealtimeStore
             do {
                 store = try RealtimeStore(location: location)
@@ -29,7 +30,6 @@ final class StoreThread: @unchecked Sendable {
             serve(store)
             stopped.complete(.success(()))
         }
-        thread.name = "counterpoint-realtime-store"
         thread.start()
         try opened.wait().get()
     }
