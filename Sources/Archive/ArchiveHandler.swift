@@ -141,6 +141,10 @@ final class ArchiveHandler: KafkaConsumerHandler {
             "archive.resumed_offset": "\(reset.resumedOffset)", "archive.skipped": "\(reset.skippedMessages)",
         ])
         metrics.offsetResets.increment()
+        if reset.skippedMessages > 0 {
+            metrics.gapSkippedMessages.increment(by: reset.skippedMessages)
+            local.gapSkippedMessages += reset.skippedMessages
+        }
         local.offsetResets.append(reset.description)
         if local.offsetResets.count > 20 { local.offsetResets.removeFirst() }
     }

@@ -8,6 +8,7 @@ struct ArchiveMetrics {
     let skippedMessages = Counter(label: "counterpoint_archive_skipped_messages_total")
     let closedHours = Counter(label: "counterpoint_archive_closed_hours_total")
     let offsetResets = Counter(label: "counterpoint_archive_offset_resets_total")
+    let gapSkippedMessages = Counter(label: "counterpoint_archive_offset_gap_skipped_messages_total")
     let commitFailures = Counter(label: "counterpoint_archive_commit_failures_total")
     let fsyncDuration = Timer(label: "counterpoint_archive_fsync_duration_seconds", preferredDisplayUnit: .seconds)
     let openHours = Gauge(label: "counterpoint_archive_open_hours")

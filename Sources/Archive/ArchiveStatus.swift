@@ -25,6 +25,9 @@ public struct ArchiveStatus: Sendable, Equatable {
     /// Jumps in a partition's offsets that the broker's retention explains: those messages
     /// were never archived, and only the realtime layer may have counted them.
     public var offsetResets: [String] = []
+    /// Messages those jumps skipped, over every reset: the archive lacks them, so a batch
+    /// rebuild of their hours would count less than the realtime layer did.
+    public var gapSkippedMessages: Int64 = 0
     /// The offsets last committed to Kafka, per partition: everything before them is on disk.
     public var committedOffsets: [Int32: Int64] = [:]
     /// Wall-clock time of the last successful commit, epoch milliseconds.

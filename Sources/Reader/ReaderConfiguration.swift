@@ -99,13 +99,18 @@ public struct ArchiveNote: Sendable {
     public var eventsArchived: Int
     public var lateEvents: Int
     public var invalidMessages: Int
+    /// Messages the broker had deleted before the archiver read them (retention): missing
+    /// from the event logs, so a batch rebuild of their hours would count them out.
+    public var offsetGapSkippedMessages: Int64
 
-    public init(openHours: [Hour], lastClosedHour: Hour?, eventsArchived: Int, lateEvents: Int, invalidMessages: Int) {
+    public init(openHours: [Hour], lastClosedHour: Hour?, eventsArchived: Int, lateEvents: Int, invalidMessages: Int,
+                offsetGapSkippedMessages: Int64 = 0) {
         self.openHours = openHours
         self.lastClosedHour = lastClosedHour
         self.eventsArchived = eventsArchived
         self.lateEvents = lateEvents
         self.invalidMessages = invalidMessages
+        self.offsetGapSkippedMessages = offsetGapSkippedMessages
     }
 }
 

@@ -86,6 +86,7 @@ struct StatusAnswer: Sendable {
             json.key("events_archived"); json.value(archive.eventsArchived)
             json.key("late_events"); json.value(archive.lateEvents)
             json.key("invalid_messages"); json.value(archive.invalidMessages)
+            json.key("offset_gap_skipped_messages"); json.value(archive.offsetGapSkippedMessages)
             json.endObject()
         } else {
             json.null()

@@ -191,6 +191,7 @@ extension LiveStatus {
             fencedFlushes: realtime.fencedFlushes,
             archive: ArchiveNote(openHours: archive.openHours, lastClosedHour: archive.lastClosedHour,
                                  eventsArchived: archive.eventsArchived, lateEvents: archive.lateEvents,
-                                 invalidMessages: archive.invalidMessages))
+                                 invalidMessages: archive.invalidMessages,
+                                 offsetGapSkippedMessages: archive.gapSkippedMessages))
     }
 }
