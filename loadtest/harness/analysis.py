@@ -1,9 +1,11 @@
 """Turns the samples, probes and wrk figures of each step into the step's figures, and
 decides where the service saturates."""
 
-# A step's lag is bounded when, over its hold window, the realtime consumer counted at least
-# this share of what was produced, the lag grew by less than this share of the produce rate
-# per second, it ended below this many seconds of traffic, and no event was lost.
+# A consumer group's lag is bounded over a step's hold window when it consumed at least this
+# share of what was produced, its lag grew by less than this share of the produce rate per
+# second, ended below this many seconds of traffic, and no event was lost to an offset gap.
+# A step is bounded when both groups (realtime counts and archiver) are, and every freshness
+# probe became visible.
 KEEP_UP_SHARE = 0.95
 LAG_GROWTH_SHARE = 0.05
 LAG_END_SECONDS = 2.0
@@ -57,10 +59,31 @@ def per_second_series(samples):
     return rows
 
 
+def _window(stream, start, end):
+    """The samples of [start, end]; with fewer than two (a short hold, a slow status answer),
+    also the nearest sample on each side, so that a rate can still be taken."""
+    inside = [s for s in stream if start <= s["t"] <= end]
+    if len(inside) >= 2:
+        return inside
+    before = [s for s in stream if s["t"] < start][-1:]
+    after = [s for s in stream if s["t"] > end][:1]
+    return before + inside + after
+
+
+def _bounded(produced, consumed, lag_points, lost):
+    """Whether one consumer group kept up over a hold (see the shares above)."""
+    if not produced or consumed is None:
+        return None
+    return (consumed >= KEEP_UP_SHARE * produced
+            and slope(lag_points) <= LAG_GROWTH_SHARE * produced
+            and lag_points[-1][1] <= LAG_END_SECONDS * produced
+            and lost == 0)
+
+
 def step_figures(step, samples, probes):
     """Figures of one step over its hold window (step: the dict the runner recorded)."""
     start, end = step["hold_start"], step["hold_end"]
-    window = [s for s in samples if start <= s["t"] <= end and "produced" in s]
+    window = _window([s for s in samples if "produced" in s], start, end)
     produced = rate(window, "produced")
     counted = rate(window, "counted")
     archived = rate(window, "archived")
@@ -71,16 +94,18 @@ def step_figures(step, samples, probes):
     lag_growth = slope(lag_points)
     through_drain = [s for s in samples if start <= s["t"] <= step.get("drain_end", end) and "skipped" in s]
     lost = (through_drain[-1]["skipped"] - through_drain[0]["skipped"]) if len(through_drain) >= 2 else 0
+    archive_lost = (through_drain[-1].get("archive_skipped", 0) - through_drain[0].get("archive_skipped", 0)
+                    if len(through_drain) >= 2 else 0)
 
     latencies = [p.latency_ms for p in probes if p.phase == step["label"] and p.latency_ms is not None]
     invisible = sum(1 for p in probes if p.phase == step["label"] and p.latency_ms is None)
 
-    bounded = None
-    if produced and counted is not None and lag_end is not None:
-        bounded = (counted >= KEEP_UP_SHARE * produced
-                   and lag_growth <= LAG_GROWTH_SHARE * produced
-                   and lag_end <= LAG_END_SECONDS * produced
-                   and lost == 0 and invisible == 0)
+    archive_points = [(s["t"], max(0, s["produced"] - s["archived"])) for s in window]
+    realtime_bounded = _bounded(produced, counted, lag_points, lost) if lag_points else None
+    if realtime_bounded is not None and invisible:
+        realtime_bounded = False
+    archive_bounded = _bounded(produced, archived, archive_points, archive_lost) if archive_points else None
+    bounded = None if realtime_bounded is None or archive_bounded is None else realtime_bounded and archive_bounded
     target = step["target_rate"]
     # The replay's own count (warm-up and hold) is exact; the status-derived rate moves with
     # the consumer's view of the high watermarks.
@@ -114,7 +139,10 @@ def step_figures(step, samples, probes):
         "archive_lag_end": archive_lags[-1] if archive_lags else None,
         "archive_lag_max": max(archive_lags, default=None),
         "lost_events": lost,
+        "archive_lost_events": archive_lost,
         "bounded": bounded,
+        "realtime_bounded": realtime_bounded,
+        "archive_bounded": archive_bounded,
         "target_reached": reached,
         "replay": step.get("replay", {}),
         "freshness": {
@@ -135,10 +163,10 @@ def step_figures(step, samples, probes):
     }
 
 
-def saturation(figures):
-    """The highest achieved rate among bounded steps, and the first step that was not."""
-    bounded = [f for f in figures if f["bounded"]]
-    unbounded = [f for f in figures if f["bounded"] is False]
+def saturation(figures, key="bounded"):
+    """The highest achieved rate among steps where `key` held, and the slowest where it did not."""
+    bounded = [f for f in figures if f[key]]
+    unbounded = [f for f in figures if f[key] is False]
     best = max(bounded, key=lambda f: f["produced_per_second"] or 0, default=None)
     first_unbounded = min(unbounded, key=lambda f: f["produced_per_second"] or 0, default=None)
     return best, first_unbounded

@@ -349,6 +349,11 @@ def main(argv):
     path = report.write(out, figures, context)
     with open(os.path.join(out, "data", "figures.json"), "w") as f:
         json.dump({"context": context, "figures": figures}, f, indent=1, default=str)
+    with open(os.path.join(out, "data", "samples.json"), "w") as f:
+        json.dump(test.sampler.samples, f)
+    with open(os.path.join(out, "data", "probes.json"), "w") as f:
+        json.dump([{"track_id": p.track_id, "phase": p.phase, "sent_at": p.sent_at, "latency_ms": p.latency_ms}
+                   for p in test.prober.probes], f)
     log(f"report: {path}")
     print(report.headline(figures, args), flush=True)
     return 2 if test.interrupted else 0

@@ -80,6 +80,7 @@ def stream_position(status):
         "counted": counted,
         "lag": realtime.get("lag_events") or 0,
         "archived": archive.get("events_archived") or 0,
+        "archive_skipped": archive.get("offset_gap_skipped_messages") or 0,
         "offset_gaps": len(realtime.get("offset_gaps") or []),
     }
 
