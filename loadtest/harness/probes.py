@@ -7,6 +7,7 @@ multi-get (GET /v1/plays?track_id=…) every few milliseconds checks every probe
 flight; a probe counts from just before its send to the answer that first shows it."""
 
 import json
+import random
 import threading
 import time
 
@@ -82,7 +83,9 @@ class FreshnessProber(threading.Thread):
             now = time.monotonic()
             if self.phase is not None and now >= next_send:
                 self._send(self.phase)
-                next_send = now + self.interval
+                # Jittered, so that probes land anywhere in the flush cycle: at exactly the flush
+                # interval they would drift through it slowly and sample it in long sawteeth.
+                next_send = now + self.interval * random.uniform(0.5, 1.5)
             pending = self.in_flight()
             if pending:
                 self._check(pending)

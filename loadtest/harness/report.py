@@ -248,6 +248,9 @@ def write(out, figures, context):
         "its counts, and its lag. *Archived* is the archiver's event count; its lag is produced minus archived.",
         "- HTTP figures are wrk's, one wrk process per request kind, each pacing its connections with random "
         "pauses; latency is from sending a request to its whole answer.",
+        "- Freshness probes are sent at random intervals (0.5–1.5 × the mean), so they land anywhere in the "
+        "realtime layer's flush cycle; a probe's time includes kafka-python's send, the wait for the next flush, "
+        "the flush itself and up to 5 ms of polling.",
         "- CPU and memory are read from `/proc` every second for every process the load test started.",
         f"- Raw data: `data/` (`samples.json` every second, `probes.json`, every figure in `figures.json`, the "
         "charts' data and gnuplot scripts). Processes' output: "

@@ -26,6 +26,8 @@ def _read_stat(path):
         return None
     name = text[text.index("(") + 1:text.rindex(")")]
     fields = text[text.rindex(")") + 2:].split()
+    if fields[0] == "Z":  # exited, not yet reaped: nothing running, nothing resident
+        return None
     return int(fields[11]) + int(fields[12]), int(fields[21]) * PAGE_BYTES, name
 
 
