@@ -55,7 +55,7 @@ def per_second_series(samples):
                      (after["counted"] - before["counted"]) / dt,
                      (after["archived"] - before["archived"]) / dt,
                      after["lag"],
-                     max(0, after["produced"] - after["archived"])))
+                     after.get("archive_lag", 0)))
     return rows
 
 
@@ -88,7 +88,7 @@ def step_figures(step, samples, probes):
     counted = rate(window, "counted")
     archived = rate(window, "archived")
     lag_points = [(s["t"], s["lag"]) for s in window]
-    archive_lags = [max(0, s["produced"] - s["archived"]) for s in window]
+    archive_lags = [s.get("archive_lag", 0) for s in window]
     lag_end = lag_points[-1][1] if lag_points else None
     lag_max = max((lag for _, lag in lag_points), default=None)
     lag_growth = slope(lag_points)
@@ -100,7 +100,7 @@ def step_figures(step, samples, probes):
     latencies = [p.latency_ms for p in probes if p.phase == step["label"] and p.latency_ms is not None]
     invisible = sum(1 for p in probes if p.phase == step["label"] and p.latency_ms is None)
 
-    archive_points = [(s["t"], max(0, s["produced"] - s["archived"])) for s in window]
+    archive_points = [(s["t"], s.get("archive_lag", 0)) for s in window]
     realtime_bounded = _bounded(produced, counted, lag_points, lost) if lag_points else None
     if realtime_bounded is not None and invisible:
         realtime_bounded = False

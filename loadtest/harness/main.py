@@ -261,13 +261,14 @@ class LoadTest:
                 "events_per_second": summary.get("events_per_second"), "seconds": summary.get("seconds")}
 
     def drain(self):
-        """Waits (bounded) until the realtime consumer has caught up; returns how long it took."""
+        """Waits (bounded) until both consumer groups have caught up; returns how long it took."""
         self.sampler.phase = "drain"
         started = time.monotonic()
         deadline = started + self.args.drain_seconds
         while time.monotonic() < deadline:
             latest = next((s for s in reversed(self.sampler.samples) if "lag" in s), None)
-            if latest is not None and latest["t"] > self.sampler.now() - 1.5 and latest["lag"] <= 1000:
+            if (latest is not None and latest["t"] > self.sampler.now() - 1.5
+                    and latest["lag"] <= 1000 and latest["archive_lag"] <= 1000):
                 break
             time.sleep(0.5)
         return round(time.monotonic() - started, 1)

@@ -151,7 +151,7 @@ def _step_section(number, f, args):
              f"{_n(f['archive_lost_events'])} events lost to the archive",
              f"{_n(f['lost_events'])} events lost to offset gaps",
              f"freshness {fresh['probes']} probes, max {_ms(fresh['max_ms'])} ms, {fresh['not_visible']} never visible",
-             f"caught up {_n(f['drain_seconds'], 1)} s after the step"]
+             f"both consumer groups caught up {_n(f['drain_seconds'], 1)} s after the step"]
     if f.get("batch"):
         b = f["batch"]
         facts.append(f"batch rebuild: {_n(b.get('hours'))} hours, {_n(b.get('events_read'))} events, "
@@ -245,7 +245,8 @@ def write(out, figures, context):
         "",
         "- *Produced*, *counted* and *lag* come from the service's own `GET /v1/status`, sampled every second: "
         "the sum of the partitions' high watermarks, the sum of the offsets the realtime consumer committed with "
-        "its counts, and its lag. *Archived* is the archiver's event count; its lag is produced minus archived.",
+        "its counts, and its lag. *Archived* is the archiver's event count; its lag is produced minus archived "
+        "minus what it skipped over offset gaps.",
         "- HTTP figures are wrk's, one wrk process per request kind, each pacing its connections with random "
         "pauses; latency is from sending a request to its whole answer.",
         "- Freshness probes are sent at random intervals (0.5–1.5 × the mean), so they land anywhere in the "
