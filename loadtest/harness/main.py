@@ -197,12 +197,12 @@ class LoadTest:
         for number, (rate, incident) in enumerate(plan, 1):
             label = rate_label(rate) + (" + batch" if incident else "")
             log(f"step {number}/{len(plan)}: {label} events/s for {a.warmup_seconds:g} + {a.step_seconds:g} s")
-            self.steps.append(self.run_step(label, rate, incident))
+            self.steps.append(self.run_step(number, label, rate, incident))
 
-    def run_step(self, label, rate, incident):
+    def run_step(self, number, label, rate, incident):
         a = self.args
         step = {"label": label, "target_rate": rate, "incident": incident}
-        tag = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+        tag = f"{number}-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
         self.sampler.phase = label
         replay = self.children.start(f"replay-{tag}", [
             self.binary, "replay", "--brokers", self.brokers, "--topic", a.topic, "--logs", self.logs,
@@ -322,6 +322,7 @@ def main(argv):
     work = args.work or tempfile.mkdtemp(prefix="counterpoint-loadtest-")
     os.makedirs(work, exist_ok=True)
     test = None
+    failure = None
     try:
         binary = os.path.abspath(args.binary) if args.binary else build_release()
         if not os.access(binary, os.X_OK):
@@ -332,6 +333,8 @@ def main(argv):
         if test is not None:
             test.interrupted = True
         log("interrupted")
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
+        failure = error
     finally:
         if test is not None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -339,6 +342,10 @@ def main(argv):
             test.stop()
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
+    if failure is not None:
+        detail = f" ({failure.stderr.strip().splitlines()[-1]})" if getattr(failure, "stderr", None) else ""
+        log(f"failed: {str(failure).rstrip('.')}{detail}; every process it started is stopped; their output is in {out}/processes")
+        return 1
     if test is None or not test.steps:
         log("no step finished; no report")
         return 1
