@@ -88,7 +88,8 @@ def step_figures(step, samples, probes):
     counted = rate(window, "counted")
     archived = rate(window, "archived")
     lag_points = [(s["t"], s["lag"]) for s in window]
-    archive_lags = [s.get("archive_lag", 0) for s in window]
+    archive_points = [(s["t"], s.get("archive_lag", 0)) for s in window]
+    archive_lags = [lag for _, lag in archive_points]
     lag_end = lag_points[-1][1] if lag_points else None
     lag_max = max((lag for _, lag in lag_points), default=None)
     lag_growth = slope(lag_points)
@@ -100,7 +101,6 @@ def step_figures(step, samples, probes):
     latencies = [p.latency_ms for p in probes if p.phase == step["label"] and p.latency_ms is not None]
     invisible = sum(1 for p in probes if p.phase == step["label"] and p.latency_ms is None)
 
-    archive_points = [(s["t"], s.get("archive_lag", 0)) for s in window]
     realtime_bounded = _bounded(produced, counted, lag_points, lost) if lag_points else None
     if realtime_bounded is not None and invisible:
         realtime_bounded = False

@@ -43,6 +43,7 @@ class FreshnessProber(threading.Thread):
         self.poll = poll_ms / 1000.0
         self.give_up = give_up_seconds
         self.probes = []
+        self._pending = []           # probes in flight: the only ones the 5 ms poll looks at
         self.phase = None             # probes are sent only while a phase is set
         self._stopping = threading.Event()
         self._sequence = int(time.time() * 1000) % 1_000_000_000 * 1000
@@ -51,7 +52,9 @@ class FreshnessProber(threading.Thread):
         """Stops sending; waits (bounded) for the probes in flight to show or give up."""
         self.phase = None
         deadline = time.monotonic() + self.give_up + 5
-        while wait_for_in_flight and any(p.latency_ms is None and time.monotonic() - p.sent_mono < self.give_up for p in self.probes):
+        # Only reads the pending list: the prober thread alone rewrites it.
+        while wait_for_in_flight and any(p.latency_ms is None and time.monotonic() - p.sent_mono < self.give_up
+                                         for p in self._pending):
             if time.monotonic() > deadline:
                 break
             time.sleep(0.05)
@@ -75,7 +78,10 @@ class FreshnessProber(threading.Thread):
             self.phase = None
 
     def in_flight(self):
-        return [p for p in self.probes if p.latency_ms is None and time.monotonic() - p.sent_mono < self.give_up]
+        """Drops answered and given-up probes from the pending list (prober thread only)."""
+        now = time.monotonic()
+        self._pending = [p for p in self._pending if p.latency_ms is None and now - p.sent_mono < self.give_up]
+        return self._pending
 
     def run(self):
         next_send = time.monotonic()
@@ -99,6 +105,7 @@ class FreshnessProber(threading.Thread):
                  "occurred_at": occurred_at}
         probe = Probe(track_id, phase, self.clock(), time.monotonic())
         self.probes.append(probe)
+        self._pending.append(probe)
         self.producer.send(self.topic, key=str(track_id).encode(), value=json.dumps(event).encode())
 
     def _check(self, pending):
