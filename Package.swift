@@ -82,7 +82,7 @@ let package = Package(
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
-        .testTarget(name: "CounterStoreTests", dependencies: ["CounterStore", "CounterpointCore"]),
+        .testTarget(name: "CounterStoreTests", dependencies: ["CounterStore", "CounterpointCore", "SQLiteDB"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),

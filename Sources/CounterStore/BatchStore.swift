@@ -2,8 +2,9 @@ import CounterpointCore
 import SQLiteDB
 
 /// The single writer of batch.sqlite: replaces the counts of hour ranges with a batch run's
-/// authoritative rows and records coverage and runs. Not `Sendable`: use it from one thread.
-public final class BatchStore {
+/// authoritative rows, keeps the day and month rollups of those hours in the same
+/// transaction, and records coverage and runs. Not `Sendable`: use it from one thread.
+public final class BatchStore: BatchWriter {
     public struct Configuration: Sendable, Hashable {
         /// Connection settings; see `DatabaseConfiguration` for the defaults.
         public var database: DatabaseConfiguration = .default
@@ -26,26 +27,6 @@ public final class BatchStore {
         self.configuration = configuration
     }
 
-    /// Atomically replaces every row of the hours in `range` with the rows `rows` writes, marks
-    /// the range covered and records `run` — see `replace(ranges:startedAt:rows:)`.
-    @discardableResult
-    public func replace(range: HourRange, run: BatchRun, rows: (BatchRowWriter) throws -> Void) throws -> BatchRun {
-        try replace(ranges: [range], startedAt: run.startedAt) { writer in
-            try rows(writer)
-            return run
-        }
-    }
-
-    /// Atomically replaces every row of the hours in `ranges` with the rows `rows` writes,
-    /// marks the ranges covered and records the run that `rows` returns once it has written
-    /// everything (its statistics are known only then) — in ONE transaction: a reader sees
-    /// the old counts or the new, never a mix (WAL readers keep the snapshot their
-    /// transaction started with), and an error or a killed process changes nothing.
-    ///
-    /// Rows may arrive in any order; rows for the same (track, hour) add up; rows with 0 plays
-    /// are skipped. A row outside `ranges` throws `CounterStoreError.rowOutsideRange` and
-    /// nothing is changed. The run is recorded over the span of `ranges`; returns it as
-    /// recorded, with its id.
     @discardableResult
     public func replace(ranges: [HourRange], startedAt: Int64,
                         rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
@@ -58,31 +39,23 @@ public final class BatchStore {
         defer { try? database.setCacheSize(kibibytes: configuration.database.cacheSizeKiB) }
 
         return try database.write { db in
-            // The run's id tags its rows, so the run is entered first and completed after.
-            let provisional = BatchRun(range: span, startedAt: startedAt, finishedAt: startedAt, eventsRead: 0,
-                                       valid: 0, duplicates: 0, rejected: 0, rejectedByReason: [:], tracks: 0, rows: 0)
-            let runID = try insertRun(provisional, db)
-            let hadRows = try target.ranges.contains { try hasRows(in: $0, db) }
-            let sink = try BatchRowSink(database: db, target: target, runID: runID,
-                                        capacity: configuration.sortBufferRows)
-            var recorded = try rows(BatchRowWriter(sink: sink))
-            try sink.finish()
-            recorded.id = runID
-            recorded.range = span
-            try completeRun(recorded, db)
-
-            if hadRows {
-                // Rows of the ranges this run did not write are from an earlier run: gone now.
-                let deleteStale = try db.cachedStatement(
-                    "DELETE FROM batch_counts WHERE hour >= ?1 AND hour < ?2 AND run_id <> ?3")
-                for range in target.ranges {
-                    try deleteStale.bind(range.lower.index, at: 1)
-                    try deleteStale.bind(range.upper.index, at: 2)
-                    try deleteStale.bind(runID, at: 3)
-                    try deleteStale.execute()
-                }
+            let rollups = try BatchRollups(db, target: target)
+            // The old hours leave the rollups before they go, the new ones join them after.
+            try rollups.apply(sign: -1)
+            let deleteHours = try db.cachedStatement("DELETE FROM batch_hours WHERE hour >= ?1 AND hour < ?2")
+            for range in target.ranges {
+                try deleteHours.bind(range.lower.index, at: 1)
+                try deleteHours.bind(range.upper.index, at: 2)
+                try deleteHours.execute()
             }
+            let sink = try BatchRowSink(database: db, target: target, capacity: configuration.sortBufferRows)
+            var recorded = try rows(BatchRowWriter(sink: sink.write))
+            try sink.finish()
+            try rollups.apply(sign: +1)
+            try rollups.dropEmptyBuckets()
 
+            recorded.range = span
+            recorded.id = try BatchRunsTable.insert(recorded, db)
             var coverage = try CoverageTable.load(db)
             for range in target.ranges { coverage.insert(range) }
             try CoverageTable.save(coverage, db)
@@ -90,58 +63,10 @@ public final class BatchStore {
         }
     }
 
-    private func hasRows(in range: HourRange, _ db: Database) throws -> Bool {
-        let select = try db.cachedStatement("SELECT 1 FROM batch_counts WHERE hour >= ?1 AND hour < ?2 LIMIT 1")
-        try select.bind(range.lower.index, at: 1)
-        try select.bind(range.upper.index, at: 2)
-        return try select.singleInt64() != nil
-    }
-
-    private func insertRun(_ run: BatchRun, _ db: Database) throws -> Int64 {
-        let insert = try db.cachedStatement("""
-            INSERT INTO batch_runs (range_lower, range_upper, started_at, finished_at, events_read, valid,
-                                    duplicates, rejected, tracks, rows)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-            """)
-        let values: [Int64] = [run.range.lower.index, run.range.upper.index, run.startedAt, run.finishedAt,
-                               Int64(run.eventsRead), Int64(run.valid), Int64(run.duplicates), Int64(run.rejected),
-                               Int64(run.tracks), Int64(run.rows)]
-        for (offset, value) in values.enumerated() {
-            try insert.bind(value, at: offset + 1)
-        }
-        try insert.execute()
-        return db.lastInsertedRowID
-    }
-
-    private func completeRun(_ run: BatchRun, _ db: Database) throws {
-        let update = try db.cachedStatement("""
-            UPDATE batch_runs SET finished_at = ?2, events_read = ?3, valid = ?4, duplicates = ?5, rejected = ?6,
-                                  tracks = ?7, rows = ?8
-            WHERE id = ?1
-            """)
-        let values: [Int64] = [run.id, run.finishedAt, Int64(run.eventsRead), Int64(run.valid), Int64(run.duplicates),
-                               Int64(run.rejected), Int64(run.tracks), Int64(run.rows)]
-        for (offset, value) in values.enumerated() {
-            try update.bind(value, at: offset + 1)
-        }
-        try update.execute()
-
-        let insertReason = try db.cachedStatement(
-            "INSERT INTO batch_run_rejections (run_id, reason, count) VALUES (?1, ?2, ?3)")
-        for (reason, count) in run.rejectedByReason {
-            try insertReason.bind(run.id, at: 1)
-            try insertReason.bind(reason, at: 2)
-            try insertReason.bind(Int64(count), at: 3)
-            try insertReason.execute()
-        }
-    }
-
-    /// The hours the batch layer has covered.
     public func coverage() throws -> Coverage {
         try database.read { try CoverageTable.load($0) }
     }
 
-    /// The latest runs, newest first.
     public func recentRuns(limit: Int) throws -> [BatchRun] {
         try database.read { try BatchRunsTable.recent(limit: limit, $0) }
     }
@@ -150,61 +75,35 @@ public final class BatchStore {
 @available(*, unavailable)
 extension BatchStore: Sendable {}
 
-/// Hands a batch run's rows to `BatchStore.replace`. Valid only inside the closure given to
-/// `replace`; do not keep it.
-public struct BatchRowWriter {
-    fileprivate let sink: BatchRowSink
-
-    /// Adds `plays` to (track, hour) of the run. Throws when `hour` is outside the run's range.
-    public func write(trackID: Int64, hour: Hour, plays: Int64) throws {
-        try sink.write(trackID: trackID, hour: hour, plays: plays)
-    }
-}
-
-@available(*, unavailable)
-extension BatchRowWriter: Sendable {}
-
-/// Buffers rows, sorts each full buffer by (track, hour) and upserts it.
-///
-/// The upsert overwrites a row left by an earlier run (its `run_id` differs) and adds to a row
-/// this run has already written (the same key in two buffers, or twice in one), so a rerun
-/// rewrites pages in place instead of deleting the range first and inserting it again.
+/// Buffers a run's rows, sorts each full buffer by (track, hour) and inserts it; the same key
+/// in two buffers (or twice in one) adds up.
 private final class BatchRowSink {
-    private struct Row {
-        var trackID: Int64
-        var hour: Int64
-        var plays: Int64
-    }
-
     private let target: Coverage
     private let capacity: Int
-    private let upsert: GroupedUpsert
-    private var buffer: [Row] = []
+    private let insert: GroupedUpsert
+    private var buffer: [CountRow] = []
 
-    init(database: Database, target: Coverage, runID: Int64, capacity: Int) throws {
+    init(database: Database, target: Coverage, capacity: Int) throws {
         self.target = target
         self.capacity = max(1, capacity)
-        // ?1 is the run id of every row.
-        upsert = try GroupedUpsert(database, firstRowParameter: 2, rowSuffix: ", ?1", makeSQL: { values in
+        insert = try GroupedUpsert(database, firstRowParameter: 1) { values in
             """
-            INSERT INTO batch_counts (hour, track_id, plays, run_id) VALUES \(values)
-            ON CONFLICT (hour, track_id) DO UPDATE SET
-                plays = CASE WHEN run_id = excluded.run_id THEN plays + excluded.plays ELSE excluded.plays END,
-                run_id = excluded.run_id
+            INSERT INTO batch_hours (hour, track_id, plays) VALUES \(values)
+            ON CONFLICT (track_id, hour) DO UPDATE SET plays = plays + excluded.plays
             """
-        }, bindShared: { try $0.bind(runID, at: 1) })
+        }
     }
 
-    func write(trackID: Int64, hour: Hour, plays: Int64) throws {
-        guard target.contains(hour) else {
-            throw CounterStoreError.rowOutsideRange(trackID: trackID, hour: hour, range: target.ranges[0])
+    func write(_ row: CountRow) throws {
+        guard target.contains(row.hour) else {
+            throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
         }
-        guard trackID > 0, plays >= 0 else {
-            throw CounterStoreError.invalidRow(trackID: trackID, hour: hour, plays: plays)
+        guard row.trackID > 0, row.plays >= 0 else {
+            throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: row.plays)
         }
-        guard plays > 0 else { return }
+        guard row.plays > 0 else { return }
         if buffer.isEmpty { buffer.reserveCapacity(min(capacity, 1 << 16)) }
-        buffer.append(Row(trackID: trackID, hour: hour.index, plays: plays))
+        buffer.append(row)
         if buffer.count >= capacity { try drain() }
     }
 
@@ -213,10 +112,74 @@ private final class BatchRowSink {
     }
 
     private func drain() throws {
-        // In the index's order the writes sweep its pages once.
-        buffer.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
-        try upsert.write(buffer) { ($0.hour, $0.trackID, $0.plays) }
+        // In the primary key's order the writes sweep its pages once.
+        buffer.sort(by: CountRow.byTrackThenHour)
+        try insert.write(buffer) { ($0.hour.index, $0.trackID, $0.plays) }
         buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Keeps `batch_days` and `batch_months` equal to the sums of `batch_hours` while a run
+/// replaces hours: the hours of each (day, month) piece of the target are subtracted before
+/// they are deleted and added once rewritten, so the cost follows the hours replaced, not the
+/// days or months around them.
+private struct BatchRollups {
+    /// A part of the target inside one day (and so one month).
+    struct Piece {
+        var hours: HourRange
+        var day: Int64
+        var month: Int64
+    }
+
+    let db: Database
+    let pieces: [Piece]
+
+    init(_ db: Database, target: Coverage) throws {
+        self.db = db
+        var pieces: [Piece] = []
+        for range in target.ranges {
+            var cursor = range.lower
+            while cursor < range.upper {
+                let day = UTCCalendar.day(of: cursor)
+                let end = min(range.upper, Hour(index: (day + 1) * 24))
+                pieces.append(Piece(hours: HourRange(cursor, end), day: day, month: UTCCalendar.month(ofDay: day)))
+                cursor = end
+            }
+        }
+        self.pieces = pieces
+    }
+
+    /// Adds `sign` × the hours of every piece into its day and month rows.
+    func apply(sign: Int64) throws {
+        for (table, column) in [("batch_days", "day"), ("batch_months", "month")] {
+            let add = try db.cachedStatement("""
+                INSERT INTO \(table) (track_id, \(column), plays)
+                SELECT track_id, ?3, ?4 * sum(plays) FROM batch_hours WHERE hour >= ?1 AND hour < ?2 GROUP BY track_id
+                ON CONFLICT (track_id, \(column)) DO UPDATE SET plays = plays + excluded.plays
+                """)
+            for piece in pieces {
+                try add.bind(piece.hours.lower.index, at: 1)
+                try add.bind(piece.hours.upper.index, at: 2)
+                try add.bind(column == "day" ? piece.day : piece.month, at: 3)
+                try add.bind(sign, at: 4)
+                try add.execute()
+            }
+        }
+    }
+
+    /// Removes rollup rows left at 0 (a track that no longer plays in a rebuilt bucket), so
+    /// that every rollup row, like every hour row, has plays > 0.
+    func dropEmptyBuckets() throws {
+        let days = try db.cachedStatement("DELETE FROM batch_days WHERE day = ?1 AND plays = 0")
+        let months = try db.cachedStatement("DELETE FROM batch_months WHERE month = ?1 AND plays = 0")
+        for day in Set(pieces.map(\.day)) {
+            try days.bind(day, at: 1)
+            try days.execute()
+        }
+        for month in Set(pieces.map(\.month)) {
+            try months.bind(month, at: 1)
+            try months.execute()
+        }
     }
 }
 
@@ -243,6 +206,31 @@ enum CoverageTable {
 
 /// The `batch_runs` and `batch_run_rejections` tables.
 enum BatchRunsTable {
+    static func insert(_ run: BatchRun, _ db: Database) throws -> Int64 {
+        let insert = try db.cachedStatement("""
+            INSERT INTO batch_runs (range_lower, range_upper, started_at, finished_at, events_read, valid,
+                                    duplicates, rejected, tracks, rows)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            """)
+        let values: [Int64] = [run.range.lower.index, run.range.upper.index, run.startedAt, run.finishedAt,
+                               Int64(run.eventsRead), Int64(run.valid), Int64(run.duplicates), Int64(run.rejected),
+                               Int64(run.tracks), Int64(run.rows)]
+        for (offset, value) in values.enumerated() {
+            try insert.bind(value, at: offset + 1)
+        }
+        try insert.execute()
+        let id = db.lastInsertedRowID
+        let insertReason = try db.cachedStatement(
+            "INSERT INTO batch_run_rejections (run_id, reason, count) VALUES (?1, ?2, ?3)")
+        for (reason, count) in run.rejectedByReason {
+            try insertReason.bind(id, at: 1)
+            try insertReason.bind(reason, at: 2)
+            try insertReason.bind(Int64(count), at: 3)
+            try insertReason.execute()
+        }
+        return id
+    }
+
     static func recent(limit: Int, _ db: Database) throws -> [BatchRun] {
         let select = try db.cachedStatement("""
             SELECT id, range_lower, range_upper, started_at, finished_at, events_read, valid, duplicates,

@@ -3,12 +3,18 @@ import SQLiteDB
 
 /// The single writer of realtime.sqlite: the consumer's flushes and the compaction of rows
 /// the batch layer has made obsolete. Not `Sendable`: use it from one thread.
-public final class RealtimeStore {
+public final class RealtimeStore: RealtimeWriter {
     private let database: Database
+    private let location: StoreLocation
+    private let configuration: DatabaseConfiguration
+    /// A read-only connection to batch.sqlite, for the coverage that compaction follows.
+    private var batch: Database?
 
     public init(location: StoreLocation, configuration: DatabaseConfiguration = .default) throws {
         try StoreFile.createDirectory(location.directory)
         database = try StoreFile.openWriter(path: location.realtimePath, schema: .realtime, configuration: configuration)
+        self.location = location
+        self.configuration = configuration
     }
 
     /// Adds `increments` to the counters and records `progress` — in ONE transaction, so that
@@ -18,15 +24,14 @@ public final class RealtimeStore {
     /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
     /// Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
     /// those partitions since this one read them: nothing is written and `.fenced` names them.
-    public func apply(increments: some Collection<CountIncrement>, progress: [PartitionProgress],
+    public func apply(increments: some Collection<CountRow>, progress: [PartitionProgress],
                       flushedAt: Int64) throws -> FlushOutcome {
         // Ordered by the index (track_id, hour) the writes touch pages in one sweep; within an
         // hour that is also the table's order.
         if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
             throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)
         }
-        let ordered = increments.filter { $0.plays > 0 }
-            .sorted { ($0.trackID, $0.hour.index) < ($1.trackID, $1.hour.index) }
+        let ordered = increments.filter { $0.plays > 0 }.sorted(by: CountRow.byTrackThenHour)
         return try database.write { db in
             let stale = try staleOffsets(progress, db)
             guard stale.isEmpty else { return .fenced(partitions: stale) }
@@ -89,36 +94,53 @@ public final class RealtimeStore {
         return offsets
     }
 
-    /// Deletes the realtime rows of covered hours, which the merge rule never reads. Works a
-    /// day of hours per transaction, so that flushes interleave with a long compaction.
-    /// Returns the number of rows deleted.
-    @discardableResult
-    public func compact(coverage: Coverage) throws -> Int {
-        let firstHour = try database.cachedStatement(
-            "SELECT min(hour) FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
-        let deleteHours = try database.cachedStatement(
-            "DELETE FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
-        var deleted = 0
-        for covered in coverage.ranges {
-            var cursor = covered.lower.index
-            while cursor < covered.upper.index {
-                try firstHour.bind(cursor, at: 1)
-                try firstHour.bind(covered.upper.index, at: 2)
-                guard let first = try firstHour.singleInt64() else { break }
-                let end = min(first + Self.compactionHoursPerTransaction, covered.upper.index)
-                deleted += try database.write { db in
-                    try deleteHours.bind(first, at: 1)
-                    try deleteHours.bind(end, at: 2)
-                    try deleteHours.execute()
-                    return db.changes
-                }
-                cursor = end
-            }
+    public func compactCoveredHours(maxRows: Int) throws -> Int {
+        if batch == nil {
+            batch = try StoreFile.openReader(path: location.batchPath, schema: .batch, configuration: configuration)
         }
-        return deleted
+        let coverage = try batch!.read { try CoverageTable.load($0) }
+        return try compact(coverage: coverage, maxRows: maxRows)
     }
 
-    static let compactionHoursPerTransaction: Int64 = 24
+    /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds, in one
+    /// transaction, oldest first. Returns the number of rows deleted.
+    @discardableResult
+    public func compact(coverage: Coverage, maxRows: Int = .max) throws -> Int {
+        // The row just past the budget bounds the delete: (hour, track_id) is the key order.
+        let boundary = try database.cachedStatement("""
+            SELECT hour, track_id FROM realtime_counts WHERE hour >= ?1 AND hour < ?2
+            ORDER BY hour, track_id LIMIT 1 OFFSET ?3
+            """)
+        let deleteBefore = try database.cachedStatement("""
+            DELETE FROM realtime_counts WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)
+            """)
+        let deleteRange = try database.cachedStatement("DELETE FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
+        return try database.write { db in
+            var budget = max(0, maxRows)
+            var deleted = 0
+            for covered in coverage.ranges where budget > 0 {
+                try boundary.bind(covered.lower.index, at: 1)
+                try boundary.bind(covered.upper.index, at: 2)
+                try boundary.bind(Int64(budget), at: 3)
+                var stop: (hour: Int64, track: Int64)?
+                if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
+                boundary.reset()
+                if let stop {
+                    try deleteBefore.bind(covered.lower.index, at: 1)
+                    try deleteBefore.bind(stop.hour, at: 2)
+                    try deleteBefore.bind(stop.track, at: 3)
+                    try deleteBefore.execute()
+                } else {
+                    try deleteRange.bind(covered.lower.index, at: 1)
+                    try deleteRange.bind(covered.upper.index, at: 2)
+                    try deleteRange.execute()
+                }
+                deleted += db.changes
+                budget -= db.changes
+            }
+            return deleted
+        }
+    }
 }
 
 @available(*, unavailable)

@@ -62,9 +62,10 @@ extension Schema {
         """,
     ])
 
-    /// batch.sqlite. Same layout as the realtime counters plus `run_id`, the run that last
-    /// wrote the row: a rerun overwrites rows in place and then deletes the rows of the range
-    /// it did not write. Coverage is kept as normalized ranges, one row each.
+    /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
+    /// keyed (track_id, bucket) for a track's sums and timelines, and indexed
+    /// (bucket, plays DESC, track_id) for the rankings' sorted access (see `ThresholdTopK`).
+    /// Coverage is kept as normalized ranges, one row each.
     static let batch = Schema(migrations: [
         """
         CREATE TABLE batch_counts (
@@ -98,6 +99,40 @@ extension Schema {
             count INTEGER NOT NULL,
             PRIMARY KEY (run_id, reason)
         ) WITHOUT ROWID;
+        """,
+        """
+        CREATE TABLE batch_hours (
+            track_id INTEGER NOT NULL,
+            hour INTEGER NOT NULL,
+            plays INTEGER NOT NULL,
+            PRIMARY KEY (track_id, hour)
+        ) WITHOUT ROWID;
+        INSERT INTO batch_hours (track_id, hour, plays)
+            SELECT track_id, hour, plays FROM batch_counts WHERE plays > 0 ORDER BY track_id, hour;
+        DROP TABLE batch_counts;
+        CREATE INDEX batch_hours_ranked ON batch_hours (hour, plays DESC, track_id);
+        CREATE TABLE batch_days (
+            track_id INTEGER NOT NULL,
+            day INTEGER NOT NULL,
+            plays INTEGER NOT NULL,
+            PRIMARY KEY (track_id, day)
+        ) WITHOUT ROWID;
+        INSERT INTO batch_days (track_id, day, plays)
+            SELECT track_id, hour / 24, sum(plays) FROM batch_hours GROUP BY track_id, hour / 24;
+        CREATE INDEX batch_days_ranked ON batch_days (day, plays DESC, track_id);
+        CREATE TABLE batch_months (
+            track_id INTEGER NOT NULL,
+            month INTEGER NOT NULL,
+            plays INTEGER NOT NULL,
+            PRIMARY KEY (track_id, month)
+        ) WITHOUT ROWID;
+        INSERT INTO batch_months (track_id, month, plays)
+            SELECT track_id,
+                   (CAST(strftime('%Y', day * 86400, 'unixepoch') AS INTEGER) - 1970) * 12
+                       + CAST(strftime('%m', day * 86400, 'unixepoch') AS INTEGER) - 1 AS month,
+                   sum(plays)
+            FROM batch_days GROUP BY track_id, month;
+        CREATE INDEX batch_months_ranked ON batch_months (month, plays DESC, track_id);
         """,
     ])
 }

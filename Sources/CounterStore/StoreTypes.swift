@@ -15,19 +15,6 @@ public struct StoreLocation: Sendable, Hashable {
     public var batchPath: String { directory + "/batch.sqlite" }
 }
 
-/// Plays to add to one (track, hour) counter of the realtime store.
-public struct CountIncrement: Sendable, Hashable {
-    public var trackID: Int64
-    public var hour: Hour
-    public var plays: Int64
-
-    public init(trackID: Int64, hour: Hour, plays: Int64) {
-        self.trackID = trackID
-        self.hour = hour
-        self.plays = plays
-    }
-}
-
 /// How far a flush consumed one Kafka partition.
 public struct PartitionProgress: Sendable, Hashable {
     public var topic: String
@@ -88,24 +75,6 @@ public struct BatchRun: Sendable, Hashable {
         self.rejectedByReason = rejectedByReason
         self.tracks = tracks
         self.rows = rows
-    }
-}
-
-/// A track's merged plays over a range, and how much of them each layer contributed.
-public struct TrackPlays: Sendable, Hashable {
-    public var trackID: Int64
-    /// `batchPlays + realtimePlays`: the merge rule applied to every hour of the range.
-    public var plays: Int64
-    /// Plays of covered hours (from the batch layer).
-    public var batchPlays: Int64
-    /// Plays of uncovered hours (from the realtime layer).
-    public var realtimePlays: Int64
-
-    public init(trackID: Int64, batchPlays: Int64, realtimePlays: Int64) {
-        self.trackID = trackID
-        self.plays = batchPlays + realtimePlays
-        self.batchPlays = batchPlays
-        self.realtimePlays = realtimePlays
     }
 }
 

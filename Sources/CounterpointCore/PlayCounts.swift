@@ -6,17 +6,8 @@
 /// multiply-and-shift mix instead of SipHash. Track ids are ≥ 1 (SPEC §1), so track 0 marks
 /// an empty slot.
 public struct PlayCounts: Sendable, Sequence {
-    public struct Element: Hashable, Sendable {
-        public var trackID: Int64
-        public var hour: Hour
-        public var plays: Int64
-
-        public init(trackID: Int64, hour: Hour, plays: Int64) {
-            self.trackID = trackID
-            self.hour = hour
-            self.plays = plays
-        }
-    }
+    /// One (track, hour) counter.
+    public typealias Element = CountRow
 
     struct Slot {
         var trackID: Int64

@@ -15,8 +15,6 @@ struct CountAnswers {
     static let defaultDailyWindow: Int64 = 90 * 24
 
     var now: @Sendable () -> Int64
-    /// Recent top-N rankings (a zero `maxAge` turns the cache off).
-    var rankings: TopAnswerCache
 
     func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to"])
@@ -120,9 +118,9 @@ struct CountAnswers {
         let values = try QueryValues(query, allowed: ["from", "to", "limit"])
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
-        let (tracks, freshness) = try rankings.top(in: range, limit: limit) { length in
-            try store.withReader { reader in (try reader.top(in: range, limit: length), reader.lastFreshness) }
-        }
+        // Ranked from the same snapshots as every other answer: a batch commit or a flush
+        // shows in the next ranking, at most the snapshot age later.
+        let (tracks, freshness) = try store.withReader { reader in (try reader.top(in: range, limit: limit), reader.lastFreshness) }
         return trackList(tracks, freshness)
     }
 

@@ -22,10 +22,6 @@ public struct ReaderConfiguration: Sendable {
     /// answers are then at most this much older than the stores. Zero: a fresh snapshot for
     /// every query. Default 20 ms — a tenth of the realtime layer's flush interval.
     public var snapshotAge: Duration = .milliseconds(20)
-    /// How long a top-N ranking of a range is reused by every thread (see `TopAnswerCache`):
-    /// each answer then carries the freshness it was computed with, up to this much older.
-    /// Zero, the library default: every top-N request ranks afresh. `serve` and `run` use 5 s.
-    public var topRankingAge: Duration = .zero
 
     public init(location: StoreLocation,
                 server: HTTPServerConfiguration = HTTPServerConfiguration(),

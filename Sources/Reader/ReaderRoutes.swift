@@ -15,9 +15,7 @@ struct ReaderRoutes: Sendable {
     init(configuration: ReaderConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        let rankings = TopAnswerCache(maxAge: configuration.topRankingAge, rankingLength: CountAnswers.maxTopLimit,
-                                      location: configuration.location)
-        self.counts = CountAnswers(now: configuration.now, rankings: rankings)
+        self.counts = CountAnswers(now: configuration.now)
         self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus)
     }
 

@@ -9,7 +9,6 @@ import Logging
 public final class ReaderServer: Sendable {
     private let server: HTTPServer<ReaderWorker>
     private let janitor: SnapshotJanitor
-    private let rankings: TopAnswerCache
 
     /// The bound port (the real one when the configuration asked for port 0).
     public var port: Int { server.port }
@@ -19,7 +18,6 @@ public final class ReaderServer: Sendable {
         // with one clear error instead of answering 503 forever.
         _ = try CounterReader(location: configuration.location)
         let routes = ReaderRoutes(configuration: configuration, logger: logger)
-        rankings = routes.counts.rankings
         let location = configuration.location
         let snapshotAge = configuration.snapshotAge
         let janitor = SnapshotJanitor(interval: snapshotAge > .zero ? snapshotAge : .seconds(1))
@@ -42,14 +40,11 @@ public final class ReaderServer: Sendable {
     public func stop() {
         server.stop()
         janitor.stop()
-        rankings.stop()
     }
 
     deinit {
-        // The janitor's and the rankings' threads hold their objects, not this server: they
-        // end only when asked.
+        // The janitor's thread holds its objects, not this server: it ends only when asked.
         janitor.stop()
-        rankings.stop()
     }
 }
 

@@ -15,6 +15,8 @@ struct RealtimeMetrics {
     /// Σ (high watermark − next offset to consume) over the assigned partitions, at the last flush.
     let lag = Gauge(label: "counterpoint_consumer_lag_events")
     let fencedFlushes = Counter(label: "counterpoint_fenced_flushes_total")
+    /// Realtime rows deleted because the batch layer covers their hours (SPEC §3 compaction).
+    let compactedRows = Counter(label: "counterpoint_realtime_compacted_rows_total")
     /// Offset resets: the broker no longer had the offsets the store asked for (retention).
     let offsetGaps = Counter(label: "counterpoint_offset_gaps_total")
     /// Events deleted by the broker before they were consumed: the batch layer must heal them.

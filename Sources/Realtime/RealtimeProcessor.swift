@@ -35,6 +35,17 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     private var positions: [PartitionPosition] = []
     private var inFlight: FlushInFlight?
     private var lastHandOff = ContinuousClock.now
+    /// When a flush last looked for covered hours to compact (see `compactionDue`).
+    private var lastCompaction = ContinuousClock.now - RealtimeProcessor.compactionInterval
+    /// True while the previous compaction left covered rows behind (it stopped at its row budget).
+    private var compactionBacklog = false
+
+    /// How often flushes look for realtime rows of hours the batch layer has covered: well
+    /// within SPEC §3's minute.
+    static let compactionInterval: Duration = .seconds(10)
+    /// Rows one compaction transaction deletes at most, so that it delays the flush after it by
+    /// milliseconds, not seconds.
+    static let compactionRowsPerFlush = 20_000
 
     init(configuration: RealtimeConfiguration, consumer: KafkaConsumer, store: StoreThread, live: Locked<LiveState>,
          metrics: RealtimeMetrics, logger: Logger) {
@@ -186,18 +197,24 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         let flushedAt = WallClock.epochMilliseconds()
         let topic = self.topic
         let flushed = progress
+        let compact = compactionBacklog || lastHandOff - lastCompaction >= Self.compactionInterval
+        if compact { lastCompaction = lastHandOff }
+        let maxCompactedRows = Self.compactionRowsPerFlush
         let ticket = store.start { store in
             let started = ContinuousClock.now
             let rows = table.counts.sortedElements()
             let outcome = try store.apply(
-                increments: rows.lazy.map { CountIncrement(trackID: $0.trackID, hour: $0.hour, plays: $0.plays) },
+                increments: rows,
                 progress: flushed, flushedAt: flushedAt)
             let duration = ContinuousClock.now - started
             let storedNow = outcome == .committed ? [:] : try store.storedOffsets(topic: topic)
+            // Compaction runs after the flush's commit, in its own transaction: the flush
+            // is never held back by it, and a failed compaction cannot undo a flush.
+            let compacted = compact ? try store.compactCoveredHours(maxRows: maxCompactedRows) : 0
             let plays = table.counts.totalPlays
             table.counts.removeAll()
             return FlushReport(outcome: outcome, rows: rows.count, plays: plays, duration: duration,
-                               flushedAt: flushedAt, storedOffsets: storedNow, emptied: table)
+                               flushedAt: flushedAt, storedOffsets: storedNow, emptied: table, compactedRows: compacted)
         }
         inFlight = FlushInFlight(progress: progress, ticket: ticket)
     }
@@ -212,6 +229,8 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         // resumes from the stored offsets).
         let report = try result.get()
         spareCounts = report.emptied.counts
+        compactionBacklog = report.compactedRows >= Self.compactionRowsPerFlush
+        if report.compactedRows > 0 { metrics.compactedRows.increment(by: report.compactedRows) }
         metrics.flushDuration.record(duration: report.duration)
         switch report.outcome {
         case .committed:
@@ -301,6 +320,8 @@ private struct FlushReport: Sendable {
     var storedOffsets: [Int32: Int64]
     /// The flushed table, emptied in place on the store thread, to count into next.
     var emptied: CountsHandOff
+    /// Realtime rows of covered hours deleted after the flush.
+    var compactedRows: Int
 }
 
 /// Moves a counts table to the store thread and back without copying it.

@@ -37,17 +37,8 @@ struct ReaderOptions: ParsableArguments {
         """)
     var snapshotAgeMs: Int = Environment.integer("snapshot-age-ms", default: 20)
 
-    @Option(help: """
-        How long a top-N ranking of a range is reused by every reader thread, in milliseconds; a \
-        background thread then ranks it again while the old ranking is served, and each answer's \
-        freshness says when its counts were flushed. Ranking reads every track of the range, so \
-        dashboards polling top-N would otherwise keep the cores busy; 0 ranks afresh for every \
-        request (env COUNTERPOINT_TOP_CACHE_MS).
-        """)
-    var topCacheMs: Int = Environment.integer("top-cache-ms", default: 5_000)
 
     func validate() throws {
-        guard (0...600_000).contains(topCacheMs) else { throw ValidationError("--top-cache-ms must be between 0 and 600000") }
         guard (0...10_000).contains(snapshotAgeMs) else { throw ValidationError("--snapshot-age-ms must be between 0 and 10000") }
         guard httpThreads >= 1, httpThreads <= 256 else { throw ValidationError("--http-threads must be between 1 and 256") }
     }
@@ -56,7 +47,6 @@ struct ReaderOptions: ParsableArguments {
         var configuration = ReaderConfiguration(location: location, server: serverConfiguration(),
                                                 metricsExposition: metricsExposition)
         configuration.snapshotAge = .milliseconds(snapshotAgeMs)
-        configuration.topRankingAge = .milliseconds(topCacheMs)
         return configuration
     }
 

@@ -35,7 +35,7 @@ func replace(_ store: BatchStore, _ range: HourRange, _ rows: [(Int64, Int64, In
 func flush(_ store: RealtimeStore, _ increments: [(Int64, Int64, Int64)], from start: Int64?, to next: Int64,
            highWatermark: Int64? = nil, at time: Int64 = 1_700_000_000_000) throws -> FlushOutcome {
     try store.apply(
-        increments: increments.map { CountIncrement(trackID: $0.0, hour: hour($0.1), plays: $0.2) },
+        increments: increments.map { CountRow(trackID: $0.0, hour: hour($0.1), plays: $0.2) },
         progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: start, nextOffset: next, highWatermark: highWatermark)],
         flushedAt: time)
 }

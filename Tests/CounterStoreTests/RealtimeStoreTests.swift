@@ -44,7 +44,7 @@ struct RealtimeStoreTests {
 
             // One stale partition fences the whole flush, the current one included.
             let mixed = try store.apply(
-                increments: [CountIncrement(trackID: 1, hour: hour(10), plays: 100)],
+                increments: [CountRow(trackID: 1, hour: hour(10), plays: 100)],
                 progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 50, nextOffset: 60, highWatermark: nil),
                            PartitionProgress(topic: "plays", partition: 1, startOffset: 7, nextOffset: 9, highWatermark: nil)],
                 flushedAt: 2_000)
@@ -90,15 +90,38 @@ struct RealtimeStoreTests {
         }
     }
 
-    @Test("compaction of a long covered range works through it a day at a time")
+    @Test("compaction works through a long covered range a bounded number of rows at a time, oldest first")
     func longCompaction() throws {
         try withStoreLocation { location in
             let realtime = try RealtimeStore(location: location)
-            let increments = (0..<Int64(24 * 10)).map { (Int64(1), $0, Int64(1)) }
+            // Three tracks in every hour of ten days.
+            let increments = (0..<Int64(24 * 10)).flatMap { hour in (1...3).map { (Int64($0), hour, Int64(1)) } }
             try flush(realtime, increments, from: nil, to: 1)
-            #expect(try realtime.compact(coverage: Coverage([hours(5, 24 * 9 + 3)])) == 24 * 9 + 3 - 5)
+            let covered = Coverage([hours(5, 24 * 9 + 3)])
+            let coveredRows = 3 * (24 * 9 + 3 - 5)
+            var deleted: [Int] = []
+            while deleted.last != 0 {
+                deleted.append(try realtime.compact(coverage: covered, maxRows: 100))
+            }
+            #expect(deleted.dropLast(2).allSatisfy { $0 == 100 })
+            #expect(deleted.reduce(0, +) == coveredRows)
             let reader = try CounterReader(location: location)
             #expect(try reader.plays(track: 1, in: .allTime).plays == 240 - (24 * 9 + 3 - 5))
+            #expect(try reader.timeline(track: 2, in: hours(0, 240), step: .hour).map(\.plays)
+                    == (0..<240).map { covered.contains(hour(Int64($0))) ? 0 : 1 })
+        }
+    }
+
+    @Test("compactCoveredHours follows the batch store's coverage")
+    func compactionFollowsBatchCoverage() throws {
+        try withStoreLocation { location in
+            let realtime = try RealtimeStore(location: location)
+            try flush(realtime, [(1, 1, 1), (1, 30, 3)], from: nil, to: 10)
+            #expect(try realtime.compactCoveredHours(maxRows: 1_000) == 0)
+            try replace(try BatchStore(location: location), hours(0, 24), [(1, 1, 9)])
+            #expect(try realtime.compactCoveredHours(maxRows: 1_000) == 1)
+            #expect(try CounterReader(location: location).plays(track: 1, in: .allTime)
+                    == TrackPlays(trackID: 1, batchPlays: 9, realtimePlays: 3))
         }
     }
 }

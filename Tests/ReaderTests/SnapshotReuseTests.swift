@@ -42,7 +42,7 @@ struct SnapshotReuseTests {
                 PartitionProgress(topic: "plays", partition: partition, startOffset: offset, nextOffset: offset + 1,
                                   highWatermark: offset + 1)
             }
-            #expect(try realtime.apply(increments: [CountIncrement(trackID: 1, hour: hour(20), plays: 1)],
+            #expect(try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(20), plays: 1)],
                                        progress: progress, flushedAt: standardFlushedAt) == .committed)
             Thread.sleep(forTimeInterval: 0.3)
             // `busy` (the first column) is 1 when a reader's snapshot pins the log.

@@ -110,7 +110,7 @@ struct TrackPlaysTests {
     func freshnessFollowsTheRealtimeStore() throws {
         try ReaderFixture.with(stores: { _, realtime in
             _ = try realtime.apply(
-                increments: [CountIncrement(trackID: 1, hour: hour(1), plays: 2)],
+                increments: [CountRow(trackID: 1, hour: hour(1), plays: 2)],
                 progress: [PartitionProgress(topic: "plays", partition: 3, startOffset: nil, nextOffset: 7, highWatermark: nil)],
                 flushedAt: 1_700_000_000_000)
         }) { reader in

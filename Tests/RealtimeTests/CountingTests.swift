@@ -83,10 +83,10 @@ struct CountingTests {
 
             // Another consumer takes events 500..<700 and commits them before this one flushes them.
             let other = try RealtimeStore(location: configuration.location)
-            var increments: [CountIncrement] = []
+            var increments: [CountRow] = []
             for value in all.values[500..<700] {
                 let event = try EventParser.parse(value).get()
-                increments.append(CountIncrement(trackID: event.trackID, hour: event.hour, plays: 1))
+                increments.append(CountRow(trackID: event.trackID, hour: event.hour, plays: 1))
             }
             let outcome = try other.apply(
                 increments: increments,

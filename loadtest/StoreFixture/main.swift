@@ -33,12 +33,12 @@ func buildRealtime(_ location: StoreLocation, tracks: Int64, range: HourRange) t
     var first: Int64 = 1
     while first <= tracks {
         let last = min(tracks, first + 19_999)
-        var increments: [CountIncrement] = []
+        var increments: [CountRow] = []
         increments.reserveCapacity(Int((last - first + 1) * range.count))
         for track in first...last {
             for offset in 0..<range.count {
                 let hour = range.lower.advanced(by: offset)
-                increments.append(CountIncrement(trackID: track, hour: hour, plays: plays(track, hour.index)))
+                increments.append(CountRow(trackID: track, hour: hour, plays: plays(track, hour.index)))
             }
         }
         let start = nextOffset == 0 ? nil : nextOffset

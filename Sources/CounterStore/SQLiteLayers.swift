@@ -1,0 +1,187 @@
+import CounterpointCore
+import SQLiteDB
+
+/// `LayerReads` on the SQLite files: one read-only connection to each, with their prepared
+/// statements. Not `Sendable`: one per server thread (SQLite connections are used by one
+/// thread at a time).
+public final class SQLiteLayers: LayerReads {
+    private let batch: Database
+    private let realtime: Database
+
+    /// Opens both files read-only; a missing file is first created (empty, with its schema),
+    /// so the reader can start before any flush or batch run.
+    public init(location: StoreLocation, configuration: DatabaseConfiguration = .default) throws {
+        try StoreFile.createDirectory(location.directory)
+        batch = try StoreFile.openReader(path: location.batchPath, schema: .batch, configuration: configuration)
+        realtime = try StoreFile.openReader(path: location.realtimePath, schema: .realtime, configuration: configuration)
+    }
+
+    // MARK: Snapshots
+
+    public func beginSnapshots() throws -> SnapshotState {
+        // Realtime first (see `LayerReads`); a WAL read transaction takes its snapshot at its
+        // first read, so each BEGIN is followed at once by that layer's state.
+        try realtime.beginRead()
+        do {
+            let state = try realtime.cachedStatement("""
+                SELECT (SELECT flushed_at FROM last_flush WHERE id = 1),
+                       (SELECT sum(max(high_watermark - next_offset, 0)) FROM partition_offsets WHERE high_watermark IS NOT NULL)
+                """)
+            defer { state.reset() }
+            try state.step()
+            let flushedAt = state.optionalInt64(at: 0)
+            let lag = state.optionalInt64(at: 1)
+            try batch.beginRead()
+            let coverage = try CoverageTable.load(batch)
+            return SnapshotState(coverage: coverage, realtimeFlushedAt: flushedAt, realtimeLagEvents: lag)
+        } catch {
+            endSnapshots()
+            throw error
+        }
+    }
+
+    public func endSnapshots() {
+        batch.endRead()
+        realtime.endRead()
+    }
+
+    // MARK: Batch layer
+
+    public func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 {
+        // One statement over the non-empty spans: a point lookup is one step, whatever the range.
+        var mask = 0
+        var parameter = 2
+        let slots = part.slots
+        for (index, span) in slots.enumerated() where !span.isEmpty { mask |= 1 << index }
+        guard mask != 0 else { return 0 }
+        let sum = try batch.cachedStatement(BatchSQL.sumBySlots[mask])
+        try sum.bind(track, at: 1)
+        for span in slots where !span.isEmpty {
+            try sum.bind(span.lower, at: parameter)
+            try sum.bind(span.upper, at: parameter + 1)
+            parameter += 2
+        }
+        return try sum.singleInt64() ?? 0
+    }
+
+    public func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
+        let rows = try batch.cachedStatement(BatchSQL.buckets[span.level.rawValue])
+        try rows.bind(track, at: 1)
+        try rows.bind(span.lower, at: 2)
+        try rows.bind(span.upper, at: 3)
+        try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
+    }
+
+    public func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
+        let rows = try batch.cachedStatement(BatchSQL.ranked[level.rawValue])
+        try rows.bind(key, at: 1)
+        try rows.bind(Int64(limit), at: 2)
+        try rows.bind(Int64(offset), at: 3)
+        var entries: [RankedEntry] = []
+        entries.reserveCapacity(limit)
+        try rows.forEachRow { entries.append(RankedEntry(trackID: $0.int64(at: 0), plays: $0.int64(at: 1))) }
+        return entries
+    }
+
+    // MARK: Realtime layer
+
+    public func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 {
+        guard !gaps.isEmpty else { return 0 }
+        let sum = try realtime.cachedStatement(
+            gaps.count < RealtimeSQL.sums.count ? RealtimeSQL.sums[gaps.count] : RealtimeSQL.sum(gaps: gaps.count))
+        try sum.bind(track, at: 1)
+        for (index, gap) in gaps.enumerated() {
+            try sum.bind(gap.lower.index, at: 2 * index + 2)
+            try sum.bind(gap.upper.index, at: 2 * index + 3)
+        }
+        return try sum.singleInt64() ?? 0
+    }
+
+    public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
+        let rows = try realtime.cachedStatement(
+            "SELECT hour, plays FROM realtime_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+        try rows.bind(track, at: 1)
+        try rows.bind(gap.lower.index, at: 2)
+        try rows.bind(gap.upper.index, at: 3)
+        try rows.forEachRow { visit(Hour(index: $0.int64(at: 0)), $0.int64(at: 1)) }
+    }
+
+    public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
+        let rows = try realtime.cachedStatement(
+            "SELECT track_id, plays FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
+        try rows.bind(gap.lower.index, at: 1)
+        try rows.bind(gap.upper.index, at: 2)
+        try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
+    }
+
+    // MARK: Status
+
+    public func recentRuns(limit: Int) throws -> [BatchRun] {
+        try batch.read { try BatchRunsTable.recent(limit: limit, $0) }
+    }
+
+    public func partitions() throws -> [PartitionStatus] {
+        var partitions: [PartitionStatus] = []
+        try realtime.cachedStatement("""
+            SELECT topic, partition, next_offset, high_watermark FROM partition_offsets ORDER BY topic, partition
+            """).forEachRow { row in
+            partitions.append(PartitionStatus(topic: row.string(at: 0), partition: Int32(truncatingIfNeeded: row.int64(at: 1)),
+                                              nextOffset: row.int64(at: 2), highWatermark: row.optionalInt64(at: 3)))
+        }
+        return partitions
+    }
+
+    public func isReadable() -> Bool {
+        do {
+            _ = try batch.cachedStatement("SELECT count(*) FROM coverage").singleInt64()
+            _ = try realtime.cachedStatement("SELECT count(*) FROM last_flush").singleInt64()
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+
+@available(*, unavailable)
+extension SQLiteLayers: Sendable {}
+
+/// The batch tables of each rollup level (`RollupLevel.rawValue` indexes them) and the
+/// statements on them.
+private enum BatchSQL {
+    static let tables: [(table: String, key: String)] = [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")]
+
+    /// `sumBySlots[mask]`: Σ plays of track ?1 over the slots of a `RollupDecomposition` whose
+    /// bits are set in `mask`, the i-th of them bound at ?(2i+2), ?(2i+3).
+    static let sumBySlots: [String] = (0..<32).map { mask in
+        let slotLevels: [RollupLevel] = [.hour, .day, .month, .day, .hour]
+        return sum(slotLevels.indices.filter { mask & (1 << $0) != 0 }.map { slotLevels[$0] })
+    }
+
+    private static func sum(_ levels: [RollupLevel]) -> String {
+        let parts = levels.enumerated().map { index, level in
+            let (table, key) = tables[level.rawValue]
+            return "(SELECT coalesce(sum(plays), 0) FROM \(table) WHERE track_id = ?1 AND \(key) >= ?\(2 * index + 2) AND \(key) < ?\(2 * index + 3))"
+        }
+        return "SELECT " + parts.joined(separator: " + ")
+    }
+
+    static let buckets: [String] = tables.map { table, key in
+        "SELECT \(key), plays FROM \(table) WHERE track_id = ?1 AND \(key) >= ?2 AND \(key) < ?3"
+    }
+
+    static let ranked: [String] = tables.map { table, key in
+        "SELECT track_id, plays FROM \(table) INDEXED BY \(table)_ranked WHERE \(key) = ?1 ORDER BY plays DESC, track_id LIMIT ?2 OFFSET ?3"
+    }
+}
+
+private enum RealtimeSQL {
+    static let sums: [String] = (0...4).map { sum(gaps: $0) }
+
+    /// Σ plays of track ?1 over `gaps` ranges, gap i bound at ?(2i+2), ?(2i+3).
+    static func sum(gaps: Int) -> String {
+        let parts = (0..<gaps).map { gap in
+            "(SELECT coalesce(sum(plays), 0) FROM realtime_counts WHERE track_id = ?1 AND hour >= ?\(2 * gap + 2) AND hour < ?\(2 * gap + 3))"
+        }
+        return "SELECT " + parts.joined(separator: " + ")
+    }
+}

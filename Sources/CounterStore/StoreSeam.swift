@@ -1,0 +1,122 @@
+import CounterpointCore
+
+// The store seam: what the layers write and what the reader reads, independent of the engine
+// behind it. A backend (SQLite files under a data directory today) implements the writers and
+// `LayerReads`; the merged queries (`CounterReader`) are written once, over `LayerReads`.
+
+/// The realtime layer's writer: one per consumer process, used from one thread.
+public protocol RealtimeWriter: AnyObject {
+    /// Adds `increments` to the counters and records `progress` — in ONE transaction, with the
+    /// compare-and-set fencing on each partition's stored next offset (see `FlushOutcome`).
+    func apply(increments: some Collection<CountRow>, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome
+
+    /// The next offset to consume, per partition of `topic`, as of the last committed flush.
+    func storedOffsets(topic: String) throws -> [Int32: Int64]
+
+    /// Deletes up to `maxRows` realtime rows of hours the batch layer has covered (the merge rule
+    /// never reads them), in one short transaction so that flushes interleave with a long
+    /// compaction. Returns the rows deleted: fewer than `maxRows` means nothing covered is left.
+    func compactCoveredHours(maxRows: Int) throws -> Int
+}
+
+/// The batch layer's writer: replaces whole hours atomically. Used from one thread.
+public protocol BatchWriter: AnyObject {
+    /// Atomically replaces every row of the hours in `ranges` with the rows `rows` writes (and
+    /// the day and month rollups of those hours), marks the ranges covered and records the run
+    /// that `rows` returns — in ONE transaction: a reader sees the old counts or the new, never a
+    /// mix, and an error or a killed process changes nothing.
+    ///
+    /// Rows may arrive in any order; rows for the same (track, hour) add up; rows with 0 plays
+    /// are skipped. A row outside `ranges` throws `CounterStoreError.rowOutsideRange` and nothing
+    /// is changed.
+    @discardableResult
+    func replace(ranges: [HourRange], startedAt: Int64, rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun
+
+    /// The hours the batch layer has covered.
+    func coverage() throws -> Coverage
+
+    /// The latest runs, newest first.
+    func recentRuns(limit: Int) throws -> [BatchRun]
+}
+
+extension BatchWriter {
+    /// `replace(ranges:startedAt:rows:)` over one range, for a run whose statistics are known up front.
+    @discardableResult
+    public func replace(range: HourRange, run: BatchRun, rows: (BatchRowWriter) throws -> Void) throws -> BatchRun {
+        try replace(ranges: [range], startedAt: run.startedAt) { writer in
+            try rows(writer)
+            return run
+        }
+    }
+}
+
+/// Hands a batch run's rows to `BatchWriter.replace`. Valid only inside the closure given to
+/// `replace`; do not keep it.
+public struct BatchRowWriter {
+    private let sink: (CountRow) throws -> Void
+
+    /// For backends: `sink` receives every row written.
+    public init(sink: @escaping (CountRow) throws -> Void) { self.sink = sink }
+
+    /// Adds `plays` to (track, hour) of the run. Throws when `hour` is outside the run's ranges.
+    public func write(trackID: Int64, hour: Hour, plays: Int64) throws {
+        try sink(CountRow(trackID: trackID, hour: hour, plays: plays))
+    }
+}
+
+@available(*, unavailable)
+extension BatchRowWriter: Sendable {}
+
+/// What is fixed within one snapshot of both layers.
+public struct SnapshotState: Sendable, Hashable {
+    public var coverage: Coverage
+    /// When the realtime layer last committed a flush (epoch ms); nil before the first flush.
+    public var realtimeFlushedAt: Int64?
+    /// Σ (high watermark − next offset) over partitions, as recorded at their last flush.
+    public var realtimeLagEvents: Int64?
+
+    public init(coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?) {
+        self.coverage = coverage
+        self.realtimeFlushedAt = realtimeFlushedAt
+        self.realtimeLagEvents = realtimeLagEvents
+    }
+
+    public var freshness: Freshness {
+        Freshness(batchCoveredUntil: coverage.coveredUntil, realtimeFlushedAt: realtimeFlushedAt,
+                  realtimeLagEvents: realtimeLagEvents)
+    }
+}
+
+/// The primitive reads a backend offers the merged queries. Every read between
+/// `beginSnapshots()` and `endSnapshots()` sees one snapshot of each layer.
+///
+/// Snapshot order matters: the realtime snapshot must be taken BEFORE the batch snapshot.
+/// Compaction deletes realtime rows only after the batch layer has committed their coverage,
+/// so a realtime snapshot that lacks compacted rows was taken after that commit — and so is
+/// the batch snapshot taken after it, which then covers those hours. The other order could
+/// read an hour as uncovered from an old batch snapshot and as compacted from a new realtime one.
+public protocol LayerReads: AnyObject {
+    func beginSnapshots() throws -> SnapshotState
+    func endSnapshots()
+
+    /// Σ batch plays of `track` over the spans of `part`.
+    func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64
+    /// The batch rollup rows of `track` in `span`: (bucket key, plays), any order.
+    func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws
+    /// Sorted access for rankings: the tracks of one rollup bucket by plays descending (ties by
+    /// track id), `limit` entries from `offset` on.
+    func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry]
+
+    /// Σ realtime plays of `track` over `gaps`.
+    func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64
+    /// The realtime rows of `track` in `gap`: (hour, plays), any order.
+    func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws
+    /// Every realtime row in `gap`: (track, plays), several per track. The realtime layer holds
+    /// only the uncovered window, so this reads what has not been batched yet, never history.
+    func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws
+
+    func recentRuns(limit: Int) throws -> [BatchRun]
+    func partitions() throws -> [PartitionStatus]
+    /// True when both layers answer a query (for readiness probes).
+    func isReadable() -> Bool
+}

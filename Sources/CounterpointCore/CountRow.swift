@@ -1,0 +1,44 @@
+/// Plays of one track in one UTC hour: the unit of counting (SPEC §2), and the one row shape
+/// that flows from aggregation (`PlayCounts`) through both layers' writers into the stores.
+public struct CountRow: Hashable, Sendable {
+    public var trackID: Int64
+    public var hour: Hour
+    public var plays: Int64
+
+    @inlinable
+    public init(trackID: Int64, hour: Hour, plays: Int64) {
+        self.trackID = trackID
+        self.hour = hour
+        self.plays = plays
+    }
+
+    /// The order in which writers touch a (track_id, hour)-keyed index in one sweep.
+    @inlinable
+    public static func byTrackThenHour(_ a: CountRow, _ b: CountRow) -> Bool {
+        a.trackID != b.trackID ? a.trackID < b.trackID : a.hour.index < b.hour.index
+    }
+}
+
+/// A track's merged plays over a range, and how much of them each layer contributed.
+public struct TrackPlays: Sendable, Hashable {
+    public var trackID: Int64
+    /// `batchPlays + realtimePlays`: the merge rule applied to every hour of the range.
+    public var plays: Int64
+    /// Plays of covered hours (from the batch layer).
+    public var batchPlays: Int64
+    /// Plays of uncovered hours (from the realtime layer).
+    public var realtimePlays: Int64
+
+    public init(trackID: Int64, batchPlays: Int64, realtimePlays: Int64) {
+        self.trackID = trackID
+        self.plays = batchPlays + realtimePlays
+        self.batchPlays = batchPlays
+        self.realtimePlays = realtimePlays
+    }
+
+    /// The ranking order of `/v1/top`: more plays first, then the lower track id.
+    @inlinable
+    public static func ranksAbove(_ a: TrackPlays, _ b: TrackPlays) -> Bool {
+        a.plays != b.plays ? a.plays > b.plays : a.trackID < b.trackID
+    }
+}

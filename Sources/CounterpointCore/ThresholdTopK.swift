@@ -1,0 +1,151 @@
+/// One entry of a ranked list: a track and its plays in one bucket (or one layer's window).
+public struct RankedEntry: Hashable, Sendable {
+    public var trackID: Int64
+    public var plays: Int64
+
+    public init(trackID: Int64, plays: Int64) {
+        self.trackID = trackID
+        self.plays = plays
+    }
+}
+
+/// Sorted access to one list of tracks by plays descending, read in growing chunks so that a
+/// ranking that stops early reads little, and one that goes deep makes few round trips.
+public struct RankedList {
+    private let fetch: (_ offset: Int, _ limit: Int) throws -> [RankedEntry]
+    private var buffer: [RankedEntry] = []
+    private var position = 0
+    private var fetched = 0
+    private var chunk: Int
+    private var exhausted = false
+
+    /// - Parameter fetch: returns up to `limit` entries from `offset` on, by plays descending.
+    public init(firstChunk: Int = 32, fetch: @escaping (_ offset: Int, _ limit: Int) throws -> [RankedEntry]) {
+        self.fetch = fetch
+        chunk = max(1, firstChunk)
+    }
+
+    /// A list held in memory; `entries` must already be by plays descending.
+    public static func inMemory(_ entries: [RankedEntry]) -> RankedList {
+        RankedList(firstChunk: max(1, entries.count)) { offset, limit in
+            offset >= entries.count ? [] : Array(entries[offset..<min(entries.count, offset + limit)])
+        }
+    }
+
+    public mutating func next() throws -> RankedEntry? {
+        if position == buffer.count {
+            guard !exhausted else { return nil }
+            buffer = try fetch(fetched, chunk)
+            position = 0
+            fetched += buffer.count
+            exhausted = buffer.count < chunk
+            chunk = min(chunk * 2, 4_096)
+            guard !buffer.isEmpty else { return nil }
+        }
+        defer { position += 1 }
+        return buffer[position]
+    }
+}
+
+/// Exact top-k over a sum of ranked lists — Fagin's threshold algorithm (Fagin, Lotem, Naor,
+/// "Optimal aggregation algorithms for middleware", 2001).
+///
+/// A track's score is the sum of its plays over all lists (each list one rollup bucket of the
+/// range, or the realtime layer's window). Read the lists in parallel, one entry each per
+/// round; score every new track exactly (`score`, a random access); after each round the
+/// threshold — the sum of the last plays seen in every list — bounds the score of every track
+/// not seen yet. Once the k-th best score is above it, no unseen track can enter the ranking.
+///
+/// Skewed popularity (a few tracks dominate every bucket) stops it after a few hundred entries
+/// per list; uniform counts read every list to its end, which is still exact.
+public enum ThresholdTopK {
+    public static func top(limit: Int, lists: inout [RankedList], score: (Int64) throws -> TrackPlays) throws -> [TrackPlays] {
+        guard limit > 0 else { return [] }
+        var best = TopTracks(limit: limit)
+        var seen = Set<Int64>()
+        // Before a list is read, nothing bounds it: an unread list never lets the loop stop.
+        var lastPlays = [Int64](repeating: .max, count: lists.count)
+        var live = Array(lists.indices)
+        while !live.isEmpty {
+            var stillLive: [Int] = []
+            stillLive.reserveCapacity(live.count)
+            for index in live {
+                guard let entry = try lists[index].next() else {
+                    lastPlays[index] = 0
+                    continue
+                }
+                lastPlays[index] = entry.plays
+                stillLive.append(index)
+                if seen.insert(entry.trackID).inserted {
+                    let candidate = try score(entry.trackID)
+                    if candidate.plays > 0 { best.offer(candidate) }
+                }
+            }
+            live = stillLive
+            // An unseen track scores at most the threshold; ties rank by track id, so only a
+            // k-th score strictly above it settles the ranking.
+            if let weakest = best.weakestIfFull, weakest.plays > threshold(lastPlays) { break }
+        }
+        return best.sorted()
+    }
+
+    private static func threshold(_ lastPlays: [Int64]) -> Int64 {
+        var sum: Int64 = 0
+        for plays in lastPlays {
+            let (total, overflow) = sum.addingReportingOverflow(plays)
+            if overflow { return .max }
+            sum = total
+        }
+        return sum
+    }
+}
+
+/// The best `limit` tracks seen so far: a min-heap whose root is the weakest kept track.
+public struct TopTracks {
+    public let limit: Int
+    private var heap: [TrackPlays] = []
+
+    public init(limit: Int) { self.limit = limit }
+
+    /// The weakest kept track once `limit` tracks are kept.
+    public var weakestIfFull: TrackPlays? { heap.count == limit ? heap.first : nil }
+
+    private static func ranksBelow(_ a: TrackPlays, _ b: TrackPlays) -> Bool { TrackPlays.ranksAbove(b, a) }
+
+    public mutating func offer(_ candidate: TrackPlays) {
+        guard limit > 0 else { return }
+        if heap.count < limit {
+            heap.append(candidate)
+            siftUp(heap.count - 1)
+        } else if Self.ranksBelow(heap[0], candidate) {
+            heap[0] = candidate
+            siftDown(0)
+        }
+    }
+
+    /// The kept tracks, best first.
+    public func sorted() -> [TrackPlays] { heap.sorted(by: TrackPlays.ranksAbove) }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.ranksBelow(heap[child], heap[parent]) else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            var weakest = parent
+            for child in [2 * parent + 1, 2 * parent + 2] where child < heap.count && Self.ranksBelow(heap[child], heap[weakest]) {
+                weakest = child
+            }
+            guard weakest != parent else { return }
+            heap.swapAt(parent, weakest)
+            parent = weakest
+        }
+    }
+}
