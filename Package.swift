@@ -76,6 +76,8 @@ let package = Package(
         // MARK: Benchmark fixtures, kept beside the load test.
         .executableTarget(name: "counterpoint-store-fixture", dependencies: ["CounterStore", "CounterpointCore"],
                           path: "loadtest/StoreFixture"),
+        .executableTarget(name: "counterpoint-bench-history", dependencies: ["CounterStore", "CounterpointCore", "Generator"],
+                          path: "loadtest/HistoryBench"),
 
         // MARK: Tests, one target per module plus end-to-end tests of the executable, and the
         // helpers they share.

@@ -1,0 +1,162 @@
+// History benchmark (loadtest/bench-history): builds a batch store of long hourly history with
+// Zipf popularity through the product's own BatchStore, then times the reader's answers on it —
+// every answer computed fresh (no snapshot reuse, no cache) — and prints percentiles.
+//
+//   counterpoint-bench-history build DIR TRACKS DAYS EVENTS_PER_HOUR
+//   counterpoint-bench-history bench DIR [QUERIES]
+//
+// Popularity: half of each hour's plays follow one fixed Zipf ranking of the tracks, the other
+// half a Zipf ranking that is reshuffled every week, so rankings of different ranges differ.
+// The last six hours are left to the realtime layer, as a live store has them.
+import CounterpointCore
+import CounterStore
+import Foundation
+import Generator
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("counterpoint-bench-history: \(message)\n".utf8))
+    exit(2)
+}
+
+/// The first hour of the history: 2024-01-01T00:00Z, so a year and three years fit before 2027.
+let firstHour = Hour(index: UTCCalendar.days(fromCivil: 2024, 1, 1) * 24)
+let realtimeHours: Int64 = 6
+
+func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws {
+    let location = StoreLocation(directory: directory)
+    let zipf = ZipfSampler(count: tracks, exponent: 1.0)
+    var random = SeededRandom(seed: 42)
+    let batch = try BatchStore(location: location)
+    let started = Date()
+    let hours = Int64(days) * 24
+    let batchEnd = firstHour.advanced(by: hours - realtimeHours)
+    var rowsWritten = 0
+    func trackID(rank: Int, week: Int64, shuffled: Bool) -> Int64 {
+        let offset = shuffled ? Int(week % 9973) * 104_729 : 0
+        return Int64((rank * 7_919 + offset) % tracks + 1)
+    }
+    func countsOfHour(_ hour: Hour) -> [Int64: Int64] {
+        var counts: [Int64: Int64] = [:]
+        // A daily rhythm: quiet at 04:00 UTC, busiest at 18:00.
+        let hourOfDay = Double(hour.index % 24)
+        let events = Int(Double(eventsPerHour) * (0.6 + 0.4 * cos((hourOfDay - 18) / 24 * 2 * .pi)))
+        let week = (hour.index - firstHour.index) / (24 * 7)
+        for event in 0..<events {
+            counts[trackID(rank: zipf.sample(&random), week: week, shuffled: event % 2 == 1), default: 0] += 1
+        }
+        return counts
+    }
+    var day = firstHour
+    while day < batchEnd {
+        let range = HourRange(day, min(batchEnd, day.advanced(by: 24)))
+        try batch.replace(ranges: [range], startedAt: 0) { writer in
+            for offset in 0..<range.count {
+                let hour = range.lower.advanced(by: offset)
+                for (track, plays) in countsOfHour(hour) {
+                    try writer.write(trackID: track, hour: hour, plays: plays)
+                    rowsWritten += 1
+                }
+            }
+            return BatchRun(range: range, startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0, duplicates: 0, rejected: 0,
+                            rejectedByReason: [:], tracks: tracks, rows: 0)
+        }
+        day = range.upper
+        if (day.index - firstHour.index) % (24 * 30) == 0 {
+            print(String(format: "  %d of %d days, %d rows, %.0f s", (day.index - firstHour.index) / 24, days, rowsWritten,
+                         Date().timeIntervalSince(started)))
+        }
+    }
+    let realtime = try RealtimeStore(location: location)
+    var rows: [CountRow] = []
+    for offset in 0..<realtimeHours {
+        let hour = batchEnd.advanced(by: offset)
+        rows += countsOfHour(hour).map { CountRow(trackID: $0.key, hour: hour, plays: $0.value) }
+    }
+    _ = try realtime.apply(increments: rows, progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil,
+                                                                           nextOffset: 1, highWatermark: 1)],
+                           flushedAt: Int64(Date().timeIntervalSince1970 * 1000))
+    print(String(format: "built %d tracks × %d days (%d batch rows, %d realtime rows) in %.1f s", tracks, days, rowsWritten,
+                 rows.count, Date().timeIntervalSince(started)))
+}
+
+func percentiles(_ name: String, _ samples: [Duration]) {
+    let sorted = samples.map { Double($0.components.seconds) * 1e3 + Double($0.components.attoseconds) / 1e15 }.sorted()
+    func at(_ fraction: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))] }
+    print(String(format: "%-44@ n=%4d  p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms", name as NSString, sorted.count, at(0.5), at(0.99),
+                 sorted.last ?? 0))
+}
+
+func bench(directory: String, queries: Int) throws {
+    let reader = try CounterReader(location: StoreLocation(directory: directory))
+    let coverage = try reader.coverage()
+    guard let covered = coverage.ranges.last else { fail("\(directory) holds no batch coverage; run build first") }
+    let end = covered.upper.advanced(by: realtimeHours)
+    let spanHours = end.index - firstHour.index
+    var random = SeededRandom(seed: 7)
+    func timed<T>(_ body: () throws -> T) rethrows -> (Duration, T) {
+        let clock = ContinuousClock()
+        var result: T?
+        let elapsed = try clock.measure { result = try body() }
+        return (elapsed, result!)
+    }
+    print("store: \(directory), \(spanHours / 24) days of history, covered \(covered)")
+
+    // Top-100 over random hour-aligned ranges of 7 to 30 days.
+    var samples: [Duration] = []
+    var depthCheck = 0
+    for _ in 0..<queries {
+        let length = Int64(24 * 7 + random.next(below: 24 * 23 + 1))
+        guard spanHours > length else { break }
+        let lower = firstHour.advanced(by: Int64(random.next(below: Int(spanHours - length))))
+        let (elapsed, top) = try timed { try reader.top(in: HourRange(lower, lower.advanced(by: length)), limit: 100) }
+        samples.append(elapsed)
+        depthCheck += top.count
+    }
+    if !samples.isEmpty { percentiles("top-100, random 7–30 day ranges", samples) }
+
+    if spanHours >= 24 * 366 {
+        samples = []
+        for _ in 0..<max(10, queries / 10) {
+            let length = Int64(24 * 365)
+            let lower = firstHour.advanced(by: Int64(random.next(below: Int(spanHours - length))))
+            samples.append(try timed { try reader.top(in: HourRange(lower, lower.advanced(by: length)), limit: 100) }.0)
+        }
+        percentiles("top-100, random one-year ranges", samples)
+    }
+    samples = (0..<max(10, queries / 10)).map { _ in (try? timed { try reader.top(in: .allTime, limit: 100) }.0) ?? .zero }
+    percentiles("top-100, all time", samples)
+
+    samples = []
+    let threeYears = HourRange(firstHour, firstHour.advanced(by: 24 * (365 * 3 + 1)))
+    for _ in 0..<queries {
+        let track = Int64(1 + random.next(below: 1_000))
+        samples.append(try timed { try reader.timeline(track: track, in: threeYears, step: .day) }.0)
+    }
+    percentiles("day timeline over 3 years (1,096 points)", samples)
+
+    samples = []
+    for _ in 0..<queries {
+        let track = Int64(1 + random.next(below: 100_000))
+        samples.append(try timed { try reader.plays(track: track, in: .allTime) }.0)
+    }
+    percentiles("total over all time", samples)
+    if depthCheck == 0 { print("warning: every ranking was empty") }
+}
+
+let arguments = CommandLine.arguments
+do {
+    switch arguments.count > 1 ? arguments[1] : "" {
+    case "build":
+        guard arguments.count == 6, let tracks = Int(arguments[3]), let days = Int(arguments[4]),
+              let events = Int(arguments[5]), tracks > 0, days > 1, events > 0
+        else { fail("usage: build DIR TRACKS DAYS EVENTS_PER_HOUR") }
+        try build(directory: arguments[2], tracks: tracks, days: days, eventsPerHour: events)
+    case "bench":
+        guard arguments.count >= 3 else { fail("usage: bench DIR [QUERIES]") }
+        try bench(directory: arguments[2], queries: arguments.count > 3 ? Int(arguments[3]) ?? 200 : 200)
+    default:
+        fail("usage: build DIR TRACKS DAYS EVENTS_PER_HOUR | bench DIR [QUERIES]")
+    }
+} catch {
+    fail("\(error)")
+}
