@@ -1,8 +1,9 @@
 // Builds a counter store of a given shape for the reader benchmark (loadtest/bench-reader):
-// `tracks` tracks × `hours` hours, the first half of the hours covered by the batch layer and
-// the rest counted by the realtime layer — through the same store APIs the product uses.
+// `tracks` tracks × `hours` hours, the first hours covered by the batch layer and the last
+// REALTIME_HOURS (default half) counted by the realtime layer — through the same store APIs the
+// product uses.
 //
-//   counterpoint-store-fixture DATA_DIR TRACKS HOURS [FIRST_HOUR_INDEX]
+//   counterpoint-store-fixture DATA_DIR TRACKS HOURS [FIRST_HOUR_INDEX [REALTIME_HOURS]]
 import CounterpointCore
 import CounterStore
 import Foundation
@@ -53,12 +54,13 @@ func buildRealtime(_ location: StoreLocation, tracks: Int64, range: HourRange) t
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let tracks = Int64(arguments[2]), let hours = Int64(arguments[3]), tracks > 0, hours > 1 else {
-    FileHandle.standardError.write(Data("usage: counterpoint-store-fixture DATA_DIR TRACKS HOURS [FIRST_HOUR_INDEX]\n".utf8))
+    FileHandle.standardError.write(Data("usage: counterpoint-store-fixture DATA_DIR TRACKS HOURS [FIRST_HOUR_INDEX [REALTIME_HOURS]]\n".utf8))
     exit(2)
 }
 let firstHour = Hour(index: arguments.count > 4 ? Int64(arguments[4]) ?? 491_000 : 491_000)
 let location = StoreLocation(directory: arguments[1])
-let covered = HourRange(firstHour, firstHour.advanced(by: hours / 2))
+let realtimeHours = arguments.count > 5 ? min(hours - 1, max(1, Int64(arguments[5]) ?? hours / 2)) : hours / 2
+let covered = HourRange(firstHour, firstHour.advanced(by: hours - realtimeHours))
 let started = Date()
 try buildBatch(location, tracks: tracks, range: covered)
 try buildRealtime(location, tracks: tracks, range: HourRange(covered.upper, firstHour.advanced(by: hours)))
