@@ -208,9 +208,10 @@ final class RealtimeProcessor: KafkaConsumerHandler {
                 progress: flushed, flushedAt: flushedAt)
             let duration = ContinuousClock.now - started
             let storedNow = outcome == .committed ? [:] : try store.storedOffsets(topic: topic)
-            // Compaction runs after the flush's commit, in its own transaction: the flush
-            // is never held back by it, and a failed compaction cannot undo a flush.
-            let compacted = compact ? try store.compactCoveredHours(maxRows: maxCompactedRows) : 0
+            // Compaction runs after the flush's commit, in its own transaction: the flush is
+            // never held back by it, and a failed compaction (a full disk, say) is reported
+            // apart, so it can never pass for a failed flush whose counts would be retried.
+            let compacted = compact ? Result { try store.compactCoveredHours(maxRows: maxCompactedRows) } : .success(0)
             let plays = table.counts.totalPlays
             table.counts.removeAll()
             return FlushReport(outcome: outcome, rows: rows.count, plays: plays, duration: duration,
@@ -229,8 +230,15 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         // resumes from the stored offsets).
         let report = try result.get()
         spareCounts = report.emptied.counts
-        compactionBacklog = report.compactedRows >= Self.compactionRowsPerFlush
-        if report.compactedRows > 0 { metrics.compactedRows.increment(by: report.compactedRows) }
+        switch report.compactedRows {
+        case .success(let rows):
+            compactionBacklog = rows >= Self.compactionRowsPerFlush
+            if rows > 0 { metrics.compactedRows.increment(by: rows) }
+        case .failure(let error):
+            // Covered rows are never read, so they only cost space; the next interval tries again.
+            compactionBacklog = false
+            logger.warning("compaction of covered hours failed; trying again later", metadata: ["error": "\(error)"])
+        }
         metrics.flushDuration.record(duration: report.duration)
         switch report.outcome {
         case .committed:
@@ -320,8 +328,8 @@ private struct FlushReport: Sendable {
     var storedOffsets: [Int32: Int64]
     /// The flushed table, emptied in place on the store thread, to count into next.
     var emptied: CountsHandOff
-    /// Realtime rows of covered hours deleted after the flush.
-    var compactedRows: Int
+    /// Realtime rows of covered hours deleted after the flush, or why that failed.
+    var compactedRows: Result<Int, any Error>
 }
 
 /// Moves a counts table to the store thread and back without copying it.
