@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Hands finished hours from the parsing workers to the one thread that writes the batch
 /// store (SQLite has one writer per file), and stops everyone on the first error.
@@ -48,24 +49,19 @@ final class ResultChannel<Item>: @unchecked Sendable {
 }
 
 /// A counter shared by threads: the next work unit to take, or bytes read for progress.
-final class SharedCounter: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Int64 = 0
+final class SharedCounter: Sendable {
+    private let value = Mutex<Int64>(0)
 
     /// Adds `amount` and returns the value before the addition.
     @discardableResult
     func add(_ amount: Int64) -> Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        let old = value
-        value += amount
-        return old
+        value.withLock { value in
+            defer { value += amount }
+            return value
+        }
     }
 
     var current: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
+        value.withLock { $0 }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Reader
+import Runtime
 
 /// `--listen HOST:PORT` (IPv6 hosts in brackets: `[::1]:8080`).
 struct ListenAddress: ExpressibleByArgument, CustomStringConvertible {
@@ -69,7 +70,7 @@ struct ReaderOptions: ParsableArguments {
     }
 }
 
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Answer dashboards over HTTP: merged counts, timelines, top tracks, status and metrics.",
@@ -81,8 +82,7 @@ struct ServeCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var reader: ReaderOptions
 
-    func run() throws {
-        Bootstrap.blockTerminationSignals()
+    func run() async throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         let exposition = Bootstrap.metrics()
         let server: ReaderServer
@@ -95,9 +95,8 @@ struct ServeCommand: ParsableCommand {
             throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
         }
         announce(server, host: reader.listen.host)
-        let signal = Bootstrap.waitForTermination()
-        logger.info("stopping", metadata: ["signal": "\(signal)"])
-        server.stop()
+        try await Bootstrap.runServices(
+            [ComponentService("reader", component: server, health: ComponentHealth(logger: logger), logger: logger)], logger: logger)
     }
 }
 
