@@ -289,7 +289,8 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         let reason = "realtime flush failed (\(error)); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
         let now = WallClock.epochMilliseconds()
         live.withLock { $0.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.flushFailure?.since ?? now) }
-        if failures == 1 {
+        // With a health board, it logs the change (once per distinct reason).
+        if failures == 1 && health == nil {
             logger.warning("realtime flush failed; re-reading from the stored offsets and retrying", metadata: [
                 "kafka.topic": "\(topic)", "store.error": "\(error)",
             ])

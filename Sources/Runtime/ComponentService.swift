@@ -15,13 +15,18 @@ public protocol BlockingComponent: AnyObject, Sendable {
 }
 
 /// After a failure, how long to wait before making and starting the component again.
+/// A restarted component counts as running again only once it has run `probation` without
+/// failing (a full disk fails it again as soon as it writes); the delay then starts over.
 public struct RestartPolicy: Sendable {
     public var initialDelay: Duration
     public var maximumDelay: Duration
+    public var probation: Duration
 
-    public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30)) {
+    public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30),
+                probation: Duration = .seconds(10)) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
+        self.probation = probation
     }
 }
 
@@ -65,15 +70,18 @@ public struct ComponentService: Service, CustomStringConvertible {
 
     public func run() async throws {
         var delay = restart?.initialDelay ?? .zero
+        var lastFailure: (any Error)?
         while true {
             let failure: any Error
+            let provedHealthy = Locked(false)
             do {
-                try await runOnce()
+                try await runOnce(after: lastFailure, provedHealthy: provedHealthy)
                 health.update(description, .stopped)
                 return
             } catch {
                 failure = error
             }
+            lastFailure = failure
             guard let restart, !Task.isShuttingDownGracefully, !Task.isCancelled else {
                 health.update(description, .failed(reason: "\(failure)"))
                 throw ComponentFailure(component: description, underlying: failure)
@@ -86,20 +94,33 @@ public struct ComponentService: Service, CustomStringConvertible {
                 health.update(description, .stopped)
                 return
             }
-            delay = min(restart.maximumDelay, delay * 2)
+            delay = provedHealthy.value ? restart.initialDelay : min(restart.maximumDelay, delay * 2)
         }
     }
 
-    /// Makes, starts and runs one component until it ends; throws its failure.
-    private func runOnce() async throws {
+    /// Makes, starts and runs one component until it ends; throws its failure. After a
+    /// failure (`previous`), the new component stays degraded through its probation.
+    private func runOnce(after previous: (any Error)?, provedHealthy: Locked<Bool>) async throws {
         let make = self.make
         let component = try await BlockingThread.run(name: "start") {
             let component = try make()
             try component.start()
             return component
         }
-        // Running unless the component has already reported something worse by itself.
-        health.update(description, .running)
+        var probation: Task<Void, Never>?
+        if let previous, let restart {
+            health.update(description, .degraded(reason: "restarted after: \(previous); on probation for \(restart.probation.seconds) s"))
+            let (health, name) = (health, description)
+            probation = Task {
+                guard (try? await Task.sleep(for: restart.probation)) != nil, component.ended.finished == nil else { return }
+                provedHealthy.set(true)
+                health.update(name, .running)
+            }
+        } else {
+            provedHealthy.set(true)
+            health.update(description, .running)
+        }
+        defer { probation?.cancel() }
         let stopInBackground: @Sendable () -> Void = {
             _ = BlockingThread(name: "stop") { _ = try? component.stop() }
         }

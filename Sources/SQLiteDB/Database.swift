@@ -22,14 +22,17 @@ public final class Database {
         case readOnly
     }
 
-    public let path: String
-    public let mode: Mode
+    public private(set) var path: String
+    public private(set) var mode: Mode
     private(set) var handle: OpaquePointer
-    private let configuration: DatabaseConfiguration
+    private var configuration: DatabaseConfiguration
     private var statementCache: [String: Statement] = [:]
     /// Read-only connections only: opened with `immutable=1` because SQLite could not make the
     /// wal-index (`-shm`) file — a full disk — while no write-ahead log held anything.
     private var isImmutable = false
+    /// An empty in-memory stand-in for a file that does not exist yet (see `standIn`): the
+    /// path it stands in for.
+    private var standsInFor: String?
 
     /// Opens (or, in `.readWrite` mode, creates) the database at `path` and applies `configuration`.
     ///
@@ -55,12 +58,32 @@ public final class Database {
         }
     }
 
+    /// An empty in-memory database that `prepare` gives the file's schema, standing in for a
+    /// read-only connection to `path`, which does not exist and cannot be created for lack of
+    /// space: no file means no data yet, which is what the stand-in answers. Once the file
+    /// exists and has content, the next read transaction opens it instead.
+    public static func standIn(for path: String, configuration: DatabaseConfiguration = .default,
+                               prepare: (Database) throws -> Void) throws -> Database {
+        var inMemory = configuration
+        inMemory.journalMode = .memory
+        let database = try Database(path: ":memory:", mode: .readWrite, configuration: inMemory)
+        try prepare(database)
+        database.standsInFor = path
+        database.path = path
+        database.mode = .readOnly
+        database.configuration = configuration
+        return database
+    }
+
     deinit {
         // Finalize cached statements first so that the connection closes now rather than
         // lingering as a "zombie" until they are freed (sqlite3_close_v2 allows either).
         statementCache.removeAll()
-        sqlite3_close_v2(handle)
+        if !handedOver { sqlite3_close_v2(handle) }
     }
+
+    /// Set when another `Database` took over this one's handle.
+    private var handedOver = false
 
     /// Opens and configures one connection; closes it again if configuring fails.
     private static func connect(path: String, mode: Mode, immutable: Bool,
@@ -117,6 +140,20 @@ public final class Database {
     /// normal read-only one. If that still fails, it stays immutable only while the log is
     /// empty — otherwise it would miss commits — and the failure is thrown.
     private func leaveImmutableIfWriterIsBack() throws {
+        if let file = standsInFor {
+            var status = stat()
+            guard stat(file, &status) == 0, status.st_size > 0 else { return }
+            let real = try Database(path: file, mode: .readOnly, configuration: configuration)
+            statementCache.removeAll()
+            sqlite3_close_v2(handle)
+            // Take over the real connection's handle; `real` must not close it.
+            handle = real.handle
+            isImmutable = real.isImmutable
+            real.statementCache.removeAll()
+            real.handedOver = true
+            standsInFor = nil
+            return
+        }
         guard isImmutable, Self.walExists(path) else { return }
         do {
             let fresh = try Self.connect(path: path, mode: mode, immutable: false, configuration: configuration)
