@@ -8,6 +8,13 @@ final class FakeComponent: BlockingComponent {
     let ended = Completion<Void>()
     let started = Locked(false)
     let stops = Locked(0)
+    private let name: String
+    private let stopLog: Locked<[String]>?
+
+    init(name: String = "fake", stopLog: Locked<[String]>? = nil) {
+        self.name = name
+        self.stopLog = stopLog
+    }
 
     func start() throws {
         started.set(true)
@@ -19,6 +26,7 @@ final class FakeComponent: BlockingComponent {
 
     func stop() throws {
         stops.withLock { $0 += 1 }
+        if ended.finished == nil { stopLog?.withLock { $0.append(name) } }
         ended.succeed()
         try ended.wait().get()
     }
@@ -38,12 +46,12 @@ struct ComponentServiceTests {
         let health = ComponentHealth(logger: logger)
         let component = FakeComponent()
         let service = ComponentService("fake", component: component, health: health, logger: logger)
-        async let running: Void = service.run()
-        while !component.started.value { try await Task.sleep(for: .milliseconds(1)) }
-        #expect(health.reports().first?.state == .running)
+        let running = Task { try await service.run() }
+        while health.reports().first?.state != .running { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(component.started.value)
         #expect(health.allRunning)
         component.fail("disk on fire")
-        await #expect(throws: ComponentFailure.self) { try await running }
+        await #expect(throws: ComponentFailure.self) { try await running.value }
         #expect(health.reports().first?.state == .failed(reason: "disk on fire"))
         #expect(!health.allRunning)
     }
@@ -51,14 +59,8 @@ struct ComponentServiceTests {
     @Test("graceful shutdown of the group stops every component, in reverse order, and reports them stopped")
     func gracefulShutdownStops() async throws {
         let health = ComponentHealth(logger: logger)
-        let first = FakeComponent(), second = FakeComponent()
         let order = Locked<[String]>([])
-        _ = BlockingThread(name: "watch") {
-            _ = second.ended.wait()
-            order.withLock { $0.append("second") }
-            _ = first.ended.wait()
-            order.withLock { $0.append("first") }
-        }
+        let first = FakeComponent(name: "first", stopLog: order), second = FakeComponent(name: "second", stopLog: order)
         let services = [
             ComponentService("first", component: first, health: health, logger: logger),
             ComponentService("second", component: second, health: health, logger: logger),
@@ -71,7 +73,7 @@ struct ComponentServiceTests {
         try await running
         #expect(health.reports().map(\.state) == [.stopped, .stopped])
         #expect(first.stops.value >= 1 && second.stops.value >= 1)
-        #expect(second.ended.finished != nil && first.ended.finished != nil)
+        #expect(order.value == ["second", "first"], "the last listed stops first")
     }
 
     @Test("with a restart policy a failed component is reported degraded and made again, then running after its probation")
