@@ -91,7 +91,8 @@ struct ReplayCommand: AsyncParsableCommand {
         let logger = Bootstrap.logging(level: logLevel)
         let source: ReplaySource
         do {
-            source = try ReplaySource.logs(at: logs)
+            let logs = self.logs
+            source = try await BlockingThread.run(name: "open") { try ReplaySource.logs(at: logs) }
         } catch {
             throw CommandFailure("replay: \(error)")
         }
@@ -103,8 +104,11 @@ struct ReplayCommand: AsyncParsableCommand {
         producerConfiguration.compression = KafkaProducerConfiguration.Compression(rawValue: compression) ?? .none
         let producer: KafkaProducer
         do {
-            producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
-        } catch {
+            let producerConfiguration = producerConfiguration
+            producer = try await BlockingThread.run(name: "connect") {
+                try KafkaProducer(configuration: producerConfiguration, logger: logger)
+            }
+        } catch let error as KafkaError {
             throw CommandFailure("replay: \(error.message) (\(error.name))")
         }
 

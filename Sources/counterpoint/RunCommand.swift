@@ -81,13 +81,20 @@ struct RunCommand: AsyncParsableCommand {
         if let given = brokers ?? Environment.optionalString("brokers") {
             bootstrapServers = given
         } else {
-            let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
-            try cluster.createTopic(topic, partitions: partitions)
+            let (topic, partitions) = (topic, partitions)
+            let cluster = try await BlockingThread.run(name: "broker") {
+                let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+                try cluster.createTopic(topic, partitions: partitions)
+                return cluster
+            }
             embedded = cluster
             bootstrapServers = cluster.bootstrapServers
             print("counterpoint: embedded Kafka broker on \(bootstrapServers), topic \(topic) with \(partitions) partitions")
         }
-        if demo { try generateHistory(into: logDirectory, logger: logger) }
+        if demo {
+            let command = self
+            try await BlockingThread.run(name: "demo-history") { try command.generateHistory(into: logDirectory, logger: logger) }
+        }
 
         // Every client of the broker lives inside this call: when it returns they have stopped
         // (in reverse order of the service list) and been released, so the embedded broker goes
@@ -108,11 +115,31 @@ struct RunCommand: AsyncParsableCommand {
     /// they cannot recover from, and returns once all have stopped.
     private func runComponents(bootstrapServers: String, embedded: Bool, logDirectory: String,
                                exposition: @escaping @Sendable () -> String, logger: Logger) async throws {
+        // Opening stores and reaching the broker block: off the cooperative pool.
+        let command = self
+        let (services, server) = try await BlockingThread.run(name: "build") {
+            try command.buildComponents(bootstrapServers: bootstrapServers, embedded: embedded, logDirectory: logDirectory,
+                                        exposition: exposition, logger: logger)
+        }
+        announce(server, host: reader.listen.host)
+        print("counterpoint: dashboard at http://\(reader.listen.host):\(server.port)/ — Ctrl-C stops")
+        fflush(nil)
+        do {
+            try await Bootstrap.runServices(services, logger: logger)
+        } catch {
+            throw CommandFailure("run: \(error)")
+        }
+    }
+
+    /// The components of `run`, as services in start order, and the reader among them.
+    private func buildComponents(bootstrapServers: String, embedded: Bool, logDirectory: String,
+                                 exposition: @escaping @Sendable () -> String,
+                                 logger: Logger) throws -> ([ComponentService], ReaderServer) {
         let location = StoreLocation(directory: common.dataDirectory)
         let health = ComponentHealth(logger: logger)
         let batch = ScheduledBatch(logDirectory: logDirectory, location: location, interval: .seconds(batchIntervalSeconds),
                                    health: health, name: "scheduled batch", logger: logger)
-        try await BlockingThread.run(name: "batch") { _ = batch.runOnce() }
+        batch.runOnce()
 
         var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, location: location)
         realtimeConfiguration.topic = topic
@@ -153,15 +180,7 @@ struct RunCommand: AsyncParsableCommand {
             services.append(ComponentService("demo traffic", component: traffic, health: health, logger: logger))
         }
         services.append(ComponentService("reader", component: server, health: health, logger: logger))
-
-        announce(server, host: reader.listen.host)
-        print("counterpoint: dashboard at http://\(reader.listen.host):\(server.port)/ — Ctrl-C stops")
-        fflush(nil)
-        do {
-            try await Bootstrap.runServices(services, logger: logger)
-        } catch {
-            throw CommandFailure("run: \(error)")
-        }
+        return (services, server)
     }
 
     /// 48 hours of closed history ending at the current hour, which the first batch run covers.

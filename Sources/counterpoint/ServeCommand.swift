@@ -87,10 +87,9 @@ struct ServeCommand: AsyncParsableCommand {
         let exposition = Bootstrap.metrics()
         let server: ReaderServer
         do {
-            server = try ReaderServer(
-                configuration: reader.readerConfiguration(location: StoreLocation(directory: common.dataDirectory),
-                                                          metricsExposition: exposition),
-                logger: logger)
+            let configuration = reader.readerConfiguration(location: StoreLocation(directory: common.dataDirectory),
+                                                           metricsExposition: exposition)
+            server = try await BlockingThread.run(name: "open") { try ReaderServer(configuration: configuration, logger: logger) }
         } catch {
             throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
         }
