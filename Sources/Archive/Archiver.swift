@@ -41,7 +41,7 @@ public final class Archiver: BlockingComponent {
     private let consumer: KafkaConsumer
     private let shared = SharedArchiveStatus()
     private let lifecycle = Mutex(Lifecycle.ready)
-    private let stopRequested = Atomic(false)
+    private let stopRequested = Locked(false)
     /// Completes when the archiving loop has ended, cleanly or by a failure.
     public let ended = Completion<Void>()
     private let logger: Logger
@@ -89,7 +89,7 @@ public final class Archiver: BlockingComponent {
     /// Safe to call more than once (every call reports the same end), and before `start`
     /// (then it only prevents the start).
     public func stop() throws {
-        stopRequested.store(true, ordering: .sequentiallyConsistent)
+        stopRequested.set(true)
         consumer.wakeup()
         let neverStarted = lifecycle.withLock { state -> Bool in
             defer { if state == .ready { state = .stopped } }
@@ -114,7 +114,7 @@ public final class Archiver: BlockingComponent {
         }
         let handler = ArchiveHandler(consumer: consumer, files: files, configuration: configuration, status: shared, logger: logger)
         do {
-            try consumer.run(until: { self.stopRequested.load(ordering: .relaxed) }, handler: handler)
+            try consumer.run(until: { self.stopRequested.value }, handler: handler)
             handler.finish()
             logger.info("archiver stopped", metadata: ["archive.events": "\(handler.eventsArchived)"])
             return nil
