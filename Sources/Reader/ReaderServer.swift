@@ -13,6 +13,7 @@ public final class ReaderServer: BlockingComponent {
     private let rankings: TopAnswerCache
     /// Completes when the server has stopped.
     public let ended = Completion<Void>()
+    private let stopping = Locked(false)
 
     /// The bound port (the real one when the configuration asked for port 0).
     public var port: Int { server.port }
@@ -44,12 +45,20 @@ public final class ReaderServer: BlockingComponent {
 
     public func start() {}
 
-    /// Stops serving and joins the server's threads. Safe to call more than once.
+    /// Stops serving and joins the server's threads. Safe to call more than once, from any
+    /// thread: every call returns once the first has finished.
     public func stop() {
-        server.stop()
-        janitor.stop()
-        rankings.stop()
-        ended.succeed()
+        let isFirst = stopping.withLock { stopping in
+            defer { stopping = true }
+            return !stopping
+        }
+        if isFirst {
+            server.stop()
+            janitor.stop()
+            rankings.stop()
+            ended.succeed()
+        }
+        _ = ended.wait()
     }
 
     deinit {
