@@ -43,21 +43,26 @@ public struct ComponentService: Service, CustomStringConvertible {
     private let make: @Sendable () throws -> any BlockingComponent
     private let health: ComponentHealth
     private let restart: RestartPolicy?
+    private let onStarted: (@Sendable () -> Void)?
     private let logger: Logger
 
-    /// Runs `component`; its failure ends the service.
-    public init(_ name: String, component: any BlockingComponent, health: ComponentHealth, logger: Logger) {
-        self.init(name, health: health, restart: nil, logger: logger, make: { component })
+    /// Runs `component`; its failure ends the service. `onStarted` runs once it has started —
+    /// inside the group, whose SIGINT/SIGTERM handling is in place by then: the moment to tell
+    /// scripts and tests that the process is up.
+    public init(_ name: String, component: any BlockingComponent, health: ComponentHealth, logger: Logger,
+                onStarted: (@Sendable () -> Void)? = nil) {
+        self.init(name, health: health, restart: nil, logger: logger, onStarted: onStarted, make: { component })
     }
 
     /// Makes a component with `make` and runs it; after a failure (of `make`, `start` or the
     /// component) waits as `restart` says and makes a new one.
     public init(_ name: String, health: ComponentHealth, restart: RestartPolicy?, logger: Logger,
-                make: @escaping @Sendable () throws -> any BlockingComponent) {
+                onStarted: (@Sendable () -> Void)? = nil, make: @escaping @Sendable () throws -> any BlockingComponent) {
         self.description = name
         self.make = make
         self.health = health
         self.restart = restart
+        self.onStarted = onStarted
         self.logger = logger
         health.update(name, .starting)
     }
@@ -119,6 +124,7 @@ public struct ComponentService: Service, CustomStringConvertible {
         } else {
             provedHealthy.set(true)
             health.update(description, .running)
+            onStarted?()
         }
         defer { probation?.cancel() }
         let stopInBackground: @Sendable () -> Void = {

@@ -74,11 +74,14 @@ struct ConsumeCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("consume: \(error)")
         }
-        print("counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)")
-        fflush(nil)
+        let announcement = "counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)"
         do {
-            try await Bootstrap.runServices([ComponentService("consumer", component: consumer, health: health, logger: logger)],
-                                            logger: logger)
+            try await Bootstrap.runServices([
+                ComponentService("consumer", component: consumer, health: health, logger: logger) {
+                    print(announcement)
+                    fflush(nil)
+                },
+            ], logger: logger)
         } catch {
             throw CommandFailure("consume: \(error)")
         }

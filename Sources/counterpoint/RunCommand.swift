@@ -117,13 +117,10 @@ struct RunCommand: AsyncParsableCommand {
                                exposition: @escaping @Sendable () -> String, logger: Logger) async throws {
         // Opening stores and reaching the broker block: off the cooperative pool.
         let command = self
-        let (services, server) = try await BlockingThread.run(name: "build") {
+        let services = try await BlockingThread.run(name: "build") {
             try command.buildComponents(bootstrapServers: bootstrapServers, embedded: embedded, logDirectory: logDirectory,
                                         exposition: exposition, logger: logger)
         }
-        announce(server, host: reader.listen.host)
-        print("counterpoint: dashboard at http://\(reader.listen.host):\(server.port)/ — Ctrl-C stops")
-        fflush(nil)
         do {
             try await Bootstrap.runServices(services, logger: logger)
         } catch {
@@ -131,10 +128,10 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 
-    /// The components of `run`, as services in start order, and the reader among them.
+    /// The components of `run`, as services in start order.
     private func buildComponents(bootstrapServers: String, embedded: Bool, logDirectory: String,
                                  exposition: @escaping @Sendable () -> String,
-                                 logger: Logger) throws -> ([ComponentService], ReaderServer) {
+                                 logger: Logger) throws -> [ComponentService] {
         let location = StoreLocation(directory: common.dataDirectory)
         let health = ComponentHealth(logger: logger)
         let batch = ScheduledBatch(logDirectory: logDirectory, location: location, interval: .seconds(batchIntervalSeconds),
@@ -179,8 +176,14 @@ struct RunCommand: AsyncParsableCommand {
             let traffic = DemoTraffic(producer: producer, topic: topic, rate: demoRate, logger: logger)
             services.append(ComponentService("demo traffic", component: traffic, health: health, logger: logger))
         }
-        services.append(ComponentService("reader", component: server, health: health, logger: logger))
-        return (services, server)
+        let host = reader.listen.host
+        // Announced last, once every other component has started, inside the group.
+        services.append(ComponentService("reader", component: server, health: health, logger: logger) {
+            announce(server, host: host)
+            print("counterpoint: dashboard at http://\(host):\(server.port)/ — Ctrl-C stops")
+            fflush(nil)
+        })
+        return services
     }
 
     /// 48 hours of closed history ending at the current hour, which the first batch run covers.

@@ -93,9 +93,12 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
         }
-        announce(server, host: reader.listen.host)
-        try await Bootstrap.runServices(
-            [ComponentService("reader", component: server, health: ComponentHealth(logger: logger), logger: logger)], logger: logger)
+        let host = reader.listen.host
+        try await Bootstrap.runServices([
+            ComponentService("reader", component: server, health: ComponentHealth(logger: logger), logger: logger) {
+                announce(server, host: host)
+            },
+        ], logger: logger)
     }
 }
 
