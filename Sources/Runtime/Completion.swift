@@ -4,8 +4,9 @@ import Foundation
 /// `wait()`, async code with `await result` — which suspends without polling and without
 /// holding a thread of Swift's cooperative pool.
 ///
-/// The one place where a thread sleeps until another wakes it (`PeriodicThread` and
-/// `BlockingThread` build on it), so the code base has a single wake-up mechanism.
+/// With `JobThread` and `WorkerChannel`, the only places where a thread sleeps until another
+/// wakes it: the rest of the code base waits through these types (`PeriodicThread` and
+/// `BlockingThread` build on this one), never on a condition or semaphore of its own.
 public final class Completion<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `outcome` and `waiters` are only touched while `condition` is locked.
     private let condition = NSCondition()
