@@ -7,7 +7,7 @@ import PackageDescription
 
 let package = Package(
     name: "Counterpoint",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "counterpoint", targets: ["counterpoint"]),
     ],
@@ -28,34 +28,47 @@ let package = Package(
         // MARK: The pure domain: events, validation, hours, the merge rule. No C, no I/O.
         .target(name: "CounterpointCore"),
 
+        // MARK: The runtime every long-running part shares: one lock, one thread type, one
+        // periodic thread, one way to run as a swift-service-lifecycle Service, component health.
+        .target(name: "Runtime", dependencies: [
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
         // MARK: Wrappers, one per C library.
         .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "EventLogs", dependencies: ["CZlib", "CounterpointCore"]),
-        .target(name: "Kafka", dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Kafka", dependencies: ["CRdKafka", "Runtime", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Services built on them.
         .target(name: "CounterStore", dependencies: ["SQLiteDB", "CounterpointCore"]),
         .target(name: "BatchJob", dependencies: [
+            "Runtime",
             "CounterpointCore", "EventLogs", "CounterStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs"]),
         .target(name: "Replay", dependencies: [
+            "Runtime",
             "Kafka", "EventLogs", "CounterpointCore", "Generator",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Archive", dependencies: [
+            "Runtime",
             "Kafka", "EventLogs", "CounterpointCore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
         .target(name: "Realtime", dependencies: [
+            "Runtime",
             "Kafka", "CounterStore", "CounterpointCore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
         .target(name: "Reader", dependencies: [
+            "Runtime",
             "CounterpointCore", "CounterStore", "HTTPServer",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -65,7 +78,7 @@ let package = Package(
         // MARK: The executable: a thin shell over the builder functions in the modules above.
         .executableTarget(name: "counterpoint", dependencies: [
             "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs", "Replay", "Archive",
-            "Realtime", "Kafka",
+            "Realtime", "Kafka", "Runtime",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -83,6 +96,10 @@ let package = Package(
         // helpers they share.
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore"]),
+        .testTarget(name: "RuntimeTests", dependencies: [
+            "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .testTarget(name: "CounterStoreTests", dependencies: ["CounterStore", "CounterpointCore", "SQLiteDB"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),

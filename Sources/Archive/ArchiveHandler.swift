@@ -25,6 +25,10 @@ final class ArchiveHandler: KafkaConsumerHandler {
     private var uncommitted: [Int32: Int64] = [:]
     private var lastCheckpoint = ContinuousClock.now
     private var hasUnsyncedWrites = false
+    /// Set by the first failed write, sync or close (a full disk): from then on nothing is
+    /// committed, since a buffered line may be lost; the archiver that replaces this one
+    /// re-archives from the last commit, which only repeats events.
+    private var fileFailure: (any Error)?
     private var local = ArchiveStatus()
 
     init(consumer: KafkaConsumer, files: ArchiveFiles, configuration: ArchiverConfiguration,
@@ -88,8 +92,10 @@ final class ArchiveHandler: KafkaConsumerHandler {
                 hour = ArchivedLine.fallbackHour(kafkaTimestampMilliseconds: message.timestampMilliseconds, nowMilliseconds: now!)
                 valid = false
             }
-            let wentLate = try ArchivedLine.withLine(of: value) { line in
-                try files.write(line, hour: hour, partition: partition)
+            let wentLate = try durably {
+                try ArchivedLine.withLine(of: value) { line in
+                    try files.write(line, hour: hour, partition: partition)
+                }
             }
             if valid {
                 archived += 1
@@ -123,7 +129,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
     /// A lost assignment is not committed (the group has moved on and would refuse it); the
     /// new owner re-archives from the last commit, which only repeats events.
     func revoking(_ partitions: [KafkaPartition], reason: KafkaRevocationReason) throws {
-        try files.closeAll()
+        try durably { try files.closeAll() }
         hasUnsyncedWrites = false
         if reason != .lost { try commit() }
         for partition in partitions {
@@ -177,7 +183,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
         metrics.streamTime.record(streamTime / 1000)
         let horizon = streamTime - allowedLatenessMilliseconds
         for hour in files.openHours where (hour.index + 1) * 3_600_000 <= horizon {
-            try files.closeHour(hour)
+            try durably { try files.closeHour(hour) }
             metrics.closedHours.increment()
             local.closedHours += 1
             local.lastClosedHour = max(local.lastClosedHour ?? hour, hour)
@@ -198,11 +204,11 @@ final class ArchiveHandler: KafkaConsumerHandler {
     private func checkpoint(commit shouldCommit: Bool) throws {
         if hasUnsyncedWrites {
             let started = ContinuousClock.now
-            try files.syncAll()
+            try durably { try files.syncAll() }
             metrics.fsyncDuration.record(duration: ContinuousClock.now - started)
             hasUnsyncedWrites = false
         }
-        try files.closeLateFiles()
+        try durably { try files.closeLateFiles() }
         lastCheckpoint = ContinuousClock.now
         if shouldCommit { try commit() }
     }
@@ -210,7 +216,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
     /// Commits the uncommitted offsets; a failure that a later commit may fix is logged and
     /// retried at the next checkpoint (the data is on disk either way).
     private func commit() throws {
-        guard !uncommitted.isEmpty else { return }
+        guard !uncommitted.isEmpty, fileFailure == nil else { return }
         var offsets: [KafkaPartition: Int64] = [:]
         for (partition, offset) in uncommitted { offsets[KafkaPartition(topic: topic, id: partition)] = offset }
         if case .failure(let error) = Result(catching: { () throws(KafkaError) in try consumer.commit(offsets) }) {
@@ -222,6 +228,17 @@ final class ArchiveHandler: KafkaConsumerHandler {
         local.committedOffsets.merge(uncommitted) { $1 }
         local.lastCommitMilliseconds = ArchivedLine.wallClockMilliseconds()
         uncommitted.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs a file operation; its failure stops all further commits (see `fileFailure`).
+    private func durably<T>(_ body: () throws -> T) throws -> T {
+        if let fileFailure { throw fileFailure }
+        do {
+            return try body()
+        } catch {
+            fileFailure = error
+            throw error
+        }
     }
 
     private func committedOffsets(for partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {

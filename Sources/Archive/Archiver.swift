@@ -1,6 +1,6 @@
-import Foundation
 import Kafka
 import Logging
+import Runtime
 import Synchronization
 
 /// `counterpoint archive`: writes every event of a Kafka topic, as received, into event-log
@@ -28,19 +28,22 @@ import Synchronization
 ///   hour closed while another still writes events of it to the hour's files (not late files).
 ///   Nothing is lost — a batch rerun of the hour reads them — but the marker came early. Run
 ///   one archiver per log root for exact markers.
-public final class Archiver: Sendable {
+///
+/// A file that cannot be written (a full disk) ends the archiver with that error and commits
+/// nothing after it; `run` and `archive` then make a new one after a delay (`ComponentService`),
+/// which resumes at the last commit once there is space again.
+public final class Archiver: BlockingComponent {
     private enum Lifecycle {
-        case ready
-        case running(finished: DispatchSemaphore)
-        case stopped(failure: (any Error)?)
+        case ready, running, stopped
     }
 
     public let configuration: ArchiverConfiguration
     private let consumer: KafkaConsumer
     private let shared = SharedArchiveStatus()
     private let lifecycle = Mutex(Lifecycle.ready)
-    private let stopRequested = Atomic(false)
-    private let failure = Mutex<(any Error)?>(nil)
+    private let stopRequested = Locked(false)
+    /// Completes when the archiving loop has ended, cleanly or by a failure.
+    public let ended = Completion<Void>()
     private let logger: Logger
 
     /// Checks the configuration and that a broker answers (within the consumer's `connectTimeout`).
@@ -62,24 +65,19 @@ public final class Archiver: Sendable {
         consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
     }
 
-    /// Starts archiving on a dedicated thread and returns. `onFinished` runs on that thread when
-    /// the loop ends, with its failure if it failed (a fatal Kafka error, an unwritable disk):
-    /// the place to wake whoever waits for the process to end. An archiver starts once.
-    public func start(onFinished: @escaping @Sendable ((any Error)?) -> Void = { _ in }) throws {
-        let finished = DispatchSemaphore(value: 0)
+    /// Starts archiving on a thread of its own and returns. The loop ends by `stop` or by a
+    /// failure (a fatal Kafka error, an unwritable disk), which `ended` then carries. An
+    /// archiver starts once.
+    public func start() throws {
         try lifecycle.withLock { state in
             guard case .ready = state else { throw ArchiverError.alreadyStarted }
-            state = .running(finished: finished)
+            state = .running
         }
-        let thread = Thread { [self] in
-            Thread.current.name = "archiver"
+        let ended = self.ended
+        _ = BlockingThread(name: "archiver", stackSize: 1 << 22) { [self] in
             let outcome = runLoop()
-            failure.withLock { $0 = outcome }
-            finished.signal()
-            onFinished(outcome)
+            ended.complete(outcome.map { .failure($0) } ?? .success(()))
         }
-        thread.stackSize = 1 << 22
-        thread.start()
         logger.info("archiver started", metadata: [
             "archive.topic": "\(configuration.topic)", "archive.group": "\(configuration.consumer.groupID)",
             "archive.logs": "\(configuration.logRoot)", "archive.allowed_lateness": "\(configuration.allowedLateness)",
@@ -88,31 +86,17 @@ public final class Archiver: Sendable {
 
     /// Stops promptly: the consumer leaves its group, which fsyncs and closes every file and
     /// commits the last offsets. Waits for that, then rethrows the loop's failure, if any.
-    /// Safe to call more than once, and before `start` (then it only prevents the start).
+    /// Safe to call more than once (every call reports the same end), and before `start`
+    /// (then it only prevents the start).
     public func stop() throws {
-        stopRequested.store(true, ordering: .sequentiallyConsistent)
+        stopRequested.set(true)
         consumer.wakeup()
-        let waitFor = lifecycle.withLock { state -> DispatchSemaphore? in
-            switch state {
-            case .ready:
-                state = .stopped(failure: nil)
-                return nil
-            case .running(let finished):
-                return finished
-            case .stopped:
-                return nil
-            }
+        let neverStarted = lifecycle.withLock { state -> Bool in
+            defer { if state == .ready { state = .stopped } }
+            return state == .ready
         }
-        if let waitFor {
-            waitFor.wait()
-            let outcome = failure.withLock { $0 }
-            lifecycle.withLock { $0 = .stopped(failure: outcome) }
-        }
-        let outcome = lifecycle.withLock { state -> (any Error)? in
-            if case .stopped(let failure) = state { return failure }
-            return nil
-        }
-        if let outcome { throw outcome }
+        if neverStarted { ended.succeed() }
+        try ended.wait().get()
     }
 
     /// A snapshot of the archiver's progress. Any thread.
@@ -130,7 +114,7 @@ public final class Archiver: Sendable {
         }
         let handler = ArchiveHandler(consumer: consumer, files: files, configuration: configuration, status: shared, logger: logger)
         do {
-            try consumer.run(until: { self.stopRequested.load(ordering: .relaxed) }, handler: handler)
+            try consumer.run(until: { self.stopRequested.value }, handler: handler)
             handler.finish()
             logger.info("archiver stopped", metadata: ["archive.events": "\(handler.eventsArchived)"])
             return nil

@@ -1,32 +1,15 @@
-import Foundation
+import Runtime
 
-/// Calls `tick` periodically on a background thread until stopped.
-final class ProgressTicker: @unchecked Sendable {
-    // @unchecked: `stopped` is only touched under `lock`; `tick` is a Sendable closure.
-    private let lock = NSCondition()
-    private var stopped = false
+/// Calls `tick` every `interval` on a thread of its own until `stop()`, which joins it: no
+/// tick runs after `stop()` returns.
+final class ProgressTicker: Sendable {
+    private let thread: PeriodicThread
 
     init(every interval: Duration, tick: @escaping @Sendable () -> Void) {
-        let seconds = interval.seconds
-        let thread = Thread { [self] in
-            Thread.current.name = "batch-progress"
-            lock.lock()
-            while !stopped {
-                _ = lock.wait(until: Date(timeIntervalSinceNow: seconds))
-                if stopped { break }
-                lock.unlock()
-                tick()
-                lock.lock()
-            }
-            lock.unlock()
-        }
-        thread.start()
+        thread = PeriodicThread(name: "batch-progress", every: interval, tick)
     }
 
     func stop() {
-        lock.lock()
-        stopped = true
-        lock.broadcast()
-        lock.unlock()
+        thread.stop()
     }
 }

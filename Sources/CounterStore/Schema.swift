@@ -155,12 +155,19 @@ enum StoreFile {
         return database
     }
 
-    /// A read-only connection. A missing file, or one whose schema is older than this
-    /// program's, is first created or migrated through a short-lived writer connection, so a
-    /// reader can start before any flush or batch run has happened.
+    /// A read-only connection; it writes nothing when the file exists with the current schema,
+    /// so a reader starts and serves on a full disk. A missing (or empty) file, or one whose
+    /// schema is older than this program's, is first created or migrated through a short-lived
+    /// writer connection, so a reader can start before any flush or batch run has happened;
+    /// when a missing file cannot be created for lack of space, an empty in-memory stand-in
+    /// answers until the file exists (no file, no data yet).
     static func openReader(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
-        if !FileManager.default.fileExists(atPath: path) {
-            _ = try openWriter(path: path, schema: schema, configuration: configuration)
+        if !hasContent(path) {
+            do {
+                _ = try openWriter(path: path, schema: schema, configuration: configuration)
+            } catch let error as SQLiteError where error.mayNeedSpace && !hasContent(path) {
+                return try Database.standIn(for: path, configuration: configuration) { try schema.migrate($0) }
+            }
         }
         var reader = try Database(path: path, mode: .readOnly, configuration: configuration)
         if try reader.userVersion() < schema.version {
@@ -169,5 +176,12 @@ enum StoreFile {
         }
         try schema.requireCurrent(reader)
         return reader
+    }
+
+    /// Whether `path` exists and is not empty (a writer that failed for lack of space may have
+    /// left an empty file behind; SQLite reads it as an empty database without a schema).
+    private static func hasContent(_ path: String) -> Bool {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        return size > 0
     }
 }

@@ -1,6 +1,7 @@
 import CounterpointCore
 import CounterStore
 import HTTPServer
+import Runtime
 
 /// Everything the reader needs; the executable fills it from flags and environment, the
 /// tests from temp directories and port 0.
@@ -15,6 +16,10 @@ public struct ReaderConfiguration: Sendable {
     /// What the live parts of the process (consumer, archiver) report for `/v1/status`, as
     /// JSON members written into its `live` object; `nil` when `serve` runs on its own.
     public var liveStatus: (@Sendable () -> LiveStatus?)?
+    /// The states of the process's long-running components (consumer, archiver, scheduled
+    /// batch, …): `/readyz` answers 503 unless all run, and `/v1/status` lists them under
+    /// `components`. nil when the reader runs on its own (`serve`).
+    public var health: ComponentHealth?
     /// The clock, in epoch milliseconds (timeline defaults are relative to it).
     public var now: @Sendable () -> Int64
     /// How long a server thread may keep answering from the same store snapshots. Reusing
@@ -27,11 +32,13 @@ public struct ReaderConfiguration: Sendable {
                 server: HTTPServerConfiguration = HTTPServerConfiguration(),
                 metricsExposition: @escaping @Sendable () -> String = { "" },
                 liveStatus: (@Sendable () -> LiveStatus?)? = nil,
+                health: ComponentHealth? = nil,
                 now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
         self.location = location
         self.server = server
         self.metricsExposition = metricsExposition
         self.liveStatus = liveStatus
+        self.health = health
         self.now = now
     }
 

@@ -16,7 +16,7 @@ struct ReaderRoutes: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.counts = CountAnswers(now: configuration.now)
-        self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus)
+        self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus, health: configuration.health)
     }
 
     func respond(to request: HTTPRequest, worker: inout ReaderWorker) -> HTTPResponse {
@@ -58,6 +58,13 @@ struct ReaderRoutes: Sendable {
         case .ready:
             _ = try QueryValues(request.query, allowed: [])
             guard try worker.slot.withReader({ $0.isReadable() }) else { throw APIError.storeUnavailable("the stores cannot be read") }
+            // A component that is not doing its job makes the process not ready (SPEC §6).
+            let unwell = configuration.health?.reports().filter { $0.state != .running } ?? []
+            guard unwell.isEmpty else {
+                throw APIError(status: 503, code: "component_not_running", message: unwell.map { report in
+                    "\(report.name) is \(report.state.name)" + (report.state.reason.map { ": \($0)" } ?? "")
+                }.joined(separator: "; "))
+            }
             return .json(Array(#"{"status":"ready"}"#.utf8))
         case .metrics:
             _ = try QueryValues(request.query, allowed: [])

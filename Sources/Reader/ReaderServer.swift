@@ -2,13 +2,17 @@ import CounterpointCore
 import CounterStore
 import HTTPServer
 import Logging
+import Runtime
 
 /// The HTTP reader of SPEC §5: libmicrohttpd's thread pool in front of per-thread store
-/// connections. Build it with `ReaderServer(configuration:logger:)`; it serves until
-/// `stop()` (or deinit).
-public final class ReaderServer: Sendable {
+/// connections. Build it with `ReaderServer(configuration:logger:)`; it serves from then on
+/// until `stop()` (or deinit). As a `BlockingComponent`, `start()` has nothing left to do.
+public final class ReaderServer: BlockingComponent {
     private let server: HTTPServer<ReaderWorker>
     private let janitor: SnapshotJanitor
+    /// Completes when the server has stopped.
+    public let ended = Completion<Void>()
+    private let stopping = Locked(false)
 
     /// The bound port (the real one when the configuration asked for port 0).
     public var port: Int { server.port }
@@ -37,9 +41,21 @@ public final class ReaderServer: Sendable {
         ])
     }
 
+    public func start() {}
+
+    /// Stops serving and joins the server's threads. Safe to call more than once, from any
+    /// thread: every call returns once the first has finished.
     public func stop() {
-        server.stop()
-        janitor.stop()
+        let isFirst = stopping.withLock { stopping in
+            defer { stopping = true }
+            return !stopping
+        }
+        if isFirst {
+            server.stop()
+            janitor.stop()
+            ended.succeed()
+        }
+        _ = ended.wait()
     }
 
     deinit {

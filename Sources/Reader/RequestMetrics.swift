@@ -44,3 +44,11 @@ struct RequestMetrics {
                 dimensions: [("route", "unmatched"), ("status", String(status))]).increment()
     }
 }
+
+extension ReaderServer {
+    /// The HELP text of every metric of the reader, for the executable's Prometheus exposition.
+    public static let metricHelp: [String: String] = [
+        "counterpoint_http_requests_total": "HTTP requests answered, by route and status.",
+        "counterpoint_http_request_duration_seconds": "Time to answer one HTTP request, by route.",
+    ]
+}

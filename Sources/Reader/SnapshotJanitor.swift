@@ -1,13 +1,12 @@
 import CounterStore
-import Foundation
+import Runtime
 
 /// One server thread's store connections, behind a lock that the thread holds while it
 /// answers and that the janitor takes to end snapshots the thread left open when it went idle.
-final class StoreSlot: @unchecked Sendable {
-    // @unchecked: `reader` (not Sendable) is touched only while `lock` is held, by the owning
-    // server thread during a request or by the janitor between requests — never both at once.
-    private let lock = NSLock()
-    private var reader: CounterReader?
+final class StoreSlot: Sendable {
+    /// Touched by the owning server thread during a request or by the janitor between
+    /// requests — never both at once.
+    private let reader = Locked<CounterReader?>(nil)
     let location: StoreLocation
     let snapshotAge: Duration
 
@@ -20,8 +19,11 @@ final class StoreSlot: @unchecked Sendable {
     /// for up to `snapshotAge` across requests (zero: one snapshot per query, as SQLite does
     /// by itself). After an error the reader releases its snapshots and is rebuilt next time.
     func withReader<T>(_ body: (CounterReader) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        try reader.withLock { reader in try Self.withReader(&reader, location: location, snapshotAge: snapshotAge, body) }
+    }
+
+    private static func withReader<T>(_ reader: inout CounterReader?, location: StoreLocation, snapshotAge: Duration,
+                                      _ body: (CounterReader) throws -> T) throws -> T {
         let current = try reader ?? CounterReader(location: location)
         reader = current
         if let since = current.snapshotsHeldSince, ContinuousClock.now - since > snapshotAge {
@@ -40,50 +42,35 @@ final class StoreSlot: @unchecked Sendable {
     /// Ends snapshots older than `snapshotAge` unless the owning thread is answering right now
     /// (then it renews them itself).
     func releaseStaleSnapshots() {
-        guard lock.try() else { return }
-        defer { lock.unlock() }
-        if let reader, let since = reader.snapshotsHeldSince, ContinuousClock.now - since > snapshotAge {
-            reader.releaseSnapshots()
+        let snapshotAge = self.snapshotAge
+        _ = reader.withLockIfAvailable { reader in
+            if let reader, let since = reader.snapshotsHeldSince, ContinuousClock.now - since > snapshotAge {
+                reader.releaseSnapshots()
+            }
         }
     }
 }
 
 /// Ends the snapshots of server threads that went idle, so that no snapshot outlives
 /// `snapshotAge` by much and the realtime store's write-ahead log keeps being recycled.
-final class SnapshotJanitor: @unchecked Sendable {
-    // @unchecked: `slots` and `stopped` are only touched while `condition` is locked.
-    private let condition = NSCondition()
-    private var slots: [StoreSlot] = []
-    private var stopped = false
+final class SnapshotJanitor: Sendable {
+    private let slots = Locked<[StoreSlot]>([])
+    private let thread: PeriodicThread
 
     init(interval: Duration) {
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        let thread = Thread { [self] in
-            Thread.current.name = "snap-janitor"
-            condition.lock()
-            while !stopped {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
-                let current = slots
-                condition.unlock()
-                for slot in current { slot.releaseStaleSnapshots() }
-                condition.lock()
-            }
-            condition.unlock()
+        let slots = self.slots
+        thread = PeriodicThread(name: "snap-janitor", every: interval) {
+            for slot in slots.withLock({ $0 }) { slot.releaseStaleSnapshots() }
         }
-        thread.start()
     }
 
     func register(_ slot: StoreSlot) {
-        condition.lock()
-        slots.append(slot)
-        condition.unlock()
+        slots.withLock { $0.append(slot) }
     }
 
+    /// Stops and joins the janitor's thread.
     func stop() {
-        condition.lock()
-        stopped = true
-        slots.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        thread.stop()
+        slots.withLock { $0.removeAll() }
     }
 }

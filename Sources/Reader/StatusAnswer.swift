@@ -1,5 +1,6 @@
 import CounterpointCore
 import CounterStore
+import Runtime
 
 /// `GET /v1/status`: what each layer has done, for operators and the dashboard — batch
 /// coverage and recent runs, realtime partitions, offsets and lag, and rejected events.
@@ -7,6 +8,7 @@ struct StatusAnswer: Sendable {
     static let recentRunCount = 10
 
     let liveStatus: (@Sendable () -> LiveStatus?)?
+    let health: ComponentHealth?
 
     func render(reader: CounterReader, counts: CountAnswers) throws -> [UInt8] {
         let coverage = try reader.coverage()
@@ -91,6 +93,19 @@ struct StatusAnswer: Sendable {
         } else {
             json.null()
         }
+
+        // Every long-running component of the process and what it is doing; empty for `serve`.
+        json.key("components")
+        json.beginArray()
+        for report in health?.reports() ?? [] {
+            json.beginObject()
+            json.key("name"); json.value(report.name)
+            json.key("state"); json.value(report.state.name)
+            json.key("reason"); json.optional(report.state.reason) { $0.value($1) }
+            json.key("since"); json.time(epochMilliseconds: report.since)
+            json.endObject()
+        }
+        json.endArray()
 
         counts.writeFreshness(freshness, into: &json)
         json.endObject()

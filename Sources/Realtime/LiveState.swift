@@ -9,6 +9,7 @@ struct LiveState {
     private(set) var skippedEvents: Int64 = 0
     var fencedFlushes = 0
     var lastFlush: FlushRecord?
+    var flushFailure: FlushFailure?
     var assignedPartitions: [Int32] = []
     private let offsetGapCapacity: Int
     private let rateWindow: Duration
@@ -43,7 +44,8 @@ struct LiveState {
     func snapshot(at now: ContinuousClock.Instant) -> RealtimeStatus {
         RealtimeStatus(eventsPerSecond: eventsPerSecond(at: now), eventsConsumed: eventsConsumed,
                        rejections: rejections, offsetGaps: offsetGaps, skippedEvents: skippedEvents,
-                       fencedFlushes: fencedFlushes, lastFlush: lastFlush, assignedPartitions: assignedPartitions)
+                       fencedFlushes: fencedFlushes, lastFlush: lastFlush, flushFailure: flushFailure,
+                       assignedPartitions: assignedPartitions)
     }
 
     /// Events since the oldest sample inside the window, over the time since that sample.

@@ -1,5 +1,6 @@
 import CounterStore
 import Kafka
+import Runtime
 
 /// How the realtime consumer reads Kafka and flushes into the realtime store.
 public struct RealtimeConfiguration: Sendable {
@@ -34,6 +35,16 @@ public struct RealtimeConfiguration: Sendable {
     public var offsetGapCapacity = 20
     /// The window over which `RealtimeStatus.eventsPerSecond` is measured. Default 5 s.
     public var rateWindow: Duration = .seconds(5)
+    /// How long after a failed flush (a full disk) the next one is tried; doubles with each
+    /// failure in a row, up to `flushRetryMaximumDelay`. Default 500 ms.
+    public var flushRetryDelay: Duration = .milliseconds(500)
+    /// Default 10 s.
+    public var flushRetryMaximumDelay: Duration = .seconds(10)
+    /// Where the consumer reports itself degraded while its flushes fail, and running again
+    /// once one commits; nil reports nowhere (the log and `status()` still say it).
+    public var health: ComponentHealth?
+    /// Its name there. Default "consumer".
+    public var componentName = "consumer"
     /// Further librdkafka properties, for what the fields above do not cover.
     public var kafkaOverrides: [String: String] = [:]
 

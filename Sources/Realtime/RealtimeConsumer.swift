@@ -1,7 +1,7 @@
 import CounterStore
-import Foundation
 import Kafka
 import Logging
+import Runtime
 
 /// The realtime layer as a service: a member of the consumer group that counts plays into the
 /// realtime store (see `RealtimeProcessor`), on a thread of its own.
@@ -9,7 +9,7 @@ import Logging
 /// `init` opens the store and checks that a broker answers (within `connectTimeout`), so a bad
 /// data directory or an unreachable broker fails before anything runs. `start` joins the group;
 /// `stop` leaves it after a final flush and returns once everything is committed.
-public final class RealtimeConsumer: Sendable {
+public final class RealtimeConsumer: BlockingComponent {
     private enum Lifecycle {
         case ready, running, stopped
     }
@@ -22,7 +22,8 @@ public final class RealtimeConsumer: Sendable {
     private let logger: Logger
     private let lifecycle = Locked(Lifecycle.ready)
     private let stopRequested = Locked(false)
-    private let ended = Completion<Void>()
+    /// Completes when the consumer's thread has ended, by `stop` or by a failure.
+    public let ended = Completion<Void>()
 
     public init(configuration: RealtimeConfiguration, logger: Logger) throws {
         guard configuration.flushInterval > .zero else {
@@ -53,13 +54,7 @@ public final class RealtimeConsumer: Sendable {
             guard case .ready = state else { throw RealtimeError.stopped("a realtime consumer starts only once") }
             state = .running
         }
-        let thread = Thread { [self] in
-            // Named from inside: on Linux a name set before start() is not applied, and the
-            // kernel keeps 15 characters (ps -L, top -H, perf and the load test read it).
-            Thread.current.name = "rt-consumer"
-            runLoop()
-        }
-        thread.start()
+        _ = BlockingThread(name: "rt-consumer") { [self] in runLoop() }
         logger.info("realtime consumer started", metadata: [
             "kafka.topic": "\(configuration.topic)", "kafka.group": "\(configuration.group)",
             "realtime.flush_interval": "\(configuration.flushInterval)", "store.directory": "\(configuration.location.directory)",
@@ -68,16 +63,17 @@ public final class RealtimeConsumer: Sendable {
 
     /// Stops consuming, flushes what was counted, leaves the group and closes the store; returns
     /// when all that is done. Rethrows the failure that ended the consumer early, if one did.
+    /// Every call waits for the same end and reports the same outcome.
     public func stop() throws {
         stopRequested.withLock { $0 = true }
         consumer.wakeup()
-        let wasRunning = lifecycle.withLock { state -> Bool in
-            defer { state = .stopped }
-            return state == .running
+        let neverStarted = lifecycle.withLock { state -> Bool in
+            defer { if state == .ready { state = .stopped } }
+            return state == .ready
         }
-        guard wasRunning else {
+        if neverStarted {
             store.stop()
-            return
+            ended.succeed()
         }
         try ended.wait().get()
     }

@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Kafka
 import Logging
+import Runtime
 
 /// The realtime layer's consumer handler: counts valid plays per (track, hour) in memory and
 /// flushes them with each partition's next offset in one store transaction (SPEC §3).
@@ -16,6 +17,10 @@ import Logging
 ///   dropped (one table for all partitions keeps the hot path cheap; fencing only happens
 ///   around rebalances) and every assigned partition is sought back to its stored offset.
 /// - Before partitions are revoked (rebalance or close) everything is flushed and waited for.
+/// - A failed flush (a full disk, an I/O error) rolled back: the store still holds the counts and
+///   offsets of the last commit. Like a fence, it drops the counts since then and re-reads the
+///   partitions from the stored offsets — nothing lost, nothing doubled — then tries again after
+///   `flushRetryDelay` (doubling), reporting itself degraded until a flush commits.
 ///
 /// Only the consumer's polling thread calls it.
 final class RealtimeProcessor: KafkaConsumerHandler {
@@ -46,6 +51,12 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     /// Rows one compaction transaction deletes at most, so that it delays the flush after it by
     /// milliseconds, not seconds.
     static let compactionRowsPerFlush = 20_000
+    private let retryDelay: Duration
+    private let retryMaximumDelay: Duration
+    private let health: ComponentHealth?
+    private let componentName: String
+    /// Since the last commit: the failure of the latest flush, and when to try the next one.
+    private var failing: (error: any Error, failures: Int, retryAt: ContinuousClock.Instant)?
 
     init(configuration: RealtimeConfiguration, consumer: KafkaConsumer, store: StoreThread, live: Locked<LiveState>,
          metrics: RealtimeMetrics, logger: Logger) {
@@ -57,6 +68,10 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         self.metrics = metrics
         self.logger = logger
         self.rejections = live.withLock { $0.rejections }
+        self.retryDelay = configuration.flushRetryDelay
+        self.retryMaximumDelay = configuration.flushRetryMaximumDelay
+        self.health = configuration.health
+        self.componentName = configuration.componentName
     }
 
     // MARK: KafkaConsumerHandler
@@ -134,7 +149,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     /// sooner; under steady traffic polls are never idle and the interval rules).
     func idle() throws {
         try settleFlush(waiting: false, mayReseek: true)
-        if inFlight == nil, hasUnflushedProgress {
+        if inFlight == nil, hasUnflushedProgress, failing == nil {
             handOff(force: false)
         } else {
             try flushIfDue(now: .now)
@@ -156,8 +171,11 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     }
 
     /// Waits for the flush in flight, if any (after `run` returned, before the store closes).
+    /// Throws when the last flush failed: nothing is lost (a restart re-reads from the stored
+    /// offsets), but the stop was not clean.
     func finish() throws {
         try settleFlush(waiting: true, mayReseek: false)
+        if let failing { throw failing.error }
     }
 
     // MARK: Flushing
@@ -165,6 +183,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     private func flushIfDue(now: ContinuousClock.Instant) throws {
         try settleFlush(waiting: false, mayReseek: true)
         guard inFlight == nil, now - lastHandOff >= flushInterval else { return }
+        if let failing, now < failing.retryAt { return }
         handOff(force: true)
     }
 
@@ -226,9 +245,14 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         guard let flight = inFlight else { return }
         guard let result = waiting ? flight.ticket.wait() : flight.ticket.finished else { return }
         inFlight = nil
-        // A store failure rolled the flush back; stopping is the only exact answer (a restart
-        // resumes from the stored offsets).
-        let report = try result.get()
+        let report: FlushReport
+        switch result {
+        case .success(let succeeded):
+            report = succeeded
+        case .failure(let error):
+            try recoverFromFailedFlush(error, mayReseek: mayReseek)
+            return
+        }
         spareCounts = report.emptied.counts
         switch report.compactedRows {
         case .success(let rows):
@@ -247,7 +271,15 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             }
             metrics.flushRows.record(report.rows)
             let record = FlushRecord(flushedAt: report.flushedAt, rows: report.rows, plays: report.plays, duration: report.duration)
-            live.withLock { $0.lastFlush = record }
+            live.withLock {
+                $0.lastFlush = record
+                $0.flushFailure = nil
+            }
+            if failing != nil {
+                failing = nil
+                logger.info("realtime flushes commit again", metadata: ["kafka.topic": "\(topic)"])
+                health?.update(componentName, .running)
+            }
         case .fenced(let partitions):
             try recoverFromFence(partitions: partitions, storedOffsets: report.storedOffsets, mayReseek: mayReseek)
         }
@@ -268,6 +300,40 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             let hadConsumed = positions[id].consumed != nil
             positions[id] = PartitionPosition(isAssigned: true, stored: stored)
             guard mayReseek, let restart, hadConsumed || stored != nil else { continue }
+            try consumer.seek(partition: KafkaPartition(topic: topic, id: Int32(id)), to: restart)
+        }
+    }
+
+    /// The store rolled the flush back (a full disk, an I/O error): it holds the counts and
+    /// offsets of the last commit. Everything counted since is dropped and read again from
+    /// there, so nothing is lost or doubled; the next flush waits a growing delay.
+    private func recoverFromFailedFlush(_ error: any Error, mayReseek: Bool) throws {
+        metrics.failedFlushes.increment()
+        let failures = (failing?.failures ?? 0) + 1
+        let delay = min(retryMaximumDelay, retryDelay * (1 << min(failures - 1, 16)))
+        failing = (error, failures, .now + delay)
+        // No delay in it: the reason stays the same while the same failure repeats.
+        let reason = "realtime flush failed (\(error)); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
+        let now = WallClock.epochMilliseconds()
+        live.withLock { $0.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.flushFailure?.since ?? now) }
+        // With a health board, it logs the change (once per distinct reason).
+        if failures == 1 && health == nil {
+            logger.warning("realtime flush failed; re-reading from the stored offsets and retrying", metadata: [
+                "kafka.topic": "\(topic)", "store.error": "\(error)",
+            ])
+        }
+        health?.update(componentName, .degraded(reason: reason))
+        // What this consumer last read or committed, unless the store can say more exactly.
+        let topic = self.topic
+        let stored = (try? store.run { try $0.storedOffsets(topic: topic) })
+            ?? Dictionary(uniqueKeysWithValues: positions.indices.compactMap { id in positions[id].stored.map { (Int32(id), $0) } })
+        counts.removeAll()
+        for id in positions.indices where positions[id].isAssigned {
+            let restart = stored[Int32(id)] ?? positions[id].firstConsumed
+            let hadConsumed = positions[id].consumed != nil
+            positions[id] = PartitionPosition(isAssigned: true, stored: stored[Int32(id)],
+                                              firstConsumed: stored[Int32(id)] == nil ? positions[id].firstConsumed : nil)
+            guard mayReseek, let restart, hadConsumed else { continue }
             try consumer.seek(partition: KafkaPartition(topic: topic, id: Int32(id)), to: restart)
         }
     }

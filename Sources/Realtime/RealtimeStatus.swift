@@ -18,6 +18,8 @@ public struct RealtimeStatus: Sendable {
     public var fencedFlushes: Int
     /// The last flush that committed; nil before the first one.
     public var lastFlush: FlushRecord?
+    /// Why flushes fail, while they do (nil once one commits again).
+    public var flushFailure: FlushFailure?
     /// Partitions of the topic this consumer holds now.
     public var assignedPartitions: [Int32]
 }
@@ -45,4 +47,14 @@ public struct FlushRecord: Sendable, Hashable {
     /// Plays added.
     public var plays: Int64
     public var duration: Duration
+}
+
+/// Flushes failing in a row: the store rolled them back (a full disk), so the consumer re-reads
+/// from the last committed offsets and retries. Nothing is lost; the counts are late.
+public struct FlushFailure: Sendable, Hashable {
+    public var reason: String
+    /// Failed flushes since the last commit.
+    public var failures: Int
+    /// When the first of them failed, epoch milliseconds.
+    public var since: Int64
 }

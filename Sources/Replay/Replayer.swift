@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Kafka
 import Logging
+import Runtime
 
 /// Produces the events of a `ReplaySource` to Kafka, paced or as fast as possible, and says
 /// how it went: the load generator behind `counterpoint replay` and `run --demo`.
@@ -24,7 +25,7 @@ public final class Replayer: Sendable {
     public let source: ReplaySource
     public let configuration: ReplayConfiguration
     private let producer: KafkaProducer
-    private let stopRequested = ProtectedFlag()
+    private let stopRequested = Locked(false)
     private let logger: Logger
 
     /// `producer` should be this replayer's own for exact delivery figures: delivery counts are
@@ -38,7 +39,7 @@ public final class Replayer: Sendable {
 
     /// Makes `run` stop before its next event, flush and return. A stopped replayer stays stopped.
     public func stop() {
-        stopRequested.set()
+        stopRequested.set(true)
     }
 
     /// Produces until the source ends (without `loop`), `limit` or `duration` is reached, or
@@ -102,7 +103,7 @@ public final class Replayer: Sendable {
 /// The state of one `Replayer.run`: what was sent, the schedule, and when to stop.
 private struct ReplayLoop {
     let configuration: ReplayConfiguration
-    let stopRequested: ProtectedFlag
+    let stopRequested: Locked<Bool>
     let producer: KafkaProducer
     let baseline: DeliveryStatistics
     let start = ContinuousClock.now
@@ -124,7 +125,7 @@ private struct ReplayLoop {
     /// Unpaced, the clock is read once per this many events to notice stop, deadline and progress.
     private static let unpacedCheckInterval = 256
 
-    init(configuration: ReplayConfiguration, stopRequested: ProtectedFlag, producer: KafkaProducer,
+    init(configuration: ReplayConfiguration, stopRequested: Locked<Bool>, producer: KafkaProducer,
          baseline: DeliveryStatistics) {
         self.configuration = configuration
         self.stopRequested = stopRequested
@@ -167,7 +168,7 @@ private struct ReplayLoop {
     private mutating func checkpoint(progress: (ReplayProgress) -> Void) -> Bool {
         while true {
             let now = ContinuousClock.now
-            if stopRequested.isSet {
+            if stopRequested.value {
                 stopReason = .stopped
                 return false
             }

@@ -1,4 +1,9 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One SQLite connection. It owns its `sqlite3*` and closes it in `deinit`.
 ///
@@ -17,46 +22,102 @@ public final class Database {
         case readOnly
     }
 
-    public let path: String
-    public let mode: Mode
-    let handle: OpaquePointer
+    public private(set) var path: String
+    public private(set) var mode: Mode
+    private(set) var handle: OpaquePointer
+    private var configuration: DatabaseConfiguration
     private var statementCache: [String: Statement] = [:]
+    /// Read-only connections only: opened with `immutable=1` because SQLite could not make the
+    /// wal-index (`-shm`) file — a full disk — while no write-ahead log held anything.
+    private var isImmutable = false
+    /// An empty in-memory stand-in for a file that does not exist yet (see `standIn`): the
+    /// path it stands in for.
+    private var standsInFor: String?
 
     /// Opens (or, in `.readWrite` mode, creates) the database at `path` and applies `configuration`.
     ///
     /// Opening fails with `SQLiteError` of kind `.cannotOpen` when the file or its directory is
     /// unusable, and of kind `.corrupt` when the file is not an SQLite database.
+    ///
+    /// A read-only connection writes nothing and needs no free space: it never changes the
+    /// journal mode, and when SQLite cannot create or size the `-shm` file of a WAL database
+    /// (a full disk: `SQLITE_IOERR_SHMSIZE`, `SQLITE_FULL`) while the `-wal` file is absent or
+    /// empty — so the database file holds every commit — it opens the file `immutable`
+    /// ("SQLite … assumes that the database file cannot be changed", sqlite.org/uri.html), which
+    /// needs no `-shm`. Once a writer is back (a `-wal` file appears) the next read transaction
+    /// reopens it normally, so nothing a writer commits later goes unseen.
     public init(path: String, mode: Mode = .readWrite, configuration: DatabaseConfiguration = .default) throws {
         self.path = path
         self.mode = mode
-        let access = mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-        var connection: OpaquePointer?
-        let code = sqlite3_open_v2(path, &connection, access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
-        guard code == SQLITE_OK, let connection else {
-            // sqlite3_open_v2 allocates a handle even on failure, to carry the message.
-            let error = makeError(code, connection, "open \(path)")
-            sqlite3_close_v2(connection)
-            throw error
+        self.configuration = configuration
+        do {
+            handle = try Self.connect(path: path, mode: mode, immutable: false, configuration: configuration)
+        } catch let error as SQLiteError where mode == .readOnly && error.mayNeedSpace && !Self.walHasContent(path) {
+            handle = try Self.connect(path: path, mode: mode, immutable: true, configuration: configuration)
+            isImmutable = true
         }
-        handle = connection
-        // From here on deinit closes the handle if configuration fails.
-        try applyConfiguration(configuration)
+    }
+
+    /// An empty in-memory database that `prepare` gives the file's schema, standing in for a
+    /// read-only connection to `path`, which does not exist and cannot be created for lack of
+    /// space: no file means no data yet, which is what the stand-in answers. Once the file
+    /// exists and has content, the next read transaction opens it instead.
+    public static func standIn(for path: String, configuration: DatabaseConfiguration = .default,
+                               prepare: (Database) throws -> Void) throws -> Database {
+        var inMemory = configuration
+        inMemory.journalMode = .memory
+        let database = try Database(path: ":memory:", mode: .readWrite, configuration: inMemory)
+        try prepare(database)
+        database.standsInFor = path
+        database.path = path
+        database.mode = .readOnly
+        database.configuration = configuration
+        return database
     }
 
     deinit {
         // Finalize cached statements first so that the connection closes now rather than
         // lingering as a "zombie" until they are freed (sqlite3_close_v2 allows either).
         statementCache.removeAll()
-        sqlite3_close_v2(handle)
+        if !handedOver { sqlite3_close_v2(handle) }
     }
 
-    /// The one place where configuration becomes PRAGMAs.
-    private func applyConfiguration(_ configuration: DatabaseConfiguration) throws {
-        sqlite3_busy_timeout(handle, configuration.busyTimeoutMilliseconds)
+    /// Set when another `Database` took over this one's handle.
+    private var handedOver = false
+
+    /// Opens and configures one connection; closes it again if configuring fails.
+    private static func connect(path: String, mode: Mode, immutable: Bool,
+                                configuration: DatabaseConfiguration) throws -> OpaquePointer {
+        let access = mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let name = immutable ? "file:\(uriEscaped(path))?immutable=1" : path
+        var connection: OpaquePointer?
+        let code = sqlite3_open_v2(name, &connection,
+                                   access | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (immutable ? SQLITE_OPEN_URI : 0), nil)
+        guard code == SQLITE_OK, let connection else {
+            // sqlite3_open_v2 allocates a handle even on failure, to carry the message.
+            let error = makeError(code, connection, "open \(path)")
+            sqlite3_close_v2(connection)
+            throw error
+        }
+        do {
+            try applyConfiguration(configuration, to: connection, mode: mode, path: path)
+        } catch {
+            sqlite3_close_v2(connection)
+            throw error
+        }
+        return connection
+    }
+
+    /// The one place where configuration becomes PRAGMAs. Nothing here writes to a read-only
+    /// connection's file: the journal mode is set by writers only.
+    private static func applyConfiguration(_ configuration: DatabaseConfiguration, to connection: OpaquePointer,
+                                           mode: Mode, path: String) throws {
+        sqlite3_busy_timeout(connection, configuration.busyTimeoutMilliseconds)
         if mode == .readWrite {
             // The mode is persistent in the file; the pragma answers the mode in effect.
             let requested = configuration.journalMode.rawValue
-            let effective = try makeStatement("PRAGMA journal_mode = \(requested)").singleString()
+            let effective = try Statement(connection: connection, sql: "PRAGMA journal_mode = \(requested)", persistent: false)
+                .singleString()
             if effective?.lowercased() != requested {
                 throw SQLiteError(extendedCode: SQLITE_ERROR, message: "journal_mode is \(effective ?? "unknown"), not \(requested)",
                                   operation: "PRAGMA journal_mode = \(requested) on \(path)")
@@ -69,10 +130,63 @@ public final class Database {
             PRAGMA journal_size_limit = \(configuration.journalSizeLimitBytes);
             PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages);
             PRAGMA temp_store = \(configuration.temporaryStorageInMemory ? "MEMORY" : "DEFAULT");
-            """)
+            """, on: connection)
         // Reading the schema makes a file that is not a database fail here, with SQLITE_NOTADB,
         // rather than at the first query.
-        _ = try makeStatement("SELECT count(*) FROM sqlite_schema").singleInt64()
+        _ = try Statement(connection: connection, sql: "SELECT count(*) FROM sqlite_schema", persistent: false).singleInt64()
+    }
+
+    /// An immutable connection whose file has a writer again (a `-wal` file exists) becomes a
+    /// normal read-only one. If that still fails, it stays immutable only while the log is
+    /// empty — otherwise it would miss commits — and the failure is thrown.
+    private func leaveImmutableIfWriterIsBack() throws {
+        if let file = standsInFor {
+            var status = stat()
+            guard stat(file, &status) == 0, status.st_size > 0 else { return }
+            let real = try Database(path: file, mode: .readOnly, configuration: configuration)
+            statementCache.removeAll()
+            sqlite3_close_v2(handle)
+            // Take over the real connection's handle; `real` must not close it.
+            handle = real.handle
+            isImmutable = real.isImmutable
+            real.statementCache.removeAll()
+            real.handedOver = true
+            standsInFor = nil
+            return
+        }
+        guard isImmutable, Self.walExists(path) else { return }
+        do {
+            let fresh = try Self.connect(path: path, mode: mode, immutable: false, configuration: configuration)
+            statementCache.removeAll()
+            sqlite3_close_v2(handle)
+            handle = fresh
+            isImmutable = false
+        } catch {
+            if Self.walHasContent(path) { throw error }
+        }
+    }
+
+    private static func walExists(_ path: String) -> Bool {
+        access(path + "-wal", F_OK) == 0
+    }
+
+    private static func walHasContent(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path + "-wal", &status) == 0 && status.st_size > 0
+    }
+
+    /// `path` as the path of a `file:` URI: `%`, `?` and `#` escaped (sqlite.org/uri.html).
+    private static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 
     // MARK: Statements
@@ -99,12 +213,16 @@ public final class Database {
 
     /// Runs one or more SQL statements that return no rows (schema scripts, PRAGMAs).
     public func execute(_ sql: String) throws {
+        try Self.execute(sql, on: handle)
+    }
+
+    private static func execute(_ sql: String, on connection: OpaquePointer) throws {
         var message: UnsafeMutablePointer<CChar>?
-        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        let code = sqlite3_exec(connection, sql, nil, nil, &message)
         if code != SQLITE_OK {
             let text = message.map { String(cString: $0) }
             sqlite3_free(message)
-            var error = makeError(code, handle, sql)
+            var error = makeError(code, connection, sql)
             if let text { error.message = text }
             throw error
         }
@@ -130,6 +248,7 @@ public final class Database {
     /// reuse), `body` simply runs in it: it reads that snapshot, which is what it asked for.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         if isInTransaction { return try body(self) }
+        try leaveImmutableIfWriterIsBack()
         try cachedStatement("BEGIN DEFERRED").execute()
         return try finishTransaction(body)
     }
@@ -138,6 +257,7 @@ public final class Database {
     /// they share one snapshot and skip WAL read-lock system calls per statement.
     public func beginRead() throws {
         guard !isInTransaction else { return }
+        try leaveImmutableIfWriterIsBack()
         try cachedStatement("BEGIN DEFERRED").execute()
     }
 

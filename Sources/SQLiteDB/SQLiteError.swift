@@ -57,6 +57,10 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// the request: a server should answer "service unavailable" rather than "bad request".
     public var isUnavailable: Bool { kind != .constraint && kind != .other }
 
+    /// True for the failures a lack of free space causes: a full disk, or the operating system
+    /// refusing to create or grow a file.
+    public var mayNeedSpace: Bool { kind == .diskFull || kind == .ioError || kind == .cannotOpen }
+
     public var description: String {
         let name = String(cString: sqlite3_errstr(extendedCode))
         return "SQLite error \(extendedCode) (\(name)): \(message) — while: \(operation)"

@@ -2,8 +2,9 @@ import Archive
 import ArgumentParser
 import Foundation
 import Logging
+import Runtime
 
-struct ArchiveCommand: ParsableCommand {
+struct ArchiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "archive",
         abstract: "Write every event of a Kafka topic, as received, into hourly event-log files for batch.",
@@ -14,8 +15,9 @@ struct ArchiveCommand: ParsableCommand {
 
         Files are fsynced before offsets are committed to the consumer group, so a crash repeats \
         events (batch de-duplicates them) and loses none. Messages that are not valid events are \
-        written to the hour of their Kafka timestamp, where batch counts them as rejected. Runs \
-        until SIGINT/SIGTERM, then syncs, commits and exits 0.
+        written to the hour of their Kafka timestamp, where batch counts them as rejected. A file \
+        that cannot be written (a full disk) stops commits; the archiver then starts again after a \
+        growing delay, from the last commit. Runs until SIGINT/SIGTERM, then syncs, commits and exits 0.
         """)
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
@@ -52,30 +54,29 @@ struct ArchiveCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        Bootstrap.blockTerminationSignals()
+    func run() async throws {
         let logger = Bootstrap.logging(level: logLevel)
+        _ = Bootstrap.metrics()
+        let health = ComponentHealth(logger: logger)
         var configuration = ArchiverConfiguration(bootstrapServers: brokers, topic: topic, groupID: group, logRoot: logs)
         configuration.allowedLateness = .seconds(allowedLatenessSeconds)
         configuration.commitInterval = .milliseconds(commitIntervalMs)
-        let archiver: Archiver
+        let archivers: ArchiverSupply
         do {
-            archiver = try Archiver(configuration: configuration, logger: logger)
-            // A loop that fails on its own wakes the wait below, like a signal would.
-            try archiver.start { failure in
-                if failure != nil { kill(getpid(), SIGTERM) }
-            }
+            let configuration = configuration
+            let first = try await BlockingThread.run(name: "connect") { try Archiver(configuration: configuration, logger: logger) }
+            archivers = ArchiverSupply(first: first, configuration: configuration, logger: logger)
         } catch {
             throw CommandFailure("archive: cannot start: \(error)")
         }
-        let signal = Bootstrap.waitForTermination()
-        logger.info("stopping", metadata: ["signal": "\(signal)"])
         do {
-            try archiver.stop()
+            try await Bootstrap.runServices([
+                ComponentService("archiver", health: health, restart: RestartPolicy(), logger: logger) { try archivers.next() },
+            ], logger: logger)
         } catch {
             throw CommandFailure("archive failed: \(error)")
         }
-        let status = archiver.status()
+        let status = archivers.current.status()
         logger.info("archive stopped", metadata: [
             "archive.events": "\(status.eventsArchived)", "archive.late_events": "\(status.lateEvents)",
             "archive.invalid_messages": "\(status.invalidMessages)", "archive.closed_hours": "\(status.closedHours)",

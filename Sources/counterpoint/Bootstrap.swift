@@ -1,10 +1,15 @@
+import Archive
 import Foundation
 import Logging
 import Metrics
 import Prometheus
+import Reader
+import Realtime
+import Runtime
+import ServiceLifecycle
 
 /// Process-wide set-up that only the executable does: where logs go, which metrics
-/// backend records, and how the process waits for SIGINT/SIGTERM.
+/// backend records, and the one way a command runs its services until SIGINT/SIGTERM.
 enum Bootstrap {
     /// Logs to stderr, one line per event, with structured metadata.
     static func logging(level: String) -> Logger {
@@ -26,7 +31,9 @@ enum Bootstrap {
             .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
             .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
         ]
-        MetricsSystem.bootstrap(factory)
+        let help = RealtimeConsumer.metricHelp.merging(Archiver.metricHelp) { $1 }
+            .merging(ReaderServer.metricHelp) { $1 }.merging(ComponentHealth.metricHelp) { $1 }
+        MetricsSystem.bootstrap(HelpfulMetricsFactory(prometheus: factory, help: help))
         return {
             var buffer: [UInt8] = []
             registry.emit(into: &buffer)
@@ -34,25 +41,14 @@ enum Bootstrap {
         }
     }
 
-    /// Blocks the calling thread until SIGINT or SIGTERM arrives; returns the signal.
-    @discardableResult
-    static func waitForTermination() -> Int32 {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
-        var received: Int32 = 0
-        sigwait(&signals, &received)
-        return received
-    }
-
-    /// Blocks SIGINT/SIGTERM in this thread and every thread started after, so that only
-    /// `waitForTermination` receives them. Call first thing in a long-running command.
-    static func blockTerminationSignals() {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    /// Runs `services` as one `ServiceGroup` until they end or SIGINT/SIGTERM arrives: started
+    /// in order, stopped in reverse order, each waited for before the next stops (so list the
+    /// embedded broker first and its clients after it). Throws the first failure.
+    static func runServices(_ services: [ComponentService], logger: Logger) async throws {
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services.map(\.configuration),
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
     }
 }

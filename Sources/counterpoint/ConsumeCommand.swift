@@ -2,8 +2,9 @@ import ArgumentParser
 import CounterStore
 import Foundation
 import Realtime
+import Runtime
 
-struct ConsumeCommand: ParsableCommand {
+struct ConsumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "consume",
         abstract: "The realtime layer: count plays from Kafka into the realtime store.",
@@ -11,7 +12,8 @@ struct ConsumeCommand: ParsableCommand {
         Joins the consumer group on the topic, counts plays per track and UTC hour in memory and
         flushes the counts and each partition's next offset in one transaction every
         --flush-interval-ms. On assignment every partition resumes at the offset stored with the
-        counts, so a restart after a crash neither loses nor double-counts a play. Runs until
+        counts, so a restart after a crash neither loses nor double-counts a play. A flush the
+        store refuses (a full disk) is retried, re-reading from the stored offsets. Runs until
         SIGINT/SIGTERM, then flushes and exits 0.
         """)
 
@@ -51,10 +53,10 @@ struct ConsumeCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        Bootstrap.blockTerminationSignals()
+    func run() async throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         _ = Bootstrap.metrics()
+        let health = ComponentHealth(logger: logger)
         var configuration = RealtimeConfiguration(bootstrapServers: resolvedBrokers,
                                                   location: StoreLocation(directory: common.dataDirectory))
         configuration.topic = topic
@@ -63,42 +65,25 @@ struct ConsumeCommand: ParsableCommand {
         configuration.sessionTimeoutMilliseconds = sessionTimeoutMs
         // Three heartbeats per session timeout, as Kafka recommends, and no slower than its default.
         configuration.heartbeatIntervalMilliseconds = min(3_000, sessionTimeoutMs / 3)
+        configuration.health = health
 
         let consumer: RealtimeConsumer
         do {
-            consumer = try RealtimeConsumer(configuration: configuration, logger: logger)
-            try consumer.start()
+            let configuration = configuration
+            consumer = try await BlockingThread.run(name: "connect") { try RealtimeConsumer(configuration: configuration, logger: logger) }
         } catch {
             throw CommandFailure("consume: \(error)")
         }
-        print("counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)")
-        fflush(nil)
-
-        // Wake up now and then to notice a consumer that ended by itself (a store failure).
-        while !consumer.hasEnded {
-            if let signal = Bootstrap.waitForTermination(timeout: .milliseconds(200)) {
-                logger.info("stopping", metadata: ["signal": "\(signal)"])
-                break
-            }
-        }
+        let announcement = "counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)"
         do {
-            try consumer.stop()
+            try await Bootstrap.runServices([
+                ComponentService("consumer", component: consumer, health: health, logger: logger) {
+                    print(announcement)
+                    fflush(nil)
+                },
+            ], logger: logger)
         } catch {
             throw CommandFailure("consume: \(error)")
         }
-    }
-}
-
-extension Bootstrap {
-    /// Like `waitForTermination`, but gives up after `timeout`; nil when no signal came.
-    static func waitForTermination(timeout: Duration) -> Int32? {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGINT)
-        sigaddset(&signals, SIGTERM)
-        let (seconds, attoseconds) = timeout.components
-        var limit = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        let received = sigtimedwait(&signals, nil, &limit)
-        return received > 0 ? received : nil
     }
 }

@@ -1,13 +1,16 @@
 import Foundation
+import Synchronization
 
 /// A progress line on stderr, redrawn in place — only when stderr is a terminal, so logs
 /// and pipes never fill with carriage returns.
-final class ProgressLine: @unchecked Sendable {
-    // @unchecked: `lastDraw` and `drawn` are only touched under `lock`.
-    private let lock = NSLock()
+final class ProgressLine: Sendable {
+    private struct Drawing {
+        var lastDraw = ContinuousClock.now - .seconds(1)
+        var drawn = false
+    }
+
     private let enabled: Bool
-    private var lastDraw = ContinuousClock.now - .seconds(1)
-    private var drawn = false
+    private let state = Mutex(Drawing())
 
     init(enabled: Bool = true) {
         self.enabled = enabled && isatty(STDERR_FILENO) == 1
@@ -15,20 +18,20 @@ final class ProgressLine: @unchecked Sendable {
 
     func update(_ text: String) {
         guard enabled else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        let now = ContinuousClock.now
-        guard now - lastDraw >= .milliseconds(200) else { return }
-        lastDraw = now
-        drawn = true
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        state.withLock { state in
+            let now = ContinuousClock.now
+            guard now - state.lastDraw >= .milliseconds(200) else { return }
+            state.lastDraw = now
+            state.drawn = true
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        }
     }
 
     func finish() {
-        lock.lock()
-        defer { lock.unlock() }
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        drawn = false
+        state.withLock { state in
+            if state.drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            state.drawn = false
+        }
     }
 }
 

@@ -3,8 +3,9 @@ import Foundation
 import Kafka
 import Logging
 import Replay
+import Runtime
 
-struct ReplayCommand: ParsableCommand {
+struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Load test: produce the events of log files into Kafka at a target rate, and report how it went.",
@@ -86,14 +87,12 @@ struct ReplayCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        // Before librdkafka starts its threads, so that they inherit the mask and only the
-        // signal thread below receives SIGINT/SIGTERM.
-        Bootstrap.blockTerminationSignals()
+    func run() async throws {
         let logger = Bootstrap.logging(level: logLevel)
         let source: ReplaySource
         do {
-            source = try ReplaySource.logs(at: logs)
+            let logs = self.logs
+            source = try await BlockingThread.run(name: "open") { try ReplaySource.logs(at: logs) }
         } catch {
             throw CommandFailure("replay: \(error)")
         }
@@ -105,8 +104,11 @@ struct ReplayCommand: ParsableCommand {
         producerConfiguration.compression = KafkaProducerConfiguration.Compression(rawValue: compression) ?? .none
         let producer: KafkaProducer
         do {
-            producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
-        } catch {
+            let producerConfiguration = producerConfiguration
+            producer = try await BlockingThread.run(name: "connect") {
+                try KafkaProducer(configuration: producerConfiguration, logger: logger)
+            }
+        } catch let error as KafkaError {
             throw CommandFailure("replay: \(error.message) (\(error.name))")
         }
 
@@ -116,23 +118,24 @@ struct ReplayCommand: ParsableCommand {
         configuration.duration = durationSeconds.map { .milliseconds(Int64($0 * 1000)) }
         configuration.limit = eventLimit
         let replayer = Replayer(source: source, producer: producer, configuration: configuration, logger: logger)
-        Thread {
-            let signal = Bootstrap.waitForTermination()
-            logger.info("stopping replay", metadata: ["signal": "\(signal)"])
-            replayer.stop()
-        }.start()
-
         let progress = ProgressLine(enabled: !json)
-        let summary: ReplaySummary
-        do {
-            summary = try replayer.run { step in
+        // SIGINT/SIGTERM stops the replay early, after its final flush; it ends by itself at
+        // --duration or --limit, which ends the group.
+        let job = BlockingJob(name: "replay", work: {
+            try replayer.run { step in
                 progress.update("replay: \(step.events.formatted()) events, " +
                                 "\(Int(step.eventsPerSecond.rounded()).formatted()) events/s, " +
                                 "\(step.delivered.formatted()) delivered, \(step.failed.formatted()) failed")
             }
+        }, requestStop: { replayer.stop() })
+        let summary: ReplaySummary
+        do {
+            try await Bootstrap.runServices(
+                [ComponentService("replay", component: job, health: ComponentHealth(logger: logger), logger: logger)], logger: logger)
+            summary = try await job.outcome.result.get()
         } catch {
             progress.finish()
-            throw CommandFailure("replay failed: \(error)")
+            throw CommandFailure("replay failed: \((error as? ComponentFailure)?.underlying ?? error)")
         }
         progress.finish()
         if json {

@@ -10,7 +10,7 @@ import Logging
 import Reader
 import Realtime
 import Replay
-import ServiceLifecycle
+import Runtime
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -72,51 +72,100 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         let exposition = Bootstrap.metrics()
-        let location = StoreLocation(directory: common.dataDirectory)
         let logDirectory = logs ?? Environment.optionalString("logs")
             ?? (common.dataDirectory as NSString).appendingPathComponent("logs")
 
-        // The broker: the one given, or an embedded one that lives as long as the process.
+        // The broker: the one given, or an embedded one that outlives every client of it.
         var embedded: KafkaMockCluster?
         let bootstrapServers: String
         if let given = brokers ?? Environment.optionalString("brokers") {
             bootstrapServers = given
         } else {
-            let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
-            try cluster.createTopic(topic, partitions: partitions)
+            let (topic, partitions) = (topic, partitions)
+            let cluster = try await BlockingThread.run(name: "broker") {
+                let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+                try cluster.createTopic(topic, partitions: partitions)
+                return cluster
+            }
             embedded = cluster
             bootstrapServers = cluster.bootstrapServers
             print("counterpoint: embedded Kafka broker on \(bootstrapServers), topic \(topic) with \(partitions) partitions")
         }
+        if demo {
+            let command = self
+            try await BlockingThread.run(name: "demo-history") { try command.generateHistory(into: logDirectory, logger: logger) }
+        }
 
-        if demo { try generateHistory(into: logDirectory, logger: logger) }
-        let batchRunner = ScheduledBatch(logDirectory: logDirectory, location: location, logger: logger)
-        batchRunner.runOnce()
+        // Every client of the broker lives inside this call: when it returns they have stopped
+        // (in reverse order of the service list) and been released, so the embedded broker goes
+        // last and no client logs a broker that went away.
+        var failure: (any Error)?
+        do {
+            try await runComponents(bootstrapServers: bootstrapServers, embedded: embedded != nil, logDirectory: logDirectory,
+                                    exposition: exposition, logger: logger)
+        } catch {
+            failure = error
+        }
+        embedded = nil
+        if let failure { throw failure }
+        logger.info("stopped")
+    }
+
+    /// Builds the components, runs them as one `ServiceGroup` until SIGINT/SIGTERM or a failure
+    /// they cannot recover from, and returns once all have stopped.
+    private func runComponents(bootstrapServers: String, embedded: Bool, logDirectory: String,
+                               exposition: @escaping @Sendable () -> String, logger: Logger) async throws {
+        // Opening stores and reaching the broker block: off the cooperative pool.
+        let command = self
+        let services = try await BlockingThread.run(name: "build") {
+            try command.buildComponents(bootstrapServers: bootstrapServers, embedded: embedded, logDirectory: logDirectory,
+                                        exposition: exposition, logger: logger)
+        }
+        do {
+            try await Bootstrap.runServices(services, logger: logger)
+        } catch {
+            throw CommandFailure("run: \(error)")
+        }
+    }
+
+    /// The components of `run`, as services in start order.
+    private func buildComponents(bootstrapServers: String, embedded: Bool, logDirectory: String,
+                                 exposition: @escaping @Sendable () -> String,
+                                 logger: Logger) throws -> [ComponentService] {
+        let location = StoreLocation(directory: common.dataDirectory)
+        let health = ComponentHealth(logger: logger)
+        let batch = ScheduledBatch(logDirectory: logDirectory, location: location, interval: .seconds(batchIntervalSeconds),
+                                   health: health, name: "scheduled batch", logger: logger)
+        batch.runOnce()
 
         var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, location: location)
         realtimeConfiguration.topic = topic
         realtimeConfiguration.flushInterval = .milliseconds(flushIntervalMs)
+        realtimeConfiguration.health = health
         // The embedded broker holds an empty fetch for the whole wait even when events arrive.
-        if embedded != nil { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+        if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
 
         var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: topic, logRoot: logDirectory)
         archiveConfiguration.allowedLateness = .seconds(allowedLatenessSeconds)
-        if embedded != nil { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
-        let archiver = try Archiver(configuration: archiveConfiguration, logger: logger)
+        if embedded { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+        // Made now so that a bad configuration fails at start; after a failure (a full disk) a
+        // new one resumes from the last committed offsets.
+        let archivers = ArchiverSupply(first: try Archiver(configuration: archiveConfiguration, logger: logger),
+                                       configuration: archiveConfiguration, logger: logger)
 
         var readerConfiguration = reader.readerConfiguration(location: location, metricsExposition: exposition)
-        readerConfiguration.liveStatus = { LiveStatus(consumer.status(), archive: archiver.status()) }
+        readerConfiguration.liveStatus = { LiveStatus(consumer.status(), archive: archivers.current.status()) }
+        readerConfiguration.health = health
         let server = try ReaderServer(configuration: readerConfiguration, logger: logger)
 
-        var services: [ComponentService] = [
-            ComponentService("consumer", start: { try consumer.start() }, stop: { try consumer.stop() },
-                             failure: { consumer.failure }),
-            ComponentService("archiver", start: { try archiver.start() }, stop: { try archiver.stop() }),
-            ComponentService("reader", start: {}, stop: { server.stop() }),
+        // Started in this order, stopped in the reverse one: the reader and the producer first,
+        // then the scheduled batch, the archiver and the consumer, each after the one before.
+        var services = [
+            ComponentService("consumer", component: consumer, health: health, logger: logger),
+            ComponentService("archiver", health: health, restart: RestartPolicy(), logger: logger) { try archivers.next() },
+            ComponentService("scheduled batch", component: batch, health: health, logger: logger),
         ]
-        let schedule = PeriodicTask(every: .seconds(batchIntervalSeconds)) { batchRunner.runOnce() }
-        services.append(ComponentService("scheduled batch", start: { schedule.start() }, stop: { schedule.stop() }))
         if demo && demoRate > 0 {
             var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
             producerConfiguration.clientID = "counterpoint-demo"
@@ -125,19 +174,16 @@ struct RunCommand: AsyncParsableCommand {
             producerConfiguration.lingerMilliseconds = 200
             let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
             let traffic = DemoTraffic(producer: producer, topic: topic, rate: demoRate, logger: logger)
-            services.append(ComponentService("demo traffic", start: { traffic.start() }, stop: { _ = traffic.stop() }))
+            services.append(ComponentService("demo traffic", component: traffic, health: health, logger: logger))
         }
-
-        announce(server, host: reader.listen.host)
-        print("counterpoint: dashboard at http://\(reader.listen.host):\(server.port)/ — Ctrl-C stops")
-        fflush(nil)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0, serviceName: $0.description) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
-        try await group.run()
-        withExtendedLifetime(embedded) {}
-        logger.info("stopped")
+        let host = reader.listen.host
+        // Announced last, once every other component has started, inside the group.
+        services.append(ComponentService("reader", component: server, health: health, logger: logger) {
+            announce(server, host: host)
+            print("counterpoint: dashboard at http://\(host):\(server.port)/ — Ctrl-C stops")
+            fflush(nil)
+        })
+        return services
     }
 
     /// 48 hours of closed history ending at the current hour, which the first batch run covers.
@@ -156,26 +202,32 @@ struct RunCommand: AsyncParsableCommand {
     }
 }
 
-/// The batch layer on a schedule: each run rebuilds every closed hour of the log directory.
-/// A run with nothing closed yet does nothing; a failed run is logged and changes nothing.
-struct ScheduledBatch: Sendable {
-    let logDirectory: String
-    let location: StoreLocation
-    let logger: Logger
+/// The archivers of `run` and `archive`: the one made at start, then a new one after each
+/// failure (an archiver runs once), each resuming from the group's committed offsets.
+final class ArchiverSupply: Sendable {
+    private let state: Locked<(current: Archiver, unused: Bool)>
+    private let configuration: ArchiverConfiguration
+    private let logger: Logger
 
-    func runOnce() {
-        guard FileManager.default.fileExists(atPath: logDirectory) else { return }
-        do {
-            let summary = try BatchJob.run(BatchConfiguration(logPaths: [logDirectory], location: location), logger: logger)
-            logger.info("scheduled batch finished", metadata: [
-                "batch.hours": "\(summary.hours)", "batch.counted": "\(summary.counted)",
-                "batch.seconds": "\(summary.seconds)",
-            ])
-        } catch BatchError.noClosedHours {
-            logger.debug("scheduled batch: no closed hours yet")
-        } catch {
-            logger.warning("scheduled batch failed; the batch store is unchanged", metadata: ["error": "\(error)"])
+    init(first: Archiver, configuration: ArchiverConfiguration, logger: Logger) {
+        state = Locked((first, true))
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The archiver running now, or the last one.
+    var current: Archiver { state.withLock { $0.current } }
+
+    func next() throws -> Archiver {
+        if let first = state.withLock({ state -> Archiver? in
+            defer { state.unused = false }
+            return state.unused ? state.current : nil
+        }) {
+            return first
         }
+        let fresh = try Archiver(configuration: configuration, logger: logger)
+        state.withLock { $0.current = fresh }
+        return fresh
     }
 }
 

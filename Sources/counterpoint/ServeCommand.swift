@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import Logging
 import Reader
+import Runtime
 
 /// `--listen HOST:PORT` (IPv6 hosts in brackets: `[::1]:8080`).
 struct ListenAddress: ExpressibleByArgument, CustomStringConvertible {
@@ -59,7 +60,7 @@ struct ReaderOptions: ParsableArguments {
     }
 }
 
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Answer dashboards over HTTP: merged counts, timelines, top tracks, status and metrics.",
@@ -71,23 +72,23 @@ struct ServeCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var reader: ReaderOptions
 
-    func run() throws {
-        Bootstrap.blockTerminationSignals()
+    func run() async throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         let exposition = Bootstrap.metrics()
         let server: ReaderServer
         do {
-            server = try ReaderServer(
-                configuration: reader.readerConfiguration(location: StoreLocation(directory: common.dataDirectory),
-                                                          metricsExposition: exposition),
-                logger: logger)
+            let configuration = reader.readerConfiguration(location: StoreLocation(directory: common.dataDirectory),
+                                                           metricsExposition: exposition)
+            server = try await BlockingThread.run(name: "open") { try ReaderServer(configuration: configuration, logger: logger) }
         } catch {
             throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
         }
-        announce(server, host: reader.listen.host)
-        let signal = Bootstrap.waitForTermination()
-        logger.info("stopping", metadata: ["signal": "\(signal)"])
-        server.stop()
+        let host = reader.listen.host
+        try await Bootstrap.runServices([
+            ComponentService("reader", component: server, health: ComponentHealth(logger: logger), logger: logger) {
+                announce(server, host: host)
+            },
+        ], logger: logger)
     }
 }
 

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Logging
+import Runtime
 
 /// A member of a consumer group that hands batches of borrowed messages to a handler.
 ///

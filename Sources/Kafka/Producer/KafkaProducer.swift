@@ -1,4 +1,5 @@
 import Logging
+import Runtime
 
 /// Produces messages to Kafka without blocking, applying backpressure instead of dropping.
 ///
@@ -13,7 +14,7 @@ public final class KafkaProducer: Sendable {
     /// Apart from `statistics`, so that `send` does not contend with delivery reports.
     private let enqueued = Locked(0)
     private let pollerStopped = Locked(false)
-    private let poller: DedicatedThread
+    private let poller: BlockingThread
     private let logger: Logger
 
     public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
@@ -28,7 +29,7 @@ public final class KafkaProducer: Sendable {
         self.client = client
         self.statistics = statistics
         self.logger = logger
-        self.poller = DedicatedThread {
+        self.poller = BlockingThread(name: "rdk-producer") {
             while !stopped.withLock({ $0 }) {
                 client.poll(timeout: .milliseconds(100))
             }

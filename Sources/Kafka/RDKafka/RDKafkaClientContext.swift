@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import Runtime
 
 /// What librdkafka's callbacks reach through the configuration's opaque pointer.
 ///

@@ -1,0 +1,46 @@
+import Foundation
+
+/// An OS thread of its own for blocking work — librdkafka polls, SQLite writes, file I/O,
+/// sleeping loops — so that none of it ever occupies a thread of Swift's cooperative pool.
+/// `join()` (or `await joined()`) waits for the body to return; the owner makes the body
+/// return by its own means first (a stop flag, a wake-up).
+public final class BlockingThread: Sendable {
+    private let finished = Completion<Void>()
+
+    /// Starts `body` at once on a new thread named `name` (Linux keeps 15 characters; `ps -L`,
+    /// `top -H`, perf and the load test show it). `stackSize` in bytes, nil for the default.
+    public init(name: String, stackSize: Int? = nil, body: @escaping @Sendable () -> Void) {
+        let finished = self.finished
+        let thread = Thread {
+            // Named from inside: on Linux a name set before start() is not applied.
+            Thread.current.name = name
+            body()
+            finished.succeed()
+        }
+        if let stackSize { thread.stackSize = stackSize }
+        thread.start()
+    }
+
+    /// Blocks until the body has returned.
+    public func join() {
+        _ = finished.wait()
+    }
+
+    /// Suspends the task, not a thread, until the body has returned.
+    public func joined() async {
+        _ = await finished.result
+    }
+
+    /// Whether the body has returned.
+    public var hasFinished: Bool { finished.finished != nil }
+
+    /// Runs `body` on a thread of its own and awaits its result: how async code calls
+    /// something that blocks.
+    public static func run<Value: Sendable>(
+        name: String, _ body: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        let outcome = Completion<Value>()
+        _ = BlockingThread(name: name) { outcome.complete(Result { try body() }) }
+        return try await outcome.result.get()
+    }
+}

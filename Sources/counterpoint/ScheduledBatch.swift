@@ -1,0 +1,66 @@
+import BatchJob
+import CounterStore
+import Foundation
+import Logging
+import Runtime
+
+/// The batch layer on a schedule, for `run`: each run rebuilds every closed hour of the log
+/// directory that changed. A run with nothing closed yet does nothing; a failed run changes
+/// nothing, reports the component degraded with its reason until a run succeeds again, and
+/// the next run comes at the next interval. `stop()` waits for a run under way.
+final class ScheduledBatch: BlockingComponent {
+    let ended = Completion<Void>()
+    private let logDirectory: String
+    private let location: StoreLocation
+    private let interval: Duration
+    private let health: ComponentHealth
+    private let name: String
+    private let logger: Logger
+    private let schedule = Locked<PeriodicThread?>(nil)
+
+    init(logDirectory: String, location: StoreLocation, interval: Duration, health: ComponentHealth, name: String,
+         logger: Logger) {
+        self.logDirectory = logDirectory
+        self.location = location
+        self.interval = interval
+        self.health = health
+        self.name = name
+        self.logger = logger
+    }
+
+    func start() {
+        schedule.withLock { schedule in
+            guard schedule == nil, ended.finished == nil else { return }
+            schedule = PeriodicThread(name: "batch-schedule", every: interval) { [self] in runOnce() }
+        }
+    }
+
+    func stop() {
+        let running = schedule.withLock { $0 }
+        running?.stop()
+        ended.succeed()
+    }
+
+    /// One run; returns whether it succeeded (or had nothing to do).
+    @discardableResult
+    func runOnce() -> Bool {
+        guard FileManager.default.fileExists(atPath: logDirectory) else { return true }
+        do {
+            let summary = try BatchJob.run(BatchConfiguration(logPaths: [logDirectory], location: location), logger: logger)
+            logger.info("scheduled batch finished", metadata: [
+                "batch.hours": "\(summary.hours)", "batch.counted": "\(summary.counted)",
+                "batch.seconds": "\(summary.seconds)",
+            ])
+        } catch BatchError.noClosedHours {
+            logger.debug("scheduled batch: no closed hours yet")
+        } catch {
+            health.update(name, .degraded(reason: "the last scheduled batch failed and changed nothing: \(error)"))
+            return false
+        }
+        // Only a run recovers the component from a failed one, never a state it did not set.
+        if case .degraded = health.reports().first(where: { $0.name == name })?.state {
+            health.update(name, .running)
+        }
+        return true
+    }
+}
