@@ -140,7 +140,8 @@ extension EndToEnd {
                     [...document.querySelectorAll('body *')].filter(e => e.getClientRects().length && e.getBoundingClientRect().right > innerWidth + 0.5 && getComputedStyle(e).visibility !== 'hidden').map(e => e.id || e.className || e.tagName)
                     """) as? [String]
                 #expect(overflowing == [], "elements past the right edge")
-                #expect(try tab.activity().errors.isEmpty)
+                let errors = try tab.activity().errors
+                #expect(errors.isEmpty, "\(errors)")
             }
         }
 
@@ -173,12 +174,57 @@ extension EndToEnd {
                     // Only the clock of the status card may have moved: every number stays.
                     let stripped = { (text: String?) in text?.replacingOccurrences(of: #"as of \d\d:\d\d:\d\d UTC"#, with: "", options: .regularExpression) }
                     #expect(stripped(after) == stripped(before))
-                    #expect(try tab.activity().errors.isEmpty)
+                    let errors = try tab.activity().errors
+                #expect(errors.isEmpty, "\(errors)")
                 } catch {
                     await server.command.killIfRunning()
                     throw error
                 }
                 await server.command.killIfRunning()
+            }
+        }
+
+        /// Where `scripts/screenshots` wants the README's pictures; unset, they stay in the scratch folder.
+        static let screenshotFolder = ProcessInfo.processInfo.environment["STATS_PAGE_SCREENSHOTS"]
+
+        @Test("on `run --demo` the page shows both layers, and full-page PNGs of it at 1280 and 360 px stay small")
+        func demoScreenshots() async throws {
+            try await withTemporaryDirectory { scratch in
+                let run = try RunningCommand([
+                    "run", "--demo", "--demo-events", "100000", "--demo-rate", "200",
+                    "--data-dir", scratch.appendingPathComponent("data").path, "--listen", "127.0.0.1:0",
+                ], scratch: scratch)
+                let browser = try Browser(scratch: scratch)
+                defer { browser.quit() }
+                do {
+                    let (_, port) = try await RunMergeTests.addresses(of: run)
+                    let server = Server(command: run, port: port)
+                    let shots: [(name: String, width: Int, mobile: Bool)] = [("stats-page.png", 1280, false), ("stats-page-360.png", 360, true)]
+                    for shot in shots {
+                        let tab = try browser.openTab(width: shot.width, height: 900, mobile: shot.mobile)
+                        try tab.navigate("http://127.0.0.1:\(port)/#range=48h&step=hour")
+                        // Both layers answered: history rebuilt by the batch, live plays flushed by the consumer.
+                        try await tab.wait(until: """
+                            document.querySelectorAll('#chart-marks rect.m-batch').length > 24 && +document.getElementById('realtime-plays').textContent.replace(/,/g, '') > 0 && !document.getElementById('st-flush').textContent.startsWith('no')
+                            """, timeout: .seconds(60), "both layers")
+                        #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == shot.width)
+                        let height = try tab.evaluate("document.documentElement.scrollHeight") as? Int ?? 900
+                        try tab.resize(width: shot.width, height: height, mobile: shot.mobile)
+                        try await Task.sleep(for: .milliseconds(300))  // one frame after the resize redraws the chart
+                        let png = try tab.screenshot()
+                        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
+                        #expect(png.count < 300_000, "\(shot.name): \(png.count) bytes")
+                        let folder = Self.screenshotFolder.map { URL(fileURLWithPath: $0) } ?? scratch
+                        try png.write(to: folder.appendingPathComponent(shot.name))
+                        let activity = try tab.activity()
+                        #expect(activity.requests.allSatisfy { $0.hasPrefix("http://127.0.0.1:\(port)/") })
+                        #expect(activity.errors.isEmpty, "\(activity.errors)")
+                    }
+                    try await server.stop()
+                } catch {
+                    await run.killIfRunning()
+                    throw error
+                }
             }
         }
     }

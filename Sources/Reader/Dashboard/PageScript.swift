@@ -336,7 +336,7 @@ enum PageScript {
         if (!points.length) { setText($('chart-readout'), 'No buckets in this range.'); return; }
         const p = points[Math.max(0, chart.peak)];
         setText($('chart-readout'), chart.peak >= 0 && p.plays > 0
-          ? `Busiest: ${bucketLabel(p.start, chart.step)} — ${fmt(p.plays)} plays (${SOURCES[p.source] || p.source}). Hover or use the arrow keys for any bucket.`
+          ? `Busiest: ${bucketLabel(p.start, chart.step)} — ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}. Hover, or focus and use the arrow keys, for any bucket.`
           : 'No plays in this range.');
         return;
       }
@@ -413,7 +413,7 @@ enum PageScript {
         let peak = 0;
         heat.buckets.forEach((v, i) => { if (v > heat.buckets[peak]) peak = i; });
         setText($('heat-readout'), heat.buckets[peak] > 0
-          ? `Most plays start ${peak}–${peak + 1} % into the track: ${fmt(heat.buckets[peak])}. Hover or use the arrow keys for any bucket.`
+          ? `Most plays start ${peak}–${peak + 1} % into the track: ${fmt(heat.buckets[peak])}. Hover, or focus and use the arrow keys, for any bucket.`
           : 'No plays with a position in this range.');
         return;
       }

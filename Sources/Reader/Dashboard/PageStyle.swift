@@ -64,7 +64,7 @@ enum PageStyle {
     .m-batch{fill:var(--batch)}.m-realtime{fill:url(#hatch-realtime)}.m-mixed{fill:url(#hatch-mixed)}
     .b-batch{fill:var(--batch)}.b-realtime{fill:var(--realtime)}.b-mixed{fill:var(--mixed)}
     .pat-rt-bg{fill:var(--realtime-soft)}.pat-rt-fg{fill:var(--realtime)}.pat-mx-bg{fill:var(--mixed-soft)}.pat-mx-fg{fill:var(--mixed)}
-    .heat .cell{fill:var(--batch)}
+    .heat .cell{fill:var(--batch)}.heat:has(rect.cell){background:#f8f9fc}
     .cursor{fill:rgba(29,33,48,.08);stroke:var(--ink);stroke-width:1;pointer-events:none}
     .readout{margin:8px 0 0;font-size:13px;color:var(--ink);height:2.9em;overflow:hidden}
     .legend{display:flex;flex-wrap:wrap;gap:4px 18px;list-style:none;margin:8px 0 0;padding:0;color:var(--muted);font-size:12.5px}
@@ -76,6 +76,7 @@ enum PageStyle {
     .bars .fill{display:block;height:100%;background:var(--batch);border-radius:5px;width:0}
     .bars .v{text-align:right;white-space:nowrap}.bars .pct{color:var(--muted);font-size:12px;margin-left:6px;display:inline-block;min-width:3.2em}
     .bars li.more{color:var(--muted);font-size:13px}
+    .bars:has(li.unavailable){min-height:0}.bars li.more .track{visibility:hidden}
     .bars li.full .k{grid-column:1/-1;white-space:normal}.bars li.full .track,.bars li.full .v{display:none}
     .toptable{width:100%;border-collapse:collapse}
     .toptable th{text-align:left;color:var(--muted);font-weight:500;font-size:12.5px;padding:0 6px 6px;border-bottom:1px solid var(--line)}
@@ -90,6 +91,6 @@ enum PageStyle {
     .notice{position:fixed;left:50%;bottom:16px;transform:translateX(-50%);max-width:min(92vw,560px);padding:10px 14px;border-radius:10px;background:var(--warn-bg);color:var(--warn-ink);border:1px solid #ffc078;box-shadow:0 4px 16px rgba(0,0,0,.12);font-size:13.5px;visibility:hidden}
     .notice.show{visibility:visible}
     @media (max-width:860px){main{grid-template-columns:minmax(0,1fr);padding:14px 12px 8px;gap:12px}.card,#countries,#clients,#top,#status{grid-column:1/-1}.bar{padding:12px}}
-    @media (max-width:480px){.figures{grid-template-columns:minmax(0,1fr)}.total{grid-row:auto}.big{font-size:36px}.card{padding:14px 12px}.facts div{grid-template-columns:minmax(0,1fr)}.tag{display:none}.chart-wrap,.chart{height:200px}.foot{padding:8px 12px 24px}}
+    @media (max-width:480px){.figures{grid-template-columns:minmax(0,1fr)}.total{grid-row:auto}.big{font-size:36px}.card{padding:14px 12px}.facts div{grid-template-columns:minmax(0,1fr)}.tag{display:none}.chart-wrap,.chart{height:200px}.readout{height:4.35em}.foot{padding:8px 12px 24px}}
     """#
 }
