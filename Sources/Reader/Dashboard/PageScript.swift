@@ -1,11 +1,13 @@
-/// The stats page's one script: reads the JSON API of SPEC §5 every few seconds and writes the
-/// answers into the fixed elements of `PageMarkup`. State lives in the fragment
+/// The stats page's one script: reads the JSON API every few seconds and writes the answers
+/// into the fixed elements of `PageMarkup`. State lives in the fragment
 /// (`#track=123&range=7d&step=day`); a failed request leaves the last good numbers in place
-/// and says so in the notice.
+/// and says so in the notice. Three parts in one function scope, joined here: this file (state,
+/// requests, the track's total), `PageCharts` (timeline and heatmap) and `PageLists`
+/// (breakdowns, top tracks, the layers' status, and the start).
 enum PageScript {
-    static let js = #"""
-    (() => {
-    'use strict';
+    static let js = "(() => {\n'use strict';\n" + core + PageCharts.js + PageLists.js + "})();\n"
+
+    private static let core = #"""
     const $ = (id) => document.getElementById(id);
     const SVG = 'http://www.w3.org/2000/svg';
     const HOUR = 3600000, DAY = 24 * HOUR, REFRESH_MS = 5000, MAX_ID = 9007199254740991, MAX_POINTS = 10000;
@@ -150,9 +152,19 @@ enum PageScript {
 
     function refreshSoon() { clearTimeout(timer); timer = setTimeout(refresh, 0); }
 
+    // Always schedules the next refresh, even when drawing an answer failed, so one bad
+    // answer never stops the page for good.
     async function refresh() {
       const gen = ++generation;
       clearTimeout(timer);
+      try {
+        await update(gen);
+      } finally {
+        if (gen === generation) timer = setTimeout(refresh, REFRESH_MS);
+      }
+    }
+
+    async function update(gen) {
       const failures = [];
       const track = (r) => { if (failed(r)) failures.push(r); return r; };
       const w0 = rangeWindow(lastStatus);
@@ -194,7 +206,6 @@ enum PageScript {
       }
       if (failures.length) showNotice(failures); else { lastGoodAt = Date.now(); hideNotice(); }
       setText($('updated'), lastGoodAt ? `Updated ${clockText(lastGoodAt)} · refreshes every ${REFRESH_MS / 1000} s` : 'Waiting for the reader…');
-      timer = setTimeout(refresh, REFRESH_MS);
     }
 
     function showNotice(failures) {
@@ -244,329 +255,5 @@ enum PageScript {
       for (const which of ['countries', 'clients']) fit($(which + '-list'), 0);
     }
 
-    // MARK: the timeline chart
-    const chart = { sel: null, points: [], step: 'hour', x0: 0, bw: 1 };
-    function tickStep(v) {
-      const raw = Math.max(1, v / 4);
-      const p = Math.pow(10, Math.floor(Math.log10(raw)));
-      for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= raw && Number.isInteger(m * p)) return m * p;
-      return 10 * p;
-    }
-    function bucketLabel(start, step) {
-      const d = new Date(start);
-      if (step === 'day') return `${dateText(d)} (UTC day)`;
-      return `${dateText(d)} ${pad(d.getUTCHours())}:00–${pad((d.getUTCHours() + 1) % 24)}:00 UTC`;
-    }
-    function tickLabel(ms, step) {
-      const d = new Date(ms);
-      const day = `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
-      if (step === 'day' || d.getUTCHours() === 0) return day;
-      return `${pad(d.getUTCHours())}:00`;
-    }
-    function renderTimeline(r, step, forced) {
-      if (r.status !== 200) {
-        timelineBody = null;
-        fit($('chart-marks'), 0); fit($('chart-band'), 0);
-        setText($('timeline-note'), '');
-        setText($('chart-readout'), (r.body && r.body.error && r.body.error.message) || `The reader answered ${r.status}.`);
-        return;
-      }
-      timelineBody = { body: r.body, step, forced };
-      drawTimeline();
-    }
-    function drawTimeline() {
-      if (!timelineBody) return;
-      const { body, step, forced } = timelineBody;
-      const points = body.points || [];
-      const svg = $('chart');
-      const W = Math.max(200, svg.clientWidth || 800), H = Math.max(120, svg.clientHeight || 240);
-      const padL = 52, padR = 6, padT = 8, bandH = 5, axisH = 18;
-      const plotH = H - padT - bandH - 3 - axisH;
-      setAttrs(svg, { viewBox: `0 0 ${W} ${H}` });
-      let max = 0, total = 0, peak = -1;
-      for (let i = 0; i < points.length; i++) { total += points[i].plays; if (points[i].plays > max) { max = points[i].plays; peak = i; } }
-      const stepY = tickStep(max);
-      const top = Math.max(stepY, Math.ceil(max / stepY) * stepY);
-      const n = points.length, bw = (W - padL - padR) / Math.max(1, n);
-      const gap = bw >= 5 ? Math.min(2, bw * 0.18) : 0;
-      chart.points = points; chart.step = step; chart.x0 = padL; chart.bw = bw;
-
-      const grid = $('chart-grid');
-      grid.replaceChildren();
-      setAttrs(grid, { class: 'grid' });
-      for (let v = 0; v <= top; v += stepY) {
-        const y = padT + plotH - (v / top) * plotH;
-        grid.appendChild(svgEl('line', { x1: padL, x2: W - padR, y1: y, y2: y }));
-        grid.appendChild(svgEl('text', { x: padL - 6, y: y + 4, 'text-anchor': 'end' }, fmt(v)));
-      }
-      const marks = fit($('chart-marks'), n, () => svgEl('rect', {}));
-      const band = fit($('chart-band'), n, () => svgEl('rect', {}));
-      for (let i = 0; i < n; i++) {
-        const p = points[i], x = padL + i * bw, h = (p.plays / top) * plotH;
-        const src = SOURCES[p.source] ? p.source : 'batch';
-        setAttrs(marks[i], { class: `mark m-${src}`, x: x + gap / 2, y: padT + plotH - h, width: Math.max(0.6, bw - gap), height: h,
-          'data-start': p.start, 'data-plays': p.plays, 'data-source': src });
-        setAttrs(band[i], { class: `b-${src}`, x, y: padT + plotH + 3, width: bw + 0.3, height: bandH });
-      }
-      const axis = $('chart-axis');
-      axis.replaceChildren();
-      setAttrs(axis, { class: 'axis' });
-      const every = Math.max(1, Math.ceil(n / Math.max(1, Math.floor((W - padL) / 72))));
-      const unit = step === 'day' ? 24 : 1;
-      const nice = step === 'day' ? [1, 2, 7, 14, 28, 56, 91, 182, 364] : [1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720];
-      const k = nice.find((m) => m >= every) || every;
-      for (let i = 0; i < n; i++) {
-        const ms = Date.parse(points[i].start);
-        const index = Math.round(ms / HOUR / unit);
-        if (step === 'hour' && k >= 24 ? (new Date(ms).getUTCHours() === 0 && (index / 24) % (k / 24) === 0) : index % k === 0) {
-          axis.appendChild(svgEl('text', { x: padL + (i + 0.5) * bw, y: H - 4, 'text-anchor': 'middle' }, tickLabel(ms, step)));
-        }
-      }
-      const what = step === 'day' ? 'day' : 'hour';
-      setText($('timeline-note'), `${fmt(n)} ${what} buckets, ${fmt(total)} plays${forced ? ' · hourly steps hold at most 10,000 buckets, so days are shown' : ''}`);
-      chart.peak = peak;
-      if (chart.sel !== null && chart.sel >= n) chart.sel = n ? n - 1 : null;
-      showChartSelection();
-    }
-    function showChartSelection() {
-      const c = $('chart-cursor');
-      const points = chart.points;
-      if (chart.sel === null || !points.length) {
-        setAttrs(c, { width: 0, height: 0 });
-        if (!points.length) { setText($('chart-readout'), 'No buckets in this range.'); return; }
-        const p = points[Math.max(0, chart.peak)];
-        setText($('chart-readout'), chart.peak >= 0 && p.plays > 0
-          ? `Busiest: ${bucketLabel(p.start, chart.step)} — ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}. Hover, or focus and use the arrow keys, for any bucket.`
-          : 'No plays in this range.');
-        return;
-      }
-      const p = points[chart.sel];
-      const svg = $('chart');
-      setAttrs(c, { x: chart.x0 + chart.sel * chart.bw, y: 2, width: Math.max(1, chart.bw), height: Math.max(0, (svg.clientHeight || 240) - 20) });
-      setText($('chart-readout'), `${bucketLabel(p.start, chart.step)}: ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}`);
-    }
-    function pointerIndex(svg, e, x0, bw, n) {
-      const box = svg.getBoundingClientRect();
-      const i = Math.floor((e.clientX - box.left - x0) / bw);
-      return i >= 0 && i < n ? i : null;
-    }
-    function keyMove(e, sel, n) {
-      const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10 };
-      if (!n) return null;
-      if (e.key === 'Home') return 0;
-      if (e.key === 'End') return n - 1;
-      if (!(e.key in moves)) return undefined;
-      return Math.min(n - 1, Math.max(0, (sel === null ? n - 1 : sel + moves[e.key])));
-    }
-    $('chart').addEventListener('pointermove', (e) => { chart.sel = pointerIndex($('chart'), e, chart.x0, chart.bw, chart.points.length); showChartSelection(); });
-    $('chart').addEventListener('pointerleave', () => { if (document.activeElement !== $('chart')) { chart.sel = null; showChartSelection(); } });
-    $('chart').addEventListener('focus', () => { if (chart.sel === null && chart.points.length) { chart.sel = chart.points.length - 1; showChartSelection(); } });
-    $('chart').addEventListener('blur', () => { chart.sel = null; showChartSelection(); });
-    $('chart').addEventListener('keydown', (e) => {
-      const next = keyMove(e, chart.sel, chart.points.length);
-      if (next === undefined) return;
-      e.preventDefault();
-      chart.sel = next; showChartSelection();
-    });
-
-    // MARK: the waveform heatmap
-    const heat = { sel: null, buckets: [], step: 1 };
-    const notAvailable = (what) => `Not available: this reader does not answer ${what} yet.`;
-    function renderHeat(r) {
-      if (r.status !== 200 || !Array.isArray(r.body.buckets)) {
-        heatBody = null; heat.buckets = [];
-        fit($('heat-cells'), 0);
-        setAttrs($('heat-cursor'), { width: 0, height: 0 });
-        setText($('waveform-note'), 'not available');
-        setText($('heat-readout'), r.status === 404 ? notAvailable('/v1/tracks/{id}/waveform') : `The reader answered ${r.status}.`);
-        $('heat-readout').classList.add('unavailable');
-        return;
-      }
-      $('heat-readout').classList.remove('unavailable');
-      heatBody = r.body;
-      drawHeat();
-    }
-    function drawHeat() {
-      if (!heatBody) return;
-      const b = heatBody, buckets = b.buckets, n = buckets.length;
-      const svg = $('heat');
-      const W = Math.max(100, svg.clientWidth || 800), H = Math.max(20, svg.clientHeight || 56);
-      setAttrs(svg, { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none' });
-      let max = 0, placed = 0;
-      for (const v of buckets) { placed += v; if (v > max) max = v; }
-      const cw = W / Math.max(1, n);
-      heat.buckets = buckets; heat.step = cw;
-      const cells = fit($('heat-cells'), n, () => svgEl('rect', {}));
-      for (let i = 0; i < n; i++) {
-        const v = buckets[i];
-        setAttrs(cells[i], { class: 'cell', x: i * cw, y: 0, width: cw + 0.4, height: H,
-          'fill-opacity': max ? (0.06 + 0.94 * (v / max)).toFixed(3) : 0.06, 'data-bucket': i, 'data-plays': v });
-      }
-      setText($('waveform-note'), `${fmt(b.plays)} plays · ${fmt(b.plays_without_position)} without a position`);
-      showHeatSelection();
-    }
-    function showHeatSelection() {
-      const c = $('heat-cursor');
-      if (heat.sel === null || !heat.buckets.length) {
-        setAttrs(c, { width: 0, height: 0 });
-        if (!heat.buckets.length) return;
-        let peak = 0;
-        heat.buckets.forEach((v, i) => { if (v > heat.buckets[peak]) peak = i; });
-        setText($('heat-readout'), heat.buckets[peak] > 0
-          ? `Most plays start ${peak}–${peak + 1} % into the track: ${fmt(heat.buckets[peak])}. Hover, or focus and use the arrow keys, for any bucket.`
-          : 'No plays with a position in this range.');
-        return;
-      }
-      const i = heat.sel;
-      setAttrs(c, { x: i * heat.step, y: 0.5, width: heat.step, height: Math.max(0, ($('heat').clientHeight || 56) - 1) });
-      setText($('heat-readout'), `${i}–${i + 1} % into the track: ${fmt(heat.buckets[i])} plays started here`);
-    }
-    $('heat').addEventListener('pointermove', (e) => { heat.sel = pointerIndex($('heat'), e, 0, heat.step, heat.buckets.length); showHeatSelection(); });
-    $('heat').addEventListener('pointerleave', () => { if (document.activeElement !== $('heat')) { heat.sel = null; showHeatSelection(); } });
-    $('heat').addEventListener('focus', () => { if (heat.sel === null && heat.buckets.length) { heat.sel = 0; showHeatSelection(); } });
-    $('heat').addEventListener('blur', () => { heat.sel = null; showHeatSelection(); });
-    $('heat').addEventListener('keydown', (e) => {
-      const next = keyMove(e, heat.sel, heat.buckets.length);
-      if (next === undefined) return;
-      e.preventDefault();
-      heat.sel = next; showHeatSelection();
-    });
-
-    // MARK: country and client breakdowns
-    const SHOWN_VALUES = 7;
-    function makeBarRow() {
-      const li = document.createElement('li');
-      const k = document.createElement('span'); k.className = 'k';
-      const track = document.createElement('span'); track.className = 'track';
-      const fill = document.createElement('span'); fill.className = 'fill'; track.appendChild(fill);
-      const v = document.createElement('span'); v.className = 'v';
-      v.appendChild(document.createTextNode(''));
-      const pct = document.createElement('span'); pct.className = 'pct'; v.appendChild(pct);
-      li.append(k, track, v);
-      return li;
-    }
-    function renderBreakdown(which, r) {
-      const list = $(which + '-list'), note = $(which + '-note');
-      if (r.status !== 200 || !Array.isArray(r.body.values)) {
-        const rows = fit(list, 1, makeBarRow);
-        rows[0].className = 'more full unavailable';
-        setText(rows[0].children[0], r.status === 404 ? notAvailable('/v1/tracks/{id}/breakdown') : `The reader answered ${r.status}.`);
-        setText(rows[0].children[2].firstChild, ''); setText(rows[0].children[2].lastChild, '');
-        rows[0].children[1].firstChild.style.width = '0';
-        setText(note, 'not available');
-        return;
-      }
-      const values = r.body.values;
-      let sum = 0, max = 0;
-      for (const v of values) { sum += v.plays; if (v.plays > max) max = v.plays; }
-      const shown = values.length > SHOWN_VALUES + 1 ? values.slice(0, SHOWN_VALUES) : values;
-      const rest = values.length - shown.length;
-      const rows = fit(list, Math.max(1, shown.length + (rest ? 1 : 0)), makeBarRow);
-      shown.forEach((v, i) => {
-        const row = rows[i];
-        row.className = '';
-        const k = row.children[0];
-        k.className = 'k';
-        setText(k, v.value === null ? 'not sent' : String(v.value));
-        k.title = v.value === null ? 'plays whose events did not carry this field' : String(v.value);
-        row.children[1].firstChild.style.width = max ? `${(100 * v.plays) / max}%` : '0';
-        setText(row.children[2].firstChild, fmt(v.plays));
-        setText(row.children[2].lastChild, sum ? `${((100 * v.plays) / sum).toFixed(1)} %` : '');
-      });
-      if (rest) {
-        let restPlays = 0;
-        for (const v of values.slice(shown.length)) restPlays += v.plays;
-        const row = rows[shown.length];
-        row.className = 'more';
-        setText(row.children[0], `${fmt(rest)} more`);
-        row.children[1].firstChild.style.width = '0';
-        setText(row.children[2].firstChild, fmt(restPlays));
-        setText(row.children[2].lastChild, sum ? `${((100 * restPlays) / sum).toFixed(1)} %` : '');
-      }
-      if (!values.length) {
-        const row = rows[0];
-        row.className = 'more full';
-        setText(row.children[0], 'No plays in this range.');
-        row.children[1].firstChild.style.width = '0';
-        setText(row.children[2].firstChild, ''); setText(row.children[2].lastChild, '');
-      }
-      setText(note, `${fmt(values.length)} ${values.length === 1 ? 'value' : 'values'} · ${fmt(sum)} plays`);
-    }
-
-    // MARK: top tracks
-    const TOP_ROWS = 10;
-    function makeTopRow() {
-      const tr = document.createElement('tr');
-      const rank = document.createElement('td'); rank.className = 'rank';
-      const name = document.createElement('td');
-      const button = document.createElement('button'); button.type = 'button'; name.appendChild(button);
-      const plays = document.createElement('td'); plays.className = 'n';
-      tr.append(rank, name, plays);
-      return tr;
-    }
-    function renderTop(body, current) {
-      const tracks = (body.tracks || []).slice(0, TOP_ROWS);
-      const rows = fit($('top-rows'), TOP_ROWS, makeTopRow);
-      for (let i = 0; i < TOP_ROWS; i++) {
-        const row = rows[i], t = tracks[i], button = row.children[1].firstChild;
-        setText(row.children[0], t ? String(i + 1) : '');
-        setText(row.children[2], t ? fmt(t.plays) : '');
-        button.hidden = !t;
-        if (t) {
-          setText(button, `Track ${t.track_id}`);
-          setAttrs(button, { 'data-track': t.track_id, 'aria-label': `Show track ${t.track_id}, ${fmt(t.plays)} plays` });
-          setAttrs(row, { 'aria-current': t.track_id === current });
-        } else {
-          setAttrs(row, { 'aria-current': false });
-        }
-      }
-      setText($('top-note'), tracks.length ? RANGES[state.range].label : `no plays ${RANGES[state.range].label}`);
-    }
-
-    // MARK: the layers' status
-    function reasonsText(byReason) {
-      const entries = Object.entries(byReason || {}).filter((e) => e[1] > 0).sort((a, b) => b[1] - a[1]);
-      return entries.length ? entries.map(([k, v]) => `${fmt(v)} ${k.replace(/_/g, ' ')}`).join(', ') : 'none';
-    }
-    function renderStatus(s) {
-      const batch = s.batch || {}, rt = s.realtime || {};
-      const coverage = batch.coverage || [];
-      setText($('st-covered'), batch.covered_until
-        ? `${timeText(batch.covered_until)}${coverage.length ? ` (from ${timeText(coverage[0].from)}${coverage.length > 1 ? `; ${coverage.length} separate ranges` : ''})` : ''}`
-        : 'nothing covered yet');
-      const run = (batch.runs || [])[0];
-      setText($('st-run'), run
-        ? `${timeText(run.finished_at)} · ${fmt(run.events_read)} events read, ${fmt(run.valid)} valid, ${fmt(run.duplicates)} duplicates`
-        : 'no run yet');
-      setText($('st-batch-rejected'), run ? reasonsText(run.rejected_by_reason) : '—');
-      setText($('st-flush'), rt.last_flush_at ? `${timeText(rt.last_flush_at, true)} (${ageText(rt.last_flush_at)})` : 'no flush yet');
-      const partitions = rt.partitions || [];
-      setText($('st-lag'), typeof rt.lag_events === 'number'
-        ? `${fmt(rt.lag_events)} events over ${fmt(partitions.length)} ${partitions.length === 1 ? 'partition' : 'partitions'}`
-        : (partitions.length ? 'unknown' : 'no consumer has committed yet'));
-      setText($('st-rate'), typeof rt.events_per_second === 'number' ? `${fmt(Math.round(rt.events_per_second))} events/s` : 'not measured by this process');
-      setText($('st-rejected'), rt.rejected ? (rt.rejected.total ? `${fmt(rt.rejected.total)}: ${reasonsText(rt.rejected.by_reason)}` : 'none') : 'not reported by this process');
-      const gaps = rt.offset_gaps || [];
-      let skipped = 0;
-      for (const g of gaps) skipped += g.skipped_events;
-      setText($('st-gaps'), gaps.length ? `${fmt(gaps.length)} ${gaps.length === 1 ? 'gap' : 'gaps'}, ${fmt(skipped)} events skipped` : 'none');
-      setText($('status-note'), `as of ${clockText(Date.now())}`);
-    }
-
-    // Redraw (not refetch) when the chart's width changes, e.g. a phone turned sideways.
-    if ('ResizeObserver' in window) {
-      let lastWidth = 0;
-      new ResizeObserver(() => {
-        const w = $('chart').clientWidth;
-        if (w === lastWidth) return;
-        lastWidth = w;
-        drawTimeline(); drawHeat();
-      }).observe($('chart'));
-    }
-
-    syncControls();
-    fit($('top-rows'), TOP_ROWS, makeTopRow);
-    refresh();
-    })();
     """#
 }
