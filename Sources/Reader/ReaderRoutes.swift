@@ -72,9 +72,7 @@ struct ReaderRoutes: Sendable {
                                 headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                                 body: Array(configuration.metricsExposition().utf8))
         case .dashboard:
-            return HTTPResponse(status: 200,
-                                headers: [("Content-Type", "text/html; charset=utf-8")],
-                                body: DashboardPage.html)
+            return DashboardPage.response(ifNoneMatch: request.header("If-None-Match"))
         }
     }
 

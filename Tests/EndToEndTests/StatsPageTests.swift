@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// The stats page at `/` as a person sees it: rendered by headless Chromium from a real
+    /// `serve`, its numbers compared with the test's own count of the logs.
+    @Suite("the stats page, in headless Chromium")
+    struct StatsPage {
+        /// `1234567` → `1,234,567`: the page's exact integers, grouped by thousands.
+        static func grouped(_ value: Int) -> String {
+            let digits = Array(String(value.magnitude))
+            var out = ""
+            for (index, digit) in digits.enumerated() {
+                if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+                out.append(digit)
+            }
+            return value < 0 ? "-" + out : out
+        }
+
+        static var currentHour: Int64 { Int64(Date().timeIntervalSince1970 * 1_000) / LogTruth.millisecondsPerHour }
+
+        /// Logs of `TestDay` with a known truth, rebuilt by a batch run, served by `serve`.
+        static func withServedLogs(_ body: (Server, LogTruth, Browser, URL) async throws -> Void) async throws {
+            try await withTemporaryDirectory { scratch in
+                let logs = scratch.appendingPathComponent("logs")
+                let data = scratch.appendingPathComponent("data")
+                try await Steps.generate(into: logs, scratch: scratch, events: 30_000, tracks: 300, seed: 909,
+                                         duplicates: 0.02, malformed: 0.01)
+                let truth = try LogTruth(logs: logs)
+                try await Steps.batch(logs: logs, data: data, scratch: scratch)
+                let browser = try Browser(scratch: scratch)
+                defer { browser.quit() }
+                try await withServer(dataDirectory: data, scratch: scratch) { server in
+                    try await body(server, truth, browser, scratch)
+                }
+            }
+        }
+
+        @Test("the page shows the top tracks with their exact plays, and #track=ID that track's exact total, hour by hour, from 127.0.0.1 only and without script errors")
+        func pageShowsExactNumbers() async throws {
+            try await Self.withServedLogs { server, truth, browser, _ in
+                let origin = "http://127.0.0.1:\(server.port)"
+                let tab = try browser.openTab(width: 1280, height: 900)
+
+                // No track in the fragment: the top list, and the top track's total.
+                try tab.navigate("\(origin)/#range=all&step=day")
+                try await tab.wait(until: "document.querySelector('#top-rows tr:first-child button:not([hidden])') && document.getElementById('total').textContent !== '—'",
+                                   "the top list and a total")
+                let expectedTop = truth.top(hours: Int64.min..<Int64.max, limit: 10)
+                let shownTop = try tab.evaluate("[...document.querySelectorAll('#top-rows tr')].map(r => [r.children[1].textContent, r.children[2].textContent])") as? [[String]] ?? []
+                #expect(shownTop == expectedTop.map { ["Track \($0.track)", Self.grouped($0.plays)] })
+                #expect(try tab.text("#track-title") == "Track \(expectedTop[0].track)")
+                #expect(try tab.text("#total") == Self.grouped(expectedTop[0].plays))
+                #expect(expectedTop[0].plays >= 1_000, "the top track's plays need a thousands separator to test it")
+                // All time in days: from the first covered day to today, one mark each.
+                let days = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.plays)") as? [Int] ?? []
+                let dayCounts = Set([Self.currentHour / 24 - TestDay.firstHour / 24 + 1])
+                #expect(dayCounts.contains(Int64(days.count)), "\(days.count) day marks")
+                #expect(days.first == expectedTop[0].plays && days.dropFirst().allSatisfy { $0 == 0 })
+
+                // A track from the fragment, loaded afresh: its exact total and one mark per hour.
+                let track = truth.top(hours: Int64.min..<Int64.max, limit: 40)[27].track
+                try tab.navigate("about:blank")
+                let hourBefore = Self.currentHour
+                try tab.navigate("\(origin)/#track=\(track)&range=all&step=hour")
+                try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(track)' && document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length > 24",
+                                   "track \(track)")
+                #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
+                #expect(try tab.text("#batch-plays") == Self.grouped(truth.plays(of: track)))
+                #expect(try tab.text("#realtime-plays") == "0")
+                #expect(try tab.text("#freshness")?.hasPrefix("exact until 2026-11-21 00:00 UTC") == true)
+                let marks = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => [m.dataset.start, +m.dataset.plays, m.dataset.source])") as? [[Any]] ?? []
+                let hourCounts = Set([hourBefore, Self.currentHour].map { $0 + 1 - TestDay.firstHour })
+                #expect(hourCounts.contains(Int64(marks.count)), "\(marks.count) hour marks")
+                var mismatches: [String] = []
+                for (index, mark) in marks.enumerated() {
+                    let hour = TestDay.firstHour + Int64(index)
+                    let start = mark.first as? String ?? ""
+                    let plays = mark.dropFirst().first as? Int ?? -1
+                    let source = mark.last as? String ?? ""
+                    let expectedSource = TestDay.hours.contains(hour) ? "batch" : "realtime"
+                    if start != Hours.text(hour) || plays != truth.plays[track]?[hour] ?? 0 || source != expectedSource {
+                        mismatches.append("\(start) \(plays) \(source), expected \(Hours.text(hour)) \(truth.plays[track]?[hour] ?? 0) \(expectedSource)")
+                    }
+                }
+                #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+
+                // By keyboard: the chart takes focus and reads out the exact value of each hour.
+                let firstHourText = try tab.evaluate("""
+                    (() => { const c = document.getElementById('chart'); c.focus();
+                      c.dispatchEvent(new KeyboardEvent('keydown', { key: 'Home', bubbles: true }));
+                      return document.getElementById('chart-readout').textContent })()
+                    """) as? String
+                #expect(firstHourText == "2026-11-20 00:00–01:00 UTC: \(Self.grouped(truth.plays[track]?[TestDay.firstHour] ?? 0)) plays, from batch")
+
+                // The dimensions: rendered when the reader answers them, "not available" while it answers 404.
+                try checkDimensions(tab, server: server, track: track, truth: truth)
+
+                // Picking a track in the top list shows it and puts it in the fragment.
+                let second = expectedTop[1]
+                _ = try tab.evaluate("document.querySelector('#top-rows tr:nth-child(2) button').click()")
+                try await tab.wait(until: "location.hash === '#track=\(second.track)&range=all&step=hour' && document.getElementById('track-title').textContent === 'Track \(second.track)' && document.getElementById('total').textContent === '\(Self.grouped(second.plays))'",
+                                   "track \(second.track) picked in the top list")
+
+                let activity = try tab.activity()
+                #expect(activity.requests.count > 10)
+                #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
+                #expect(activity.errors.isEmpty, "\(activity.errors)")
+            }
+        }
+
+        func checkDimensions(_ tab: Tab, server: Server, track: Int64, truth: LogTruth) throws {
+            if try server.request("/v1/tracks/\(track)/waveform").status == 404 {
+                #expect(try tab.text("#heat-readout")?.hasPrefix("Not available") == true)
+            } else {
+                let cells = try tab.evaluate("[...document.querySelectorAll('#heat-cells rect')].map(c => +c.dataset.plays)") as? [Int] ?? []
+                #expect(cells.count == 100)
+                #expect(try tab.text("#waveform-note")?.hasPrefix(Self.grouped(truth.plays(of: track)) + " plays") == true)
+            }
+            for (dimension, list) in [("country", "countries"), ("client", "clients")] {
+                if try server.request("/v1/tracks/\(track)/breakdown?by=\(dimension)").status == 404 {
+                    #expect(try tab.text("#\(list)-list")?.hasPrefix("Not available") == true)
+                } else {
+                    #expect(try tab.text("#\(list)-note")?.hasSuffix(" values · \(Self.grouped(truth.plays(of: track))) plays") == true)
+                }
+            }
+        }
+
+        @Test("at 360 px wide nothing on the page reaches past the screen's edge, so it never scrolls sideways")
+        func narrowScreenDoesNotScrollSideways() async throws {
+            try await Self.withServedLogs { server, truth, browser, _ in
+                let tab = try browser.openTab(width: 360, height: 740, mobile: true)
+                let track = truth.top(hours: Int64.min..<Int64.max, limit: 1)[0].track
+                try tab.navigate("http://127.0.0.1:\(server.port)/#track=\(track)&range=7d&step=hour")
+                try await tab.wait(until: "document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length === 168",
+                                   "a week of hours")
+                #expect(try tab.evaluate("window.innerWidth") as? Int == 360)
+                #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
+                let overflowing = try tab.evaluate("""
+                    [...document.querySelectorAll('body *')].filter(e => e.getClientRects().length && e.getBoundingClientRect().right > innerWidth + 0.5 && getComputedStyle(e).visibility !== 'hidden').map(e => e.id || e.className || e.tagName)
+                    """) as? [String]
+                #expect(overflowing == [], "elements past the right edge")
+                let errors = try tab.activity().errors
+                #expect(errors.isEmpty, "\(errors)")
+            }
+        }
+
+        @Test("when the reader stops, the page keeps its last numbers and says it could not update them")
+        func stoppedReaderKeepsNumbersAndShowsNotice() async throws {
+            try await withTemporaryDirectory { scratch in
+                let logs = scratch.appendingPathComponent("logs")
+                let data = scratch.appendingPathComponent("data")
+                try await Steps.generate(into: logs, scratch: scratch, events: 5_000, tracks: 50, seed: 910)
+                let truth = try LogTruth(logs: logs)
+                try await Steps.batch(logs: logs, data: data, scratch: scratch)
+                let browser = try Browser(scratch: scratch)
+                defer { browser.quit() }
+                let server = try await Server.start(dataDirectory: data, scratch: scratch)
+                do {
+                    let best = truth.top(hours: Int64.min..<Int64.max, limit: 1)[0]
+                    let tab = try browser.openTab(width: 1024, height: 800)
+                    try tab.navigate("http://127.0.0.1:\(server.port)/#range=all&step=day")
+                    try await tab.wait(until: "document.getElementById('total').textContent === '\(Self.grouped(best.plays))'", "the top track's total")
+                    #expect(try tab.evaluate("document.getElementById('notice').classList.contains('show')") as? Bool == false)
+                    let before = try tab.evaluate("document.querySelector('main').innerText") as? String
+
+                    try await server.stop()
+                    try await tab.wait(until: "document.getElementById('notice').classList.contains('show')", timeout: .seconds(15),
+                                       "the notice after the reader stopped")
+                    #expect(try tab.text("#notice")?.hasPrefix("Not updated: the reader cannot be reached") == true)
+                    #expect(try tab.text("#total") == Self.grouped(best.plays))
+                    #expect(try tab.text("#top-rows tr:first-child td.n") == Self.grouped(best.plays))
+                    let after = try tab.evaluate("document.querySelector('main').innerText") as? String
+                    // Only the clock of the status card may have moved: every number stays.
+                    let stripped = { (text: String?) in text?.replacingOccurrences(of: #"as of \d\d:\d\d:\d\d UTC"#, with: "", options: .regularExpression) }
+                    #expect(stripped(after) == stripped(before))
+                    let errors = try tab.activity().errors
+                #expect(errors.isEmpty, "\(errors)")
+                } catch {
+                    await server.command.killIfRunning()
+                    throw error
+                }
+                await server.command.killIfRunning()
+            }
+        }
+
+        /// Where `scripts/screenshots` wants the README's pictures; unset, they stay in the scratch folder.
+        static let screenshotFolder = ProcessInfo.processInfo.environment["STATS_PAGE_SCREENSHOTS"]
+
+        @Test("on `run --demo` the page shows both layers, and full-page PNGs of it at 1280 and 360 px stay small")
+        func demoScreenshots() async throws {
+            try await withTemporaryDirectory { scratch in
+                let run = try RunningCommand([
+                    "run", "--demo", "--demo-events", "100000", "--demo-rate", "200",
+                    "--data-dir", scratch.appendingPathComponent("data").path, "--listen", "127.0.0.1:0",
+                ], scratch: scratch)
+                let browser = try Browser(scratch: scratch)
+                defer { browser.quit() }
+                do {
+                    let (_, port) = try await RunMergeTests.addresses(of: run)
+                    let server = Server(command: run, port: port)
+                    let shots: [(name: String, width: Int, mobile: Bool)] = [("stats-page.png", 1280, false), ("stats-page-360.png", 360, true)]
+                    for shot in shots {
+                        let tab = try browser.openTab(width: shot.width, height: 900, mobile: shot.mobile)
+                        try tab.navigate("http://127.0.0.1:\(port)/#range=48h&step=hour")
+                        // Both layers answered: history rebuilt by the batch, live plays flushed by the consumer.
+                        try await tab.wait(until: """
+                            document.querySelectorAll('#chart-marks rect.m-batch').length > 24 && +document.getElementById('realtime-plays').textContent.replace(/,/g, '') > 0 && !document.getElementById('st-flush').textContent.startsWith('no')
+                            """, timeout: .seconds(60), "both layers")
+                        #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == shot.width)
+                        let height = try tab.evaluate("document.documentElement.scrollHeight") as? Int ?? 900
+                        try tab.resize(width: shot.width, height: height, mobile: shot.mobile)
+                        try await Task.sleep(for: .milliseconds(300))  // one frame after the resize redraws the chart
+                        let png = try tab.screenshot()
+                        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
+                        #expect(png.count < 300_000, "\(shot.name): \(png.count) bytes")
+                        let folder = Self.screenshotFolder.map { URL(fileURLWithPath: $0) } ?? scratch
+                        try png.write(to: folder.appendingPathComponent(shot.name))
+                        let activity = try tab.activity()
+                        #expect(activity.requests.allSatisfy { $0.hasPrefix("http://127.0.0.1:\(port)/") })
+                        #expect(activity.errors.isEmpty, "\(activity.errors)")
+                    }
+                    try await server.stop()
+                } catch {
+                    await run.killIfRunning()
+                    throw error
+                }
+            }
+        }
+    }
+}
