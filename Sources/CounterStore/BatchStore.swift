@@ -47,7 +47,9 @@ public final class BatchStore {
     /// nothing is changed. The run is recorded over the span of `ranges`; returns it as
     /// recorded, with its id.
     @discardableResult
-    public func replace(ranges: [HourRange], startedAt: Int64,
+    ///
+    /// `sources` (may be empty) records what hours were computed from, in the same transaction.
+    public func replace(ranges: [HourRange], startedAt: Int64, sources: [HourSource] = [],
                         rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
         let target = Coverage(ranges)
         guard let first = target.ranges.first, let last = target.ranges.last else {
@@ -86,6 +88,7 @@ public final class BatchStore {
             var coverage = try CoverageTable.load(db)
             for range in target.ranges { coverage.insert(range) }
             try CoverageTable.save(coverage, db)
+            try HourSourcesTable.save(sources, runID: runID, db)
             return recorded
         }
     }
@@ -139,6 +142,11 @@ public final class BatchStore {
     /// The hours the batch layer has covered.
     public func coverage() throws -> Coverage {
         try database.read { try CoverageTable.load($0) }
+    }
+
+    /// What each covered hour was last computed from, for the hours that recorded it.
+    public func hourSources() throws -> [Hour: HourSource] {
+        try database.read { try HourSourcesTable.load($0) }
     }
 
     /// The latest runs, newest first.

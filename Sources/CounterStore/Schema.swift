@@ -99,6 +99,17 @@ extension Schema {
             PRIMARY KEY (run_id, reason)
         ) WITHOUT ROWID;
         """,
+        // What each covered hour was computed from (see HourSources.swift): the incremental
+        // batch compares it with the files on disk to find the hours that changed.
+        """
+        CREATE TABLE hour_sources (
+            hour INTEGER PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            files INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            run_id INTEGER NOT NULL
+        );
+        """,
     ])
 }
 

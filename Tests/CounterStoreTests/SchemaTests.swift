@@ -11,7 +11,7 @@ struct SchemaTests {
         return header[60..<64].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
-    @Test("opening the stores creates the data directory and both files at schema version 1")
+    @Test("opening the stores creates the data directory and both files at their schema versions")
     func createsSchema() throws {
         try withStoreLocation { location in
             do {
@@ -19,7 +19,7 @@ struct SchemaTests {
                 _ = try BatchStore(location: location)
             }
             #expect(try userVersion(ofFile: location.realtimePath) == 1)
-            #expect(try userVersion(ofFile: location.batchPath) == 1)
+            #expect(try userVersion(ofFile: location.batchPath) == 2)
         }
     }
 
@@ -31,7 +31,7 @@ struct SchemaTests {
             bytes.replaceSubrange(60..<64, with: [0, 0, 0, 9])
             try bytes.write(to: URL(fileURLWithPath: location.batchPath))
             let error = try #require(throws: CounterStoreError.self) { try BatchStore(location: location) }
-            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 1))
+            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 2))
             #expect(throws: CounterStoreError.self) { try CounterReader(location: location) }
         }
     }
