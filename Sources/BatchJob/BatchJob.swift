@@ -65,6 +65,9 @@ public enum BatchJob {
             summary.absorb(output.tally)
             eventsRead.add(Int64(output.tally.eventsRead))
             records = output.records
+            logger.debug("batch unpartitioned files read", metadata: [
+                "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.events_read": "\(output.tally.eventsRead)",
+            ])
         }
 
         let units = HourUnit.units(files: plan.hourFiles, records: records)

@@ -149,7 +149,24 @@ public enum LogDiscovery {
             }
         }
 
+        /// Lists `path` and visits its entries. A file that vanishes between the listing and its
+        /// visit was renamed or deleted meanwhile — the archiver replaces `X` by `X.gz` (renamed
+        /// into place before `X` is deleted) — so the directory is listed again, from the same
+        /// state, to find what replaced it. Every pass that finds such a change has seen one
+        /// more rename go through, so a few passes suffice.
         private mutating func visitDirectory(_ path: String) throws {
+            let before = self
+            for attempt in 1... {
+                do {
+                    try visitDirectoryOnce(path)
+                    return
+                } catch EventLogError.system(_, _, ENOENT) where attempt < 8 {
+                    self = before
+                }
+            }
+        }
+
+        private mutating func visitDirectoryOnce(_ path: String) throws {
             guard let directory = opendir(path) else {
                 throw EventLogError.system(path: path, operation: "read directory", code: errno)
             }

@@ -107,8 +107,11 @@ final class ArchiveWorkspace: Sendable {
         return files.sorted()
     }
 
+    /// The lines of a log file, plain or gzip.
     func lines(of relativePath: String) throws -> [String] {
-        try String(contentsOfFile: logs + "/" + relativePath, encoding: .utf8)
+        var text: [UInt8] = []
+        try LogReader(path: logs + "/" + relativePath).forEachChunk { chunk, _ in text.append(contentsOf: chunk) }
+        return String(decoding: text, as: UTF8.self)
             .split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
