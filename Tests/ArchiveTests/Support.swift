@@ -78,8 +78,10 @@ final class ArchiveWorkspace: Sendable {
         return configuration
     }
 
-    func startArchiver(allowedLateness: Duration = .seconds(600)) throws -> Archiver {
-        let archiver = try Archiver(configuration: configuration(allowedLateness: allowedLateness), logger: quietLogger)
+    func startArchiver(allowedLateness: Duration = .seconds(600), compress: Bool = true) throws -> Archiver {
+        var configuration = configuration(allowedLateness: allowedLateness)
+        configuration.compressClosedHours = compress
+        let archiver = try Archiver(configuration: configuration, logger: quietLogger)
         try archiver.start()
         return archiver
     }
