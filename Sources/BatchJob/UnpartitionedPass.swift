@@ -22,7 +22,9 @@ struct UnpartitionedPass {
 
     func run(_ files: [LogFile], progress: (Int64) -> Void) throws -> Output {
         let workerCount = max(1, workers)
-        let chunkCapacity = (4 << 20) + (1 << 20) + 1   // LogReader's chunk + longest line + `\n`
+        let chunkSize = 4 << 20, maxLineBytes = 1 << 20
+        // The most `forEachChunk` delivers at once: a chunk, a carried partial line and a `\n`.
+        let chunkCapacity = chunkSize + maxLineBytes + 1
         let pipeline = ChunkPipeline(buffers: workerCount + 2, capacity: chunkCapacity, workers: workerCount)
         let paths = files.map(\.path)
         let records = (0..<workerCount).map {
@@ -51,10 +53,11 @@ struct UnpartitionedPass {
 
         do {
             for (index, file) in files.enumerated() {
-                let reader = try LogReader(file: file)
+                let reader = try LogReader(file: file, chunkSize: chunkSize, maxLineBytes: maxLineBytes)
                 var lastReported: Int64 = 0
                 try reader.forEachChunk { chunk, firstLineNumber in
                     guard let buffer = pipeline.freeBuffer() else { throw pipeline.failure ?? CancellationError() }
+                    precondition(chunk.count <= buffer.count, "a LogReader chunk larger than its documented bound")
                     buffer.baseAddress!.copyMemory(from: chunk.baseAddress!, byteCount: chunk.count)
                     pipeline.submit(Chunk(buffer: buffer, count: chunk.count, firstLineNumber: firstLineNumber, file: index))
                     let read = reader.compressedBytesRead

@@ -8,7 +8,7 @@ import Testing
 /// asked for: `ARCHIVE_BENCHMARK=1 swift test -c release --filter ArchiveBenchmark`.
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads and
 /// the archiver share the same cores, and fsync speed is the disk's.
-@Suite("Archive benchmark", .enabled(if: ProcessInfo.processInfo.environment["ARCHIVE_BENCHMARK"] != nil, "set ARCHIVE_BENCHMARK=1 to run"))
+@Suite("Archive benchmark", .serialized, .enabled(if: ProcessInfo.processInfo.environment["ARCHIVE_BENCHMARK"] != nil, "set ARCHIVE_BENCHMARK=1 to run"))
 struct ArchiveBenchmark {
     /// 1 M events of about 190 bytes over 64 partitions stay under the mock's retention (about 5 MiB per partition).
     static let events = 1_000_000
