@@ -16,6 +16,8 @@ import EventLogs
 ///   (`<HH>.late.p<partition>.ndjson`), which `batch` reads with the hour. An hour is taken as
 ///   closed when its marker is on disk, so a restarted archiver (or another one) files late
 ///   events correctly too.
+/// - A closed hour's files (those this process wrote) are then gzipped by `compressor`, off
+///   this thread; late files stay plain, since late events may still be appended to them.
 /// - Appending to a file left mid-line by a crash first ends that line (`LogWriter`), so the
 ///   torn event becomes one malformed line that `batch` counts as rejected, and its intact
 ///   copy follows (the archiver re-reads everything after its last commit).
@@ -44,18 +46,33 @@ final class ArchiveFiles {
     private var recentKey: FileKey?
     private var recentWriter: LogWriter?
 
-    init(root: String, bufferSize: Int) {
+    /// Gzips the files of closed hours; `nil` leaves them plain.
+    private let compressor: ArchiveCompressor?
+    /// How long a file found on disk must be untouched before it is compressed: a file of a
+    /// closed hour that another archiver of the group may still be appending to (see `Archiver`).
+    private let quietPeriod: Duration
+
+    init(root: String, bufferSize: Int, compressor: ArchiveCompressor? = nil, quietPeriod: Duration = .seconds(600)) {
         self.root = root
         self.bufferSize = bufferSize
+        self.compressor = compressor
+        self.quietPeriod = quietPeriod
     }
 
     /// Takes over the hours that have files but no closed marker (an earlier run stopped or
     /// crashed before closing them), so they close when the stream passes them, although no
-    /// event of theirs may ever arrive again.
+    /// event of theirs may ever arrive again. With a compressor, first cleans up after a crash
+    /// while compressing (`LogCompression.recover`) and queues the plain files of closed hours
+    /// (a stop or a crash before they were compressed).
     func adoptUnclosedHours() throws {
         guard access(root, F_OK) == 0 else { return }
+        if compressor != nil { _ = try LogCompression.recover(root: root) }
         let inventory = try LogDiscovery.inventory(of: [root])
         let closed = Set(inventory.closedHours)
+        let plainOfClosedHours = inventory.files.filter { file in
+            file.hour.map(closed.contains) == true && !file.isLate && !file.isGzip
+        }
+        compressor?.enqueue(plainOfClosedHours.map(\.path), quietPeriod: quietPeriod)
         for file in inventory.files {
             guard let hour = file.hour, !closed.contains(hour) else { continue }
             if case .open(let inherited)? = hours[hour] {
@@ -121,15 +138,22 @@ final class ArchiveFiles {
     /// that a marker never promises data that a crash could still take away.
     func closeHour(_ hour: Hour) throws {
         guard case .open(let inherited)? = hours[hour] else { return }
+        var written: [String] = []
         for (key, writer) in writers where key.hour == hour && !key.late {
             try writer.sync()
             try writer.close()
             writers.removeValue(forKey: key)
+            written.append(writer.path)
         }
         forgetRecent()
         for path in inherited { try Self.sync(path: path) }
         try LogLayout.markClosed(root: root, hour: hour, durable: true)
         hours[hour] = .closed
+        compressor?.enqueue(written.sorted())
+        // Files of an earlier process: compressed only once untouched for a while, in case
+        // another archiver is still appending to one of them.
+        let inheritedPlain = inherited.filter { !$0.hasSuffix(".gz") && LogLayout.parse(relativePath: $0)?.late == false }
+        compressor?.enqueue(inheritedPlain, quietPeriod: quietPeriod)
     }
 
     /// Drops the state of closed hours before `hour`: a late event for one of them finds the

@@ -18,6 +18,10 @@ import Synchronization
 ///   then its `<HH>.closed` marker is written. An event that arrives for a closed hour goes to
 ///   `<HH>.late.p<partition>.ndjson`, which `batch` reads with the hour, so the next batch run
 ///   of that hour counts it. Hours left open by an earlier run are adopted at start.
+/// - **Compression**: a closed hour's files are then gzipped on a thread of their own
+///   (`ArchiveCompressor`), each into `<name>.gz`, the plain file deleted only once the gzip is
+///   complete and durable (`LogCompression`); at start, leftovers of a crash in between are
+///   cleaned up and plain files of closed hours are compressed. Late files stay plain.
 /// - **At-least-once**: every `commitInterval`, before partitions are revoked and when stopping,
 ///   every open file is fsynced and only then are the next offsets committed to Kafka, in the
 ///   archiver's own group. A restart resumes at the committed offsets, so a crash repeats at
@@ -105,7 +109,11 @@ public final class Archiver: BlockingComponent {
     }
 
     private func runLoop() -> (any Error)? {
-        let files = ArchiveFiles(root: configuration.logRoot, bufferSize: configuration.writeBufferBytes)
+        let compressor = configuration.compressClosedHours ? ArchiveCompressor(logger: logger) : nil
+        compressor?.start()
+        defer { compressor?.stop() }
+        let files = ArchiveFiles(root: configuration.logRoot, bufferSize: configuration.writeBufferBytes,
+                                 compressor: compressor, quietPeriod: configuration.allowedLateness)
         do {
             try files.adoptUnclosedHours()
         } catch {

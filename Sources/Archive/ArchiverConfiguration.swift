@@ -21,6 +21,9 @@ public struct ArchiverConfiguration: Sendable {
     /// Buffer per open file. Default 256 KiB: an archiver keeps about (open hours × partitions)
     /// files open.
     public var writeBufferBytes = 256 << 10
+    /// Whether a closed hour's files are gzipped (off the consumer's thread, crash-safely:
+    /// see `LogCompression`). Default on: NDJSON shrinks about 5× even at gzip level 1.
+    public var compressClosedHours = true
 
     public init(bootstrapServers: String, topic: String = "plays", groupID: String = ArchiverConfiguration.defaultGroupID,
                 logRoot: String) {

@@ -6,21 +6,31 @@ public struct BatchConfiguration: Sendable {
     /// Log files or directories (searched recursively), plain or gzip.
     public var logPaths: [String]
     /// First hour to rebuild (inclusive). `nil`: the first closed hour in the logs.
+    /// With `from` or `to`, exactly that range is rebuilt.
     public var from: Hour?
     /// End of the hours to rebuild (exclusive). `nil`: the hour after the last closed hour.
     public var to: Hour?
+    /// Without `from`/`to`: rebuild every closed hour (`true`), or only the closed hours not
+    /// covered yet or whose files changed since they were covered (`false`, the default, so a
+    /// scheduled run costs what changed, not the whole history).
+    public var all: Bool
     /// The stores; the batch job writes only `batch.sqlite`.
     public var location: StoreLocation
     /// Parsing threads. Hour groups are independent, so each worker takes whole hours.
     public var workers: Int
     /// Called about four times a second while the run is going, from a background thread.
     public var progress: (@Sendable (BatchProgress) -> Void)?
+    /// Bytes of compact event records read from unpartitioned files that are kept in memory
+    /// before they are spilled to per-hour files beside the stores (see `HourRecords`).
+    /// ~35 bytes an event: the default holds ~7 M events. Default 256 MiB.
+    public var spillBudgetBytes: Int = 256 << 20
 
-    public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, location: StoreLocation,
+    public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, location: StoreLocation,
                 workers: Int = BatchConfiguration.defaultWorkers, progress: (@Sendable (BatchProgress) -> Void)? = nil) {
         self.logPaths = logPaths
         self.from = from
         self.to = to
+        self.all = all
         self.location = location
         self.workers = max(1, workers)
         self.progress = progress

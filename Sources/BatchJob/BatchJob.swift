@@ -14,17 +14,32 @@ public enum BatchJob {
         let startedAt = epochMilliseconds()
         // Everything that can be wrong with the input is found before the store is touched.
         let inventory = try LogDiscovery.inventory(of: configuration.logPaths)
-        var plan = try BatchPlan(inventory: inventory, from: configuration.from, to: configuration.to)
-        let store = try BatchStore(location: configuration.location)
-        logger.info("batch run starting", metadata: [
-            "batch.ranges": "\(plan.ranges.map(\.description).joined(separator: " "))",
-            "batch.files": "\(plan.fileCount)", "batch.bytes": "\(plan.totalBytes)",
-        ])
-
+        // The store is opened (and created) only once the hours are known to be valid.
+        var opened: BatchStore?
+        let plan = try BatchPlan(inventory: inventory, from: configuration.from, to: configuration.to,
+                                 all: configuration.all, recorded: {
+            let store = try BatchStore(location: configuration.location)
+            opened = store
+            return try store.hourSources()
+        })
+        let store = try opened ?? BatchStore(location: configuration.location)
         var summary = BatchSummary()
         summary.ranges = plan.ranges
         summary.files = plan.fileCount
         summary.hours = plan.hourCount
+        summary.hoursSkipped = plan.skippedHours
+        guard !plan.ranges.isEmpty else {
+            // Nothing changed since the last runs: nothing to read, nothing to write.
+            summary.seconds = (ContinuousClock.now - started).seconds
+            logger.info("batch run: no closed hour changed", metadata: ["batch.hours_skipped": "\(plan.skippedHours)"])
+            return summary
+        }
+        logger.info("batch run starting", metadata: [
+            "batch.ranges": "\(plan.ranges.map(\.description).joined(separator: " "))",
+            "batch.files": "\(plan.fileCount)", "batch.bytes": "\(plan.totalBytes)",
+            "batch.hours_skipped": "\(plan.skippedHours)",
+        ])
+
         let bytesRead = SharedCounter()
         let eventsRead = SharedCounter()
         let totalBytes = plan.totalBytes
@@ -37,26 +52,28 @@ public enum BatchJob {
         }
         defer { ticker?.stop() }
 
-        // Files of unknown hour are split by hour first, so that de-duplication stays exact.
+        // Files of unknown hour are read once, into compact per-hour records, so that
+        // de-duplication stays exact within each hour.
         StagingDirectory.removeAbandoned(in: configuration.location.directory)
         let staging = StagingDirectory(parent: configuration.location.directory)
         defer { staging.remove() }
-        let unpartitioned = plan.units.filter { $0.count == 1 && $0[0].hour == nil }.map { $0[0] }
-        if !unpartitioned.isEmpty {
-            var tally = GroupTally()
-            try staging.create()
-            let splitter = UnpartitionedSplitter(target: plan.coverage, stagingDirectory: staging.path)
-            _ = try splitter.split(unpartitioned, tally: &tally) { bytesRead.add($0) }
-            summary.absorb(tally)
-            let staged = try LogDiscovery.inventory(of: [staging.path])
-            plan.mergeStaged(staged.files)
+        var records: [HourRecords] = []
+        if !plan.unpartitioned.isEmpty {
+            let pass = UnpartitionedPass(target: plan.coverage, workers: configuration.workers,
+                                         spillDirectory: staging.path, memoryBudget: configuration.spillBudgetBytes)
+            let output = try pass.run(plan.unpartitioned) { bytesRead.add($0) }
+            summary.absorb(output.tally)
+            eventsRead.add(Int64(output.tally.eventsRead))
+            records = output.records
+            logger.debug("batch unpartitioned files read", metadata: [
+                "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.events_read": "\(output.tally.eventsRead)",
+            ])
         }
 
+        let units = HourUnit.units(files: plan.hourFiles, records: records)
         // ~200 bytes per event; the largest unit sizes the tables once.
-        let largestUnit = plan.units.first.map(BatchPlan.size(of:)) ?? 0
-        let expectedPerUnit = Int(min(1 << 23, max(1024, largestUnit / 150)))
+        let expectedPerUnit = Int(min(1 << 23, max(1024, (units.first?.size ?? 0) / 150)))
         let target = plan.coverage
-        let units = plan.units
         let workerCount = min(configuration.workers, max(1, units.count))
         let results = ResultChannel<(rows: [PlayCounts.Element], tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
@@ -69,8 +86,11 @@ public enum BatchJob {
                         let index = Int(nextUnit.add(1))
                         guard index < units.count else { break }
                         let before = processor.tally.eventsRead
-                        for file in units[index] {
+                        for file in units[index].files {
                             try processor.process(file) { bytesRead.add($0) }
+                        }
+                        for source in units[index].records {
+                            try processor.absorb(source, hour: units[index].hour)
                         }
                         eventsRead.add(Int64(processor.tally.eventsRead - before))
                         results.send((processor.finishUnit(), nil))
@@ -88,7 +108,7 @@ public enum BatchJob {
         var tracks = Set<Int64>()
         var rows = 0
         do {
-            _ = try store.replace(ranges: plan.ranges, startedAt: startedAt) { writer in
+            _ = try store.replace(ranges: plan.ranges, startedAt: startedAt, sources: plan.sources) { writer in
                 while let result = try results.receive() {
                     if let tally = result.tally { summary.absorb(tally) }
                     for row in result.rows {
@@ -124,6 +144,30 @@ public enum BatchJob {
 
     static func epochMilliseconds() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+}
+
+/// One hour's work: its files and the records unpartitioned files held for it.
+struct HourUnit: Sendable {
+    var hour: Hour
+    var files: [LogFile]
+    var records: [HourRecords]
+    /// Bytes to read, records counted as the JSON lines they came from (~6× larger).
+    var size: Int64
+
+    /// Largest first, so that two workers finish close together.
+    static func units(files: [Hour: [LogFile]], records: [HourRecords]) -> [HourUnit] {
+        var units: [Hour: HourUnit] = [:]
+        for (hour, hourFiles) in files {
+            units[hour] = HourUnit(hour: hour, files: hourFiles, records: [], size: BatchPlan.size(of: hourFiles))
+        }
+        for source in records {
+            for (hour, bytes) in source.bytesByHour {
+                units[hour, default: HourUnit(hour: hour, files: [], records: [], size: 0)].records.append(source)
+                units[hour]!.size += Int64(bytes) * 6
+            }
+        }
+        return units.values.sorted { $0.size != $1.size ? $0.size > $1.size : $0.hour < $1.hour }
     }
 }
 

@@ -1,65 +1,91 @@
 import CounterpointCore
+import CounterStore
 import EventLogs
 
 /// Which hours a run rebuilds and which files it must read for them.
 struct BatchPlan {
-    /// Contiguous hour ranges to replace, ascending; each is one atomic replacement.
+    /// Contiguous hour ranges to replace, ascending, all in one transaction. Empty when a
+    /// default run finds nothing changed.
     var ranges: [HourRange]
-    /// Work units: the files of one hour (incl. late and segment files), or one
-    /// unpartitioned file. Largest first, so that two workers finish close together.
-    var units: [[LogFile]]
-    /// Bytes the run will read, for progress. Unpartitioned files count twice — they are read
-    /// once to split them by hour and then (the part in range) again — so this is an upper bound.
+    /// The files of each hour being rebuilt (incl. late and segment files).
+    var hourFiles: [Hour: [LogFile]]
+    /// Files whose events may be of any hour: read whenever anything is rebuilt.
+    var unpartitioned: [LogFile]
+    /// What each rebuilt hour is computed from, recorded with its rows.
+    var sources: [HourSource]
+    /// Closed hours a default run leaves alone because their files did not change.
+    var skippedHours: Int64
+    /// Bytes the run will read, for progress.
     var totalBytes: Int64
     var fileCount: Int
 
+    /// - Parameters:
+    ///   - recorded: what past runs recorded per hour; used by the default selection only.
     /// - Throws: `BatchError` when no hours can be chosen.
-    init(inventory: LogInventory, from: Hour?, to: Hour?) throws {
-        let closed = inventory.closedHours.sorted()
+    init(inventory: LogInventory, from: Hour?, to: Hour?, all: Bool, recorded: () throws -> [Hour: HourSource]) throws {
+        var filesByHour: [Hour: [LogFile]] = [:]
+        var unpartitioned: [LogFile] = []
+        var shared = SourceFingerprint()
+        for file in inventory.files {
+            if let hour = file.hour {
+                filesByHour[hour, default: []].append(file)
+            } else {
+                unpartitioned.append(file)
+                shared.add(file, name: file.path)
+            }
+        }
+        func fingerprint(_ hour: Hour) -> SourceFingerprint {
+            var print = SourceFingerprint()
+            // Inventory files are in path order, so the hour's list is too.
+            for file in filesByHour[hour] ?? [] { print.add(file, name: SourceFingerprint.layoutName(file.path)) }
+            print.add(shared)
+            return print
+        }
+
+        let closed = inventory.closedHours
+        var chosen: [Hour] = []
+        var skipped: Int64 = 0
+        var sources: [HourSource] = []
         if from != nil || to != nil {
             guard let lower = from ?? closed.first, let upper = to ?? closed.last?.advanced(by: 1) else {
                 throw BatchError.noClosedHours
             }
-            let range = HourRange(lower, upper)
             guard lower < upper else { throw BatchError.emptyRange(HourRange(lower, lower)) }
-            ranges = [range]
+            ranges = [HourRange(lower, upper)]
+            var hour = lower
+            while hour < upper {
+                sources.append(fingerprint(hour).source(of: hour))
+                hour = hour.advanced(by: 1)
+            }
         } else {
             guard !closed.isEmpty else { throw BatchError.noClosedHours }
-            ranges = Coverage(closed.map { HourRange($0, $0.advanced(by: 1)) }).ranges
-        }
-        let target = Coverage(ranges)
-
-        var byHour: [Hour: [LogFile]] = [:]
-        var unpartitioned: [[LogFile]] = []
-        for file in inventory.files {
-            if let hour = file.hour {
-                // Hour files of hours not being rebuilt need not be read at all.
-                if target.contains(hour) { byHour[hour, default: []].append(file) }
-            } else {
-                unpartitioned.append([file])
+            let past = all ? [:] : try recorded()
+            for hour in closed {
+                let source = fingerprint(hour).source(of: hour)
+                if let before = past[hour], before.fingerprint == source.fingerprint {
+                    skipped += 1
+                } else {
+                    chosen.append(hour)
+                    sources.append(source)
+                }
             }
+            ranges = Coverage(chosen.map { HourRange($0, $0.advanced(by: 1)) }).ranges
         }
-        units = (Array(byHour.values) + unpartitioned).sorted { Self.size(of: $0) > Self.size(of: $1) }
-        totalBytes = units.reduce(0) { $0 + Self.size(of: $1) } + unpartitioned.reduce(0) { $0 + Self.size(of: $1) }
-        fileCount = units.reduce(0) { $0 + $1.count }
+        skippedHours = skipped
+        self.sources = sources
+
+        let target = Coverage(ranges)
+        // Hour files of hours not being rebuilt need not be read at all.
+        hourFiles = filesByHour.filter { target.contains($0.key) }
+        self.unpartitioned = target.ranges.isEmpty ? [] : unpartitioned
+        let readFiles = hourFiles.values.joined() + self.unpartitioned
+        totalBytes = readFiles.reduce(0) { $0 + $1.size }
+        fileCount = readFiles.count
     }
 
     var coverage: Coverage { Coverage(ranges) }
 
     var hourCount: Int64 { ranges.reduce(0) { $0 + $1.count } }
-
-    /// Adds staged per-hour files to the hour units and drops the unpartitioned units they
-    /// were split from.
-    mutating func mergeStaged(_ staged: [LogFile]) {
-        var byHour: [Hour: [LogFile]] = [:]
-        for unit in units {
-            if let hour = unit.first?.hour { byHour[hour] = unit }
-        }
-        for file in staged {
-            if let hour = file.hour { byHour[hour, default: []].append(file) }
-        }
-        units = byHour.values.sorted { Self.size(of: $0) > Self.size(of: $1) }
-    }
 
     static func size(of unit: [LogFile]) -> Int64 { unit.reduce(0) { $0 + $1.size } }
 }

@@ -19,8 +19,10 @@ public struct BatchSummary: Sendable {
     public var rejections = RejectionLog()
     /// Distinct tracks with plays in the rebuilt ranges.
     public var tracks = 0
-    /// Hours rebuilt (covered), including hours without plays.
+    /// Hours rebuilt (covered), including hours without plays: the hours processed.
     public var hours: Int64 = 0
+    /// Closed hours a default run left alone: covered, and their files unchanged since.
+    public var hoursSkipped: Int64 = 0
     /// (track, hour) rows written.
     public var rows = 0
     public var seconds = 0.0
@@ -57,4 +59,12 @@ struct GroupTally: Sendable {
     var duplicates = 0
     var outsideRange = 0
     var rejections = RejectionLog()
+
+    mutating func merge(_ other: GroupTally) {
+        eventsRead += other.eventsRead
+        valid += other.valid
+        duplicates += other.duplicates
+        outsideRange += other.outsideRange
+        rejections.merge(other.rejections)
+    }
 }

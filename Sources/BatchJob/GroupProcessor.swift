@@ -44,6 +44,18 @@ final class GroupProcessor {
         }
     }
 
+    /// Adds the records an `UnpartitionedPass` kept for `hour` (already validated and in the
+    /// target), de-duplicated with the unit's other events.
+    func absorb(_ records: HourRecords, hour: Hour) throws {
+        try records.forEachRecord(of: hour) { trackID, eventID in
+            if seen.insert(eventID, in: hour) {
+                counts.add(trackID: trackID, hour: hour)
+            } else {
+                tally.duplicates += 1
+            }
+        }
+    }
+
     /// Hands over the rows of the unit just processed, in key order, and forgets its event
     /// ids; the tables keep their memory for the next unit.
     func finishUnit() -> [PlayCounts.Element] {

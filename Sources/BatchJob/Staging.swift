@@ -1,6 +1,7 @@
 import Foundation
 
-/// A scratch directory beside the stores for staged per-hour files, removed after the run.
+/// A scratch directory beside the stores for per-hour event records spilled while reading
+/// unpartitioned files (`HourRecords`), removed after the run.
 /// A run killed before it could remove its own (SIGKILL runs no cleanup) leaves it behind;
 /// the next run removes those of processes that no longer exist.
 struct StagingDirectory {
@@ -21,10 +22,6 @@ struct StagingDirectory {
                 try? FileManager.default.removeItem(atPath: (parent as NSString).appendingPathComponent(name))
             }
         }
-    }
-
-    func create() throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
     func remove() {

@@ -28,7 +28,7 @@ public final class BatchStore: BatchWriter {
     }
 
     @discardableResult
-    public func replace(ranges: [HourRange], startedAt: Int64,
+    public func replace(ranges: [HourRange], startedAt: Int64, sources: [HourSource],
                         rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
         let target = Coverage(ranges)
         guard let first = target.ranges.first, let last = target.ranges.last else {
@@ -59,12 +59,17 @@ public final class BatchStore: BatchWriter {
             var coverage = try CoverageTable.load(db)
             for range in target.ranges { coverage.insert(range) }
             try CoverageTable.save(coverage, db)
+            try HourSourcesTable.save(sources, runID: recorded.id, db)
             return recorded
         }
     }
 
     public func coverage() throws -> Coverage {
         try database.read { try CoverageTable.load($0) }
+    }
+
+    public func hourSources() throws -> [Hour: HourSource] {
+        try database.read { try HourSourcesTable.load($0) }
     }
 
     public func recentRuns(limit: Int) throws -> [BatchRun] {

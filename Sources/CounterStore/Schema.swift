@@ -134,6 +134,17 @@ extension Schema {
             FROM batch_days GROUP BY track_id, month;
         CREATE INDEX batch_months_ranked ON batch_months (month, plays DESC, track_id);
         """,
+        // What each covered hour was computed from (see HourSources.swift): the incremental
+        // batch compares it with the files on disk to find the hours that changed.
+        """
+        CREATE TABLE hour_sources (
+            hour INTEGER PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            files INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            run_id INTEGER NOT NULL
+        );
+        """,
     ])
 }
 

@@ -28,22 +28,33 @@ public protocol BatchWriter: AnyObject {
     ///
     /// Rows may arrive in any order; rows for the same (track, hour) add up; rows with 0 plays
     /// are skipped. A row outside `ranges` throws `CounterStoreError.rowOutsideRange` and nothing
-    /// is changed.
+    /// is changed. `sources` (may be empty) records, in the same transaction, what each hour
+    /// was computed from, for the incremental batch.
     @discardableResult
-    func replace(ranges: [HourRange], startedAt: Int64, rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun
+    func replace(ranges: [HourRange], startedAt: Int64, sources: [HourSource],
+                 rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun
 
     /// The hours the batch layer has covered.
     func coverage() throws -> Coverage
+
+    /// What each covered hour was last computed from, for the hours that recorded it.
+    func hourSources() throws -> [Hour: HourSource]
 
     /// The latest runs, newest first.
     func recentRuns(limit: Int) throws -> [BatchRun]
 }
 
 extension BatchWriter {
+    /// `replace(ranges:startedAt:sources:rows:)` without recorded sources.
+    @discardableResult
+    public func replace(ranges: [HourRange], startedAt: Int64, rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
+        try replace(ranges: ranges, startedAt: startedAt, sources: [], rows: rows)
+    }
+
     /// `replace(ranges:startedAt:rows:)` over one range, for a run whose statistics are known up front.
     @discardableResult
     public func replace(range: HourRange, run: BatchRun, rows: (BatchRowWriter) throws -> Void) throws -> BatchRun {
-        try replace(ranges: [range], startedAt: run.startedAt) { writer in
+        try replace(ranges: [range], startedAt: run.startedAt, sources: []) { writer in
             try rows(writer)
             return run
         }

@@ -18,13 +18,20 @@ public struct LogFile: Sendable, Hashable {
     public var isGzip: Bool
     /// Size on disk (compressed size for gzip), for progress.
     public var size: Int64
+    /// Last modification, nanoseconds since 1970, and the inode: with the path and the size,
+    /// what tells the incremental batch that a file changed (grew, or was replaced).
+    public var modifiedNanoseconds: Int64
+    public var inode: UInt64
 
-    public init(path: String, hour: Hour?, isLate: Bool, isGzip: Bool, size: Int64) {
+    public init(path: String, hour: Hour?, isLate: Bool, isGzip: Bool, size: Int64,
+                modifiedNanoseconds: Int64 = 0, inode: UInt64 = 0) {
         self.path = path
         self.hour = hour
         self.isLate = isLate
         self.isGzip = isGzip
         self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+        self.inode = inode
     }
 
     /// Inspects the file at `path`: its size, its compression, and its hour when the path follows
@@ -37,7 +44,19 @@ public struct LogFile: Sendable, Hashable {
         let got = try withUnsafeMutableBytes(of: &magic) { try handle.read(into: $0.baseAddress!, count: 2, at: 0) }
         let parsed = LogLayout.parse(relativePath: path)
         self.init(path: path, hour: parsed?.hour, isLate: parsed?.late ?? false,
-                  isGzip: got == 2 && magic == (0x1F, 0x8B), size: Int64(info.st_size))
+                  isGzip: got == 2 && magic == (0x1F, 0x8B), size: Int64(info.st_size),
+                  modifiedNanoseconds: Self.modificationTime(info),
+                  inode: UInt64(info.st_ino))
+    }
+}
+
+extension LogFile {
+    static func modificationTime(_ info: stat) -> Int64 {
+        #if canImport(Darwin)
+        Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+        #else
+        Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        #endif
     }
 }
 
@@ -78,8 +97,21 @@ public enum LogDiscovery {
     public static func inventory(of paths: [String]) throws -> LogInventory {
         var walk = Walk()
         for path in paths { try walk.visit(path: path, named: true) }
-        let files = walk.files.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        let files = withoutCompressedTwins(walk.files.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) })
         return LogInventory(files: files, closedHours: walk.closedHours.sorted())
+    }
+
+    /// Drops `X` when `X.gz` is there too. The archiver compresses a closed hour's file `X`
+    /// into `X.gz` and renames it into place only once it is complete and fsynced, then deletes
+    /// `X`; a crash between the rename and the delete leaves both, with the same events.
+    /// De-duplication by `event_id` would keep the counts right, but the hour would be read
+    /// twice and report every event of `X` as a duplicate, so the complete `.gz` alone is read
+    /// (and the pair fingerprints like the `.gz` alone, so the archiver deleting `X` later
+    /// does not make the hour look changed).
+    static func withoutCompressedTwins(_ files: [LogFile]) -> [LogFile] {
+        let paths = Set(files.lazy.filter(\.isGzip).map(\.path))
+        guard !paths.isEmpty else { return files }
+        return files.filter { !paths.contains($0.path + ".gz") }
     }
 
     private struct FileIdentity: Hashable {
@@ -117,7 +149,24 @@ public enum LogDiscovery {
             }
         }
 
+        /// Lists `path` and visits its entries. A file that vanishes between the listing and its
+        /// visit was renamed or deleted meanwhile — the archiver replaces `X` by `X.gz` (renamed
+        /// into place before `X` is deleted) — so the directory is listed again, from the same
+        /// state, to find what replaced it. Every pass that finds such a change has seen one
+        /// more rename go through, so a few passes suffice.
         private mutating func visitDirectory(_ path: String) throws {
+            let before = self
+            for attempt in 1... {
+                do {
+                    try visitDirectoryOnce(path)
+                    return
+                } catch EventLogError.system(_, _, ENOENT) where attempt < 8 {
+                    self = before
+                }
+            }
+        }
+
+        private mutating func visitDirectoryOnce(_ path: String) throws {
             guard let directory = opendir(path) else {
                 throw EventLogError.system(path: path, operation: "read directory", code: errno)
             }

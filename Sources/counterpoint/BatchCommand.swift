@@ -14,9 +14,13 @@ struct BatchCommand: ParsableCommand {
         <data-dir>/batch.sqlite in one transaction: readers see the old counts or the new ones,
         never a mix. Safe to re-run at any time; the same logs give identical rows.
 
-        Hours: --from/--to (RFC 3339 UTC, floored to the hour; --to exclusive). Without them,
-        every closed hour in the logs (hours with an <HH>.closed marker). Every hour in the range
-        is covered — an hour without plays counts 0 from then on, whatever the realtime layer says.
+        Hours: --from/--to (RFC 3339 UTC, floored to the hour; --to exclusive): exactly that range.
+        --all: every closed hour in the logs (hours with an <HH>.closed marker). Neither: the closed
+        hours not covered yet or whose files changed since they were covered (a late file, a file
+        that grew or was replaced), so a scheduled run costs what changed, not the whole history;
+        the summary says how many hours were processed and how many were skipped as unchanged.
+        Every hour rebuilt is covered — an hour without plays counts 0 from then on, whatever the
+        realtime layer says.
         """)
 
     @OptionGroup var common: CommonOptions
@@ -29,6 +33,9 @@ struct BatchCommand: ParsableCommand {
 
     @Option(help: "End of the hours to rebuild (exclusive), RFC 3339 UTC (env COUNTERPOINT_TO).")
     var to: String?
+
+    @Flag(help: "Rebuild every closed hour, changed or not (env COUNTERPOINT_ALL).")
+    var all = Environment.bool("all")
 
     @Option(help: "Parsing threads (default: one per core) (env COUNTERPOINT_WORKERS).")
     var workers: Int = Environment.integer("workers", default: BatchConfiguration.defaultWorkers)
@@ -48,13 +55,16 @@ struct BatchCommand: ParsableCommand {
         if let first, let last, first >= last {
             throw ValidationError("--from (\(first)) must be before --to (\(last))")
         }
+        if all && (first != nil || last != nil) {
+            throw ValidationError("--all rebuilds every closed hour; give either --all or --from/--to")
+        }
     }
 
     func run() throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         let progress = ProgressLine(enabled: !json)
         let configuration = BatchConfiguration(
-            logPaths: logs, from: try parseHourFlag(firstHour, flag: "--from"), to: try parseHourFlag(endHour, flag: "--to"),
+            logPaths: logs, from: try parseHourFlag(firstHour, flag: "--from"), to: try parseHourFlag(endHour, flag: "--to"), all: all,
             location: StoreLocation(directory: common.dataDirectory), workers: workers,
             progress: { step in
                 let fraction = step.totalBytes > 0 ? Double(step.bytesRead) / Double(step.totalBytes) : 0

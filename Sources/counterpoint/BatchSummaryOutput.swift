@@ -14,7 +14,7 @@ extension BatchSummary {
             "rejected_sample": rejections.samples.map {
                 ["reason": $0.reason.rawValue, "source": $0.source, "message": $0.message, "payload_prefix": $0.payloadPrefix]
             },
-            "tracks": tracks, "hours": hours, "rows": rows, "seconds": seconds, "events_per_second": eventsPerSecond,
+            "tracks": tracks, "hours": hours, "hours_processed": hours, "hours_skipped": hoursSkipped, "rows": rows, "seconds": seconds, "events_per_second": eventsPerSecond,
         ]
     }
 
@@ -22,7 +22,12 @@ extension BatchSummary {
     var text: String {
         var lines: [String] = []
         let rangeText = ranges.map(\.description).joined(separator: ", ")
-        lines.append("batch: rebuilt \(hours) hours \(rangeText) from \(files) files (\(ByteCount(bytesRead)))")
+        if hours == 0 {
+            return "batch: nothing changed — 0 hours processed, \(hoursSkipped.formatted()) hours skipped as unchanged"
+        }
+        var head = "batch: rebuilt \(hours) hours \(rangeText) from \(files) files (\(ByteCount(bytesRead)))"
+        if hoursSkipped > 0 { head += "; \(hoursSkipped.formatted()) hours skipped as unchanged" }
+        lines.append(head)
         lines.append("  events read  \(pad(eventsRead))")
         lines.append("  valid        \(pad(valid))   duplicates \(duplicates.formatted()), outside the range \(outsideRange.formatted())")
         var rejectedLine = "  rejected     \(pad(rejections.total))"

@@ -8,14 +8,15 @@ import Testing
 /// asked for: `ARCHIVE_BENCHMARK=1 swift test -c release --filter ArchiveBenchmark`.
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads and
 /// the archiver share the same cores, and fsync speed is the disk's.
-@Suite("Archive benchmark", .enabled(if: ProcessInfo.processInfo.environment["ARCHIVE_BENCHMARK"] != nil, "set ARCHIVE_BENCHMARK=1 to run"))
+@Suite("Archive benchmark", .serialized, .enabled(if: ProcessInfo.processInfo.environment["ARCHIVE_BENCHMARK"] != nil, "set ARCHIVE_BENCHMARK=1 to run"))
 struct ArchiveBenchmark {
     /// 1 M events of about 190 bytes over 64 partitions stay under the mock's retention (about 5 MiB per partition).
     static let events = 1_000_000
     static let partitions = 64
 
-    @Test("archiving a million events spread over 24 hours from 64 partitions")
-    func archiveMillion() async throws {
+    @Test("archiving a million events spread over 24 hours from 64 partitions, with and without gzipping closed hours",
+          arguments: [false, true])
+    func archiveMillion(compress: Bool) async throws {
         let workspace = try ArchiveWorkspace(partitions: Self.partitions)
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: workspace.cluster.bootstrapServers), logger: quietLogger)
         let start = time(0, minute: 0)
@@ -25,7 +26,7 @@ struct ArchiveBenchmark {
         }
         try producer.flush(timeout: .seconds(120))
 
-        let archiver = try workspace.startArchiver()
+        let archiver = try workspace.startArchiver(compress: compress)
         var firstSeen: ContinuousClock.Instant?
         let deadline = ContinuousClock.now + .seconds(300)
         while archiver.status().eventsArchived < Self.events, ContinuousClock.now < deadline {
@@ -33,7 +34,7 @@ struct ArchiveBenchmark {
             try await Task.sleep(for: .milliseconds(5))
         }
         let finished = ContinuousClock.now
-        try archiver.stop()
+        try archiver.stop()   // finishes compressing the hours this archiver closed
         let status = archiver.status()
         #expect(status.eventsArchived == Self.events)
         let seconds = (finished - (firstSeen ?? finished)).seconds
@@ -42,7 +43,7 @@ struct ArchiveBenchmark {
             return total + size
         }
         print("""
-            archive benchmark: \(Self.events) events, \(Self.partitions) partitions, \(status.closedHours) hours closed, \
+            archive benchmark (gzip closed hours: \(compress)): \(Self.events) events, \(Self.partitions) partitions, \(status.closedHours) hours closed, \
             \(bytes / 1_000_000) MB written in \(String(format: "%.2f", seconds)) s → \
             \(Int(Double(Self.events) / max(seconds, 1e-9))) events/s
             """)

@@ -26,12 +26,14 @@ struct ArchiveToBatchTests {
         #expect(status.lateEvents == 0 && status.invalidMessages == 0)
         #expect(!status.isRunning && status.assignedPartitions.isEmpty)
 
-        // The layout: one segment per partition, markers for the closed hours only.
+        // The layout: one segment per partition, markers for the closed hours only; the closed
+        // hours' files are gzipped once the archiver has stopped, the open hour's are plain.
         let files = workspace.archiveFiles()
         for offset in Int64(10)...13 { #expect(workspace.isClosed(hour(offset)), "hour \(offset) closed") }
         #expect(!workspace.isClosed(hour(14)))
         let dataFiles = files.filter { !$0.hasSuffix(".closed") }
-        #expect(dataFiles.allSatisfy { $0.range(of: #"^2026-11-20/1[0-4]\.p[0-3]\.ndjson$"#, options: .regularExpression) != nil }, "\(files)")
+        #expect(dataFiles.allSatisfy { $0.range(of: #"^2026-11-20/1[0-3]\.p[0-3]\.ndjson\.gz$"#, options: .regularExpression) != nil
+            || $0.range(of: #"^2026-11-20/14\.p[0-3]\.ndjson$"#, options: .regularExpression) != nil }, "\(files)")
         #expect(Set(dataFiles.map { $0.split(separator: ".")[1] }) == ["p0", "p1", "p2", "p3"])
         // A clean stop commits everything it wrote: every message is in the files exactly once.
         let lines = try dataFiles.flatMap { try workspace.lines(of: $0) }
@@ -142,7 +144,8 @@ struct ArchiveToBatchTests {
         #expect(status.invalidMessages == 3)
         #expect(status.skippedMessages == 2)
 
-        let lines = try workspace.lines(of: "2026-11-20/10.p0.ndjson")
+        // Hour 10 closed: its file is gzipped.
+        let lines = try workspace.lines(of: "2026-11-20/10.p0.ndjson.gz")
         #expect(lines.count == 4)
         #expect(lines.allSatisfy { !$0.utf8.contains(UInt8(ascii: "\r")) })
         #expect(lines.contains(pretty.replacingOccurrences(of: "\r\n", with: "\t\t").replacingOccurrences(of: "\n", with: "\t")))
@@ -165,6 +168,6 @@ struct ArchiveToBatchTests {
         try archiver.stop()
         #expect(archiver.status().eventsArchived == produced.count)
         #expect(workspace.isClosed(hour(10)) && !workspace.isClosed(hour(11)))
-        #expect(Set(workspace.archiveFiles().filter { $0.hasSuffix(".ndjson") }.map { $0.split(separator: ".")[1] }).count == 1)
+        #expect(Set(workspace.archiveFiles().filter { $0.contains(".ndjson") }.map { $0.split(separator: ".")[1] }).count == 1)
     }
 }

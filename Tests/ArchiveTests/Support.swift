@@ -78,8 +78,10 @@ final class ArchiveWorkspace: Sendable {
         return configuration
     }
 
-    func startArchiver(allowedLateness: Duration = .seconds(600)) throws -> Archiver {
-        let archiver = try Archiver(configuration: configuration(allowedLateness: allowedLateness), logger: quietLogger)
+    func startArchiver(allowedLateness: Duration = .seconds(600), compress: Bool = true) throws -> Archiver {
+        var configuration = configuration(allowedLateness: allowedLateness)
+        configuration.compressClosedHours = compress
+        let archiver = try Archiver(configuration: configuration, logger: quietLogger)
         try archiver.start()
         return archiver
     }
@@ -107,8 +109,11 @@ final class ArchiveWorkspace: Sendable {
         return files.sorted()
     }
 
+    /// The lines of a log file, plain or gzip.
     func lines(of relativePath: String) throws -> [String] {
-        try String(contentsOfFile: logs + "/" + relativePath, encoding: .utf8)
+        var text: [UInt8] = []
+        try LogReader(path: logs + "/" + relativePath).forEachChunk { chunk, _ in text.append(contentsOf: chunk) }
+        return String(decoding: text, as: UTF8.self)
             .split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 

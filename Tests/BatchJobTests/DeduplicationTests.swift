@@ -62,8 +62,9 @@ struct DeduplicationTests {
         }
     }
 
-    @Test("unpartitioned files are split by hour and de-duplicated exactly with the hour files; staging is removed")
-    func unpartitionedFilesAreSplitAndDeduplicated() throws {
+    @Test("unpartitioned files are read once and de-duplicated exactly with the hour files, in memory or spilled to disk; spill files are removed",
+          arguments: [nil, 1] as [Int?])
+    func unpartitionedFilesAreSplitAndDeduplicated(spillBudget: Int?) throws {
         try Workspace.with { workspace in
             var truth = Truth()
             /// A play line; the hours being rebuilt (10 and 11) also go into the truth.
@@ -84,7 +85,7 @@ struct DeduplicationTests {
             try workspace.writeLines(second, to: workspace.logs + "/more/extra.jsonl", gzip: true)
             try workspace.writeHour(hour(11), partitioned)
 
-            let summary = try workspace.run(from: hour(10), to: hour(12), workers: 2)
+            let summary = try workspace.run(from: hour(10), to: hour(12), workers: 2, spillBudget: spillBudget)
 
             #expect(summary.eventsRead == 16)
             #expect(summary.valid == 15)

@@ -20,13 +20,13 @@ struct RerunTests {
         }
     }
 
-    @Test("a rerun over the same logs gives identical rows and summary counts")
+    @Test("a rerun with --all over the same logs gives identical rows and summary counts")
     func rerunIsIdentical() throws {
         try Workspace.with { workspace in
             try writeThreeHours(workspace)
             let first = try workspace.run()
             let rowsAfterFirst = try workspace.counts(in: hours(0, 24))
-            let second = try workspace.run()
+            let second = try workspace.run(all: true)
 
             #expect(second.counts == first.counts)
             #expect(try workspace.counts(in: hours(0, 24)) == rowsAfterFirst)

@@ -60,11 +60,16 @@ struct Workspace {
 
     // MARK: Running and reading back
 
-    func run(paths: [String]? = nil, from: Hour? = nil, to: Hour? = nil, workers: Int = 2) throws -> BatchSummary {
-        try BatchJob.run(BatchConfiguration(logPaths: paths ?? [logs], from: from, to: to, location: location,
-                                            workers: workers),
-                         logger: quietLogger)
+    func run(paths: [String]? = nil, from: Hour? = nil, to: Hour? = nil, all: Bool = false, workers: Int = 2,
+             spillBudget: Int? = nil) throws -> BatchSummary {
+        var configuration = BatchConfiguration(logPaths: paths ?? [logs], from: from, to: to, all: all,
+                                               location: location, workers: workers)
+        if let spillBudget { configuration.spillBudgetBytes = spillBudget }
+        return try BatchJob.run(configuration, logger: quietLogger)
     }
+
+    /// What each hour was computed from, as the batch store recorded it.
+    func hourSources() throws -> [Hour: HourSource] { try BatchStore(location: location).hourSources() }
 
     var batchFileExists: Bool { FileManager.default.fileExists(atPath: location.batchPath) }
 

@@ -19,7 +19,7 @@ struct SchemaTests {
                 _ = try BatchStore(location: location)
             }
             #expect(try userVersion(ofFile: location.realtimePath) == 1)
-            #expect(try userVersion(ofFile: location.batchPath) == 2)
+            #expect(try userVersion(ofFile: location.batchPath) == 3)
         }
     }
 
@@ -31,7 +31,7 @@ struct SchemaTests {
             bytes.replaceSubrange(60..<64, with: [0, 0, 0, 9])
             try bytes.write(to: URL(fileURLWithPath: location.batchPath))
             let error = try #require(throws: CounterStoreError.self) { try BatchStore(location: location) }
-            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 2))
+            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 3))
             #expect(throws: CounterStoreError.self) { try CounterReader(location: location) }
         }
     }

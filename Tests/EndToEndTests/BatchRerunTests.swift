@@ -4,7 +4,7 @@ import Testing
 extension EndToEnd {
     @Suite("re-running the batch")
     struct BatchRerun {
-        @Test("re-running the same batch gives identical answers, and a --from/--to batch replaces only its hours")
+        @Test("re-running the same batch with --all gives identical answers, and a --from/--to batch replaces only its hours")
         func rerunIsIdenticalAndSubRangeReplacesOnlyItsHours() async throws {
             try await withTemporaryDirectory { scratch in
                 let logsA = scratch.appendingPathComponent("logs-a")
@@ -22,7 +22,7 @@ extension EndToEnd {
                 try await withServer(dataDirectory: data, scratch: scratch) { server in
                     let before = try Steps.snapshot(server, tracks: tracks, timelineTracks: timelineTracks)
 
-                    let again = try await Steps.batch(logs: logsA, data: data, scratch: scratch)
+                    let again = try await Steps.batch(logs: logsA, data: data, scratch: scratch, extraArguments: ["--all"])
                     for key in ["events_read", "valid", "duplicates", "rejected", "counted", "tracks", "rows", "hours"] {
                         #expect(int(again[key]) == int(first[key]), "\(key) of the rerun")
                     }

@@ -7,7 +7,7 @@ extension EndToEnd {
         static let flagsBySubcommand: [(String, [String])] = [
             ("generate", ["--logs", "--events", "--tracks", "--hours", "--start", "--skew", "--duplicates",
                           "--malformed", "--seed", "--gzip", "--json"]),
-            ("batch", ["--data-dir", "--log-level", "--logs", "--from", "--to", "--workers", "--json"]),
+            ("batch", ["--data-dir", "--log-level", "--logs", "--from", "--to", "--all", "--workers", "--json"]),
             ("serve", ["--data-dir", "--log-level", "--listen", "--http-threads"]),
             ("run", ["--data-dir", "--listen", "--logs", "--demo"]),
         ]
@@ -45,6 +45,7 @@ extension EndToEnd {
             (["batch", "--logs", "logs", "--to", "2026-02-30T00:00:00Z"], [:], "--to"),
             (["batch", "--logs", "logs", "--from", "2026-11-20T10:00:00Z", "--to", "2026-11-20T09:00:00Z"], [:], "--from"),
             (["batch", "--logs", "logs", "--workers", "0"], [:], "--workers"),
+            (["batch", "--logs", "logs", "--all", "--from", "2026-11-20T10:00:00Z"], [:], "--all"),
             (["batch", "--logs", "logs", "--workers", "many"], [:], "--workers"),
             (["batch", "--logs", "logs", "--frm", "2026-11-20T10:00:00Z"], [:], "--frm"),
             (["batch"], [:], "--logs"),

@@ -22,15 +22,16 @@ struct LogTruth {
     var rows: Int { plays.values.reduce(0) { $0 + $1.count } }
     var trackIDs: [Int64] { plays.keys.sorted() }
 
-    /// Reads every `*.ndjson` file under `root`.
+    /// Reads every `*.ndjson` file under `root`, and every `*.ndjson.gz` (as the archiver leaves
+    /// closed hours) through the system's `gzip -dc`.
     init(logs root: URL) throws {
         var seen = Set<String>()
         let files = (FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL } ?? [])
-            .filter { $0.lastPathComponent.hasSuffix(".ndjson") }
+            .filter { $0.lastPathComponent.hasSuffix(".ndjson") || $0.lastPathComponent.hasSuffix(".ndjson.gz") }
             .sorted { $0.path < $1.path }
         for file in files {
-            let data = try Data(contentsOf: file)
+            let data = file.pathExtension == "gz" ? try Self.gunzip(file) : try Data(contentsOf: file)
             data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
                 var start = 0
                 while start < buffer.count {
@@ -64,6 +65,19 @@ struct LogTruth {
             return
         }
         plays[event.trackID, default: [:]][hour, default: 0] += 1
+    }
+
+    static func gunzip(_ file: URL) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-dc", file.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: file.path]) }
+        return data
     }
 
     /// Plays of one track in the hours [from, to).

@@ -1,0 +1,111 @@
+import CounterpointCore
+import Foundation
+
+/// The valid, in-range events one worker read from unpartitioned files, kept per UTC hour as
+/// compact records — track id (8 bytes), id length (1 byte), the `event_id`'s bytes — until
+/// the hour's unit de-duplicates and counts them. A 26-character ULID takes 35 bytes instead
+/// of the ~200 of its JSON line, and the full id is kept (not a hash of it), so that
+/// de-duplication stays exact.
+///
+/// Memory is bounded by `budget`: when the buffered records exceed it, every hour's buffer is
+/// appended to that hour's spill file in `directory` and emptied. Reading an hour back then
+/// holds that hour's records only — memory is bounded by the largest hour, not by the file.
+///
+/// Thread use: filled by one worker during the read; then only read, by any worker, one hour
+/// each (the read phase ends, under a lock, before any unit starts).
+final class HourRecords: @unchecked Sendable {
+    private let directory: String
+    private let name: String
+    private let budget: Int
+    private var buffers: [[UInt8]] = []
+    private var indexOfHour: [Hour: Int] = [:]
+    private var hourOfIndex: [Hour] = []
+    private var spilledHours = Set<Hour>()
+    private var buffered = 0
+    /// The buffer last appended to: events of a file come in runs of one hour.
+    private var lastHour = Hour(index: .min)
+    private var lastIndex = 0
+    /// Record bytes per hour index, buffered and spilled, to size the units.
+    private var sizes: [Int] = []
+
+    init(directory: String, name: String, budget: Int) {
+        self.directory = directory
+        self.name = name
+        self.budget = max(1, budget)
+    }
+
+    /// Record bytes per hour, buffered and spilled.
+    var bytesByHour: [Hour: Int] {
+        Dictionary(uniqueKeysWithValues: zip(hourOfIndex, sizes))
+    }
+
+    @inline(__always)
+    func append(trackID: Int64, eventID: EventID, hour: Hour) throws {
+        if hour != lastHour {
+            if let index = indexOfHour[hour] {
+                lastIndex = index
+            } else {
+                lastIndex = buffers.count
+                indexOfHour[hour] = lastIndex
+                hourOfIndex.append(hour)
+                buffers.append([])
+                sizes.append(0)
+            }
+            lastHour = hour
+        }
+        let size = 9 + eventID.count
+        withUnsafeBytes(of: trackID.littleEndian) { buffers[lastIndex].append(contentsOf: $0) }
+        buffers[lastIndex].append(UInt8(eventID.count))
+        eventID.withUnsafeBytes { buffers[lastIndex].append(contentsOf: $0) }
+        sizes[lastIndex] += size
+        buffered += size
+        if buffered > budget { try spill() }
+    }
+
+    /// Appends every buffered hour to its spill file and frees the buffers.
+    func spill() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (index, hour) in hourOfIndex.enumerated() where !buffers[index].isEmpty {
+            let path = spillPath(hour)
+            if !FileManager.default.fileExists(atPath: path) {
+                guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+                }
+            }
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            try handle.seekToEnd()
+            try handle.write(contentsOf: buffers[index])
+            spilledHours.insert(hour)
+            buffers[index] = []
+        }
+        buffered = 0
+    }
+
+    /// Calls `body` with the track id and `event_id` of every record of `hour`, spilled ones first.
+    func forEachRecord(of hour: Hour, _ body: (Int64, EventID) -> Void) throws {
+        if spilledHours.contains(hour) {
+            let data = try Data(contentsOf: URL(fileURLWithPath: spillPath(hour)))
+            data.withUnsafeBytes { Self.decode($0, body) }
+        }
+        if let index = indexOfHour[hour] {
+            buffers[index].withUnsafeBytes { Self.decode($0, body) }
+        }
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (Int64, EventID) -> Void) {
+        var offset = 0
+        while offset + 9 <= bytes.count {
+            let trackID = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+            let length = Int(bytes[offset + 8])
+            let id = EventID(validating: UnsafeRawBufferPointer(rebasing: bytes[(offset + 9)..<(offset + 9 + length)]))
+            // Only valid ids were written; a torn spill file cannot happen within one run.
+            if let id { body(trackID, id) }
+            offset += 9 + length
+        }
+    }
+
+    private func spillPath(_ hour: Hour) -> String {
+        (directory as NSString).appendingPathComponent("\(name)-\(hour.index).records")
+    }
+}

@@ -1,0 +1,75 @@
+import CounterpointCore
+import CounterStore
+import EventLogs
+
+/// A fingerprint of the files an hour is computed from: for each file its name, size,
+/// modification time (ns) and inode, hashed in path order. A file that appears (a late file),
+/// grows, or is replaced changes it; reading the files is not needed to tell.
+///
+/// The hour's own files are named by their last two path components (`<day>/<HH>…`), so
+/// spelling the log directory differently (`./logs`, `/abs/logs`) does not make every hour
+/// look changed. Unpartitioned files may hold events of any hour, and which hours is only
+/// known by reading them, so every unpartitioned file is part of every hour's fingerprint:
+/// changing one makes every hour dirty (conservative, never wrong).
+///
+/// Deterministic across runs and processes (no random seed): it is compared with the one a
+/// past run recorded. Two 64-bit lanes, so an accidental collision is out of the question;
+/// it guards against change, not against an adversary who can write the log directory.
+struct SourceFingerprint {
+    private var lanes: (UInt64, UInt64) = (0xCBF2_9CE4_8422_2325, 0x6C62_272E_07BB_0142)
+    private(set) var files = 0
+    private(set) var bytes: Int64 = 0
+
+    mutating func add(_ file: LogFile, name: String) {
+        files += 1
+        bytes += file.size
+        for byte in name.utf8 { mix(UInt64(byte)) }
+        mix(0xFF_FFFF)  // ends the name, so "a"+"bc" and "ab"+"c" differ
+        mix(UInt64(bitPattern: file.size))
+        mix(UInt64(bitPattern: file.modifiedNanoseconds))
+        mix(file.inode)
+    }
+
+    mutating func add(_ other: SourceFingerprint) {
+        mix(other.lanes.0)
+        mix(other.lanes.1)
+        files += other.files
+        bytes += other.bytes
+    }
+
+    @inline(__always)
+    private mutating func mix(_ value: UInt64) {
+        lanes.0 = (lanes.0 ^ value) &* 0x0000_0100_0000_01B3
+        lanes.1 = (lanes.1 ^ value) &* 0x9E37_79B9_7F4A_7C15
+        lanes.1 ^= lanes.1 >> 31
+    }
+
+    /// 32 hex digits.
+    var text: String {
+        func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        return hex(Self.finalize(lanes.0)) + hex(Self.finalize(lanes.1))
+    }
+
+    /// Murmur3's finalizer, so that every input bit reaches every output digit.
+    private static func finalize(_ value: UInt64) -> UInt64 {
+        var hash = value
+        hash ^= hash >> 33
+        hash &*= 0xFF51_AFD7_ED55_8CCD
+        hash ^= hash >> 33
+        hash &*= 0xC4CE_B9FE_1A85_EC53
+        return hash ^ (hash >> 33)
+    }
+
+    func source(of hour: Hour) -> HourSource {
+        HourSource(hour: hour, fingerprint: text, files: files, bytes: bytes)
+    }
+
+    /// `<day>/<name>`: the part of an hour file's path that the layout gives meaning to.
+    static func layoutName(_ path: String) -> String {
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        return components.suffix(2).joined(separator: "/")
+    }
+}

@@ -1,0 +1,170 @@
+import BatchJob
+import CounterpointCore
+import CounterStore
+import EventLogs
+import Foundation
+import Testing
+
+@Suite("BatchJob default run covers only what changed")
+struct IncrementalTests {
+    /// Hours 10, 11 and 12, closed, two plays each (tracks 1 and 2).
+    private func writeThreeHours(_ workspace: Workspace) throws {
+        for offset: Int64 in 10...12 {
+            try workspace.writeHour(hour(offset), [play("a\(offset)", track: 1, at: hour(offset)),
+                                                   play("b\(offset)", track: 2, at: hour(offset))])
+            try workspace.close(hour(offset))
+        }
+    }
+
+    @Test("a second default run with nothing changed processes 0 hours, skips every closed hour and writes nothing")
+    func nothingChangedDoesNoWork() throws {
+        try Workspace.with { workspace in
+            try writeThreeHours(workspace)
+            let first = try workspace.run()
+            #expect(first.hours == 3)
+            #expect(first.hoursSkipped == 0)
+            let rows = try workspace.counts(in: hours(0, 24))
+
+            let second = try workspace.run()
+            #expect(second.hours == 0)
+            #expect(second.hoursSkipped == 3)
+            #expect(second.eventsRead == 0)
+            #expect(second.files == 0)
+            #expect(second.ranges.isEmpty)
+            #expect(try workspace.runs().count == 1)
+            #expect(try workspace.counts(in: hours(0, 24)) == rows)
+            #expect(try workspace.coverage() == Coverage([hours(10, 13)]))
+        }
+    }
+
+    @Test("a late file in a covered hour re-covers only that hour, and its counts include the late events")
+    func lateFileReCoversItsHour() throws {
+        try Workspace.with { workspace in
+            try writeThreeHours(workspace)
+            _ = try workspace.run()
+            // One new play, and a copy of an event the hour already had.
+            try workspace.writeHour(hour(11), [play("late1", track: 1, at: hour(11)), play("a11", track: 1, at: hour(11))],
+                                    segment: "p0", late: true)
+
+            let summary = try workspace.run()
+            #expect(summary.hours == 1)
+            #expect(summary.hoursSkipped == 2)
+            #expect(summary.ranges == [hours(11, 12)])
+            #expect(summary.duplicates == 1)
+            #expect(try workspace.plays(1, at: hour(11)) == 2)
+            #expect(try workspace.plays(1, at: hour(10)) == 1)
+            #expect(try workspace.runs().count == 2)
+            #expect(try workspace.run().hours == 0)
+        }
+    }
+
+    @Test("a file that grows, or is replaced by one of the same size, makes only its hour dirty")
+    func grownOrReplacedFileMakesItsHourDirty() throws {
+        try Workspace.with { workspace in
+            try writeThreeHours(workspace)
+            _ = try workspace.run()
+
+            let file12 = LogLayout.hourFilePath(root: workspace.logs, hour: hour(12))
+            let appender = try LogWriter(path: file12, gzip: false, append: true)
+            try appender.write(line: Array(play("c12", track: 3, at: hour(12)).utf8))
+            try appender.close()
+            let grown = try workspace.run()
+            #expect(grown.ranges == [hours(12, 13)])
+            #expect(try workspace.plays(3, at: hour(12)) == 1)
+
+            // Same size, same name, other content: written beside and renamed over (a new inode).
+            let file10 = LogLayout.hourFilePath(root: workspace.logs, hour: hour(10))
+            try workspace.writeLines([play("x10", track: 7, at: hour(10)), play("y10", track: 7, at: hour(10))],
+                                     to: file10 + ".new")
+            #expect(try FileManager.default.attributesOfItem(atPath: file10 + ".new")[.size] as? Int
+                    == FileManager.default.attributesOfItem(atPath: file10)[.size] as? Int)
+            #expect(rename(file10 + ".new", file10) == 0)
+            let replaced = try workspace.run()
+            #expect(replaced.ranges == [hours(10, 11)])
+            #expect(try workspace.plays(7, at: hour(10)) == 2)
+            #expect(try workspace.plays(1, at: hour(10)) == 0)
+        }
+    }
+
+    @Test("a newly closed hour is processed alone; a deleted file makes its hour dirty")
+    func newlyClosedAndDeleted() throws {
+        try Workspace.with { workspace in
+            try writeThreeHours(workspace)
+            try workspace.writeHour(hour(13), [play("a13", track: 1, at: hour(13))])
+            _ = try workspace.run()
+            #expect(try workspace.plays(1, at: hour(13)) == 0)
+
+            try workspace.close(hour(13))
+            let closed = try workspace.run()
+            #expect(closed.ranges == [hours(13, 14)])
+            #expect(try workspace.plays(1, at: hour(13)) == 1)
+
+            try FileManager.default.removeItem(atPath: LogLayout.hourFilePath(root: workspace.logs, hour: hour(11)))
+            let deleted = try workspace.run()
+            #expect(deleted.ranges == [hours(11, 12)])
+            #expect(try workspace.plays(1, at: hour(11)) == 0)
+        }
+    }
+
+    @Test("--all rebuilds every closed hour even when nothing changed")
+    func allRebuildsEverything() throws {
+        try Workspace.with { workspace in
+            try writeThreeHours(workspace)
+            _ = try workspace.run()
+            let summary = try workspace.run(all: true)
+            #expect(summary.hours == 3)
+            #expect(summary.hoursSkipped == 0)
+            #expect(summary.counted == 6)
+        }
+    }
+
+    @Test("a from/to run records its hours' sources: a default run afterwards skips them")
+    func rangeRunRecordsSources() throws {
+        try Workspace.with { workspace in
+            try writeThreeHours(workspace)
+            _ = try workspace.run(from: hour(10), to: hour(12))
+            let sources = try workspace.hourSources()
+            #expect(Set(sources.keys) == [hour(10), hour(11)])
+            #expect(sources[hour(10)]?.files == 1)
+
+            let summary = try workspace.run()
+            #expect(summary.ranges == [hours(12, 13)])
+            #expect(summary.hoursSkipped == 2)
+        }
+    }
+
+    @Test("a changed unpartitioned file makes every closed hour dirty, since any hour may hold its events")
+    func changedUnpartitionedFileDirtiesEveryHour() throws {
+        try Workspace.with { workspace in
+            try writeThreeHours(workspace)
+            let extra = workspace.root + "/extra.ndjson"
+            try workspace.writeLines([play("u1", track: 5, at: hour(11))], to: extra)
+            _ = try workspace.run(paths: [workspace.logs, extra])
+            #expect(try workspace.run(paths: [workspace.logs, extra]).hours == 0)
+
+            try workspace.writeLines([play("u1", track: 5, at: hour(11)), play("u2", track: 5, at: hour(12))], to: extra)
+            let summary = try workspace.run(paths: [workspace.logs, extra])
+            #expect(summary.hours == 3)
+            #expect(try workspace.plays(5, at: hour(12)) == 1)
+            #expect(try workspace.plays(5, at: hour(11)) == 1)
+        }
+    }
+
+    @Test("an hour file left beside its complete .gz twin (a crash while compressing) is read once: no duplicates")
+    func plainAndGzipTwinCountedOnce() throws {
+        try Workspace.with { workspace in
+            let lines = [play("a", track: 1, at: hour(10)), play("b", track: 1, at: hour(10))]
+            let plain = try workspace.writeHour(hour(10), lines, segment: "p0")
+            try workspace.writeLines(lines, to: plain + ".gz", gzip: true)
+            try workspace.close(hour(10))
+
+            let summary = try workspace.run()
+            #expect(summary.files == 1)
+            #expect(summary.duplicates == 0)
+            #expect(try workspace.plays(1, at: hour(10)) == 2)
+            // The archiver deleting the plain twin later does not make the hour look changed.
+            try FileManager.default.removeItem(atPath: plain)
+            #expect(try workspace.run().hours == 0)
+        }
+    }
+}
