@@ -11,8 +11,8 @@ import Logging
 /// process closed (the hours closed in the last moments: seconds of work) and drops the
 /// files found on disk, which the next start queues again.
 final class ArchiveCompressor: @unchecked Sendable {
-    // @unchecked: `queue`, `busy`, `stopping` and `compressed` are only touched while
-    // `condition` is locked; the thread is started once.
+    // @unchecked: `queue`, `busy`, `stopping`, `started` and `compressed` are only touched
+    // while `condition` is locked; the thread is started once.
     private struct Job {
         var path: String
         /// Skip the file if it was modified more recently than this (it may still be written).
@@ -26,7 +26,7 @@ final class ArchiveCompressor: @unchecked Sendable {
     private var compressed: [LogCompression.Compressed] = []
     private let level: Int
     private let logger: Logger
-    private var thread: Thread?
+    private var started = false
 
     init(level: Int = LogWriter.defaultGzipLevel, logger: Logger) {
         self.level = level
@@ -36,8 +36,10 @@ final class ArchiveCompressor: @unchecked Sendable {
     func start() {
         let thread = Thread { [self] in work() }
         thread.name = "archive-gzip"
+        condition.lock()
+        started = true
+        condition.unlock()
         thread.start()
-        self.thread = thread
     }
 
     /// Queues finished files; with `quietPeriod`, only if untouched that long when their turn comes.
@@ -52,7 +54,7 @@ final class ArchiveCompressor: @unchecked Sendable {
     /// Waits until the queue is empty and nothing is being compressed (for tests and benchmarks).
     func waitUntilIdle() {
         condition.lock()
-        while !queue.isEmpty || busy { condition.wait() }
+        while (!queue.isEmpty || busy) && started { condition.wait() }
         condition.unlock()
     }
 
@@ -67,7 +69,8 @@ final class ArchiveCompressor: @unchecked Sendable {
     func stop() {
         condition.lock()
         stopping = true
-        queue.removeAll { $0.quietPeriod != nil }
+        // Without a thread nobody would take the rest: it stays plain for the next start.
+        queue.removeAll { $0.quietPeriod != nil || !started }
         condition.broadcast()
         while busy || !queue.isEmpty { condition.wait() }
         condition.unlock()
@@ -102,11 +105,11 @@ final class ArchiveCompressor: @unchecked Sendable {
             guard age >= Double(quietPeriod.components.seconds) else { return nil }
         }
         do {
-            let started = ContinuousClock.now
+            let began = ContinuousClock.now
             let done = try LogCompression.compress(path: job.path, level: level)
             logger.debug("archive file compressed", metadata: [
                 "archive.file": "\(done.path)", "archive.plain_bytes": "\(done.plainBytes)",
-                "archive.gzip_bytes": "\(done.gzipBytes)", "archive.seconds": "\(ContinuousClock.now - started)",
+                "archive.gzip_bytes": "\(done.gzipBytes)", "archive.seconds": "\(ContinuousClock.now - began)",
             ])
             return done
         } catch {

@@ -27,14 +27,18 @@ struct LogCompressionTests {
     }
 
     @Test("discovery racing with compression finds every file exactly once, plain or gzip, in every pass")
-    func discoveryDuringCompression() async throws {
+    func discoveryDuringCompression() throws {
         let directory = try TemporaryDirectory()
         let names = (0..<24).map { String(format: "2026-11-20/%02d.p0.ndjson", $0) }
         for name in names { try directory.write(name, String(repeating: #"{"event_id":"x"}"# + "\n", count: 2_000)) }
         let root = directory.path
-        let compressing = Task.detached {
-            for name in names { try LogCompression.compress(path: root + "/" + name) }
+        // A thread of its own, not a task: this test's loop keeps its task's thread busy.
+        let compressed = DispatchSemaphore(value: 0)
+        let compressor = Thread {
+            for name in names { _ = try? LogCompression.compress(path: root + "/" + name) }
+            compressed.signal()
         }
+        compressor.start()
         var passes = 0
         while true {
             let finished = FileManager.default.fileExists(atPath: root + "/" + names.last! + ".gz")
@@ -45,7 +49,7 @@ struct LogCompressionTests {
             passes += 1
             if finished { break }
         }
-        try await compressing.value
+        compressed.wait()
         #expect(try LogDiscovery.inventory(of: [root]).files.allSatisfy(\.isGzip))
     }
 }
