@@ -21,7 +21,8 @@ struct RunCommand: AsyncParsableCommand {
         loopback with the topic, so it runs with nothing else installed; real clients (kcat, \
         kafka-python) can produce to the address it prints. The realtime consumer counts into \
         <data-dir>/realtime.sqlite, the archiver files every event under <logs>, the batch layer \
-        rebuilds every closed hour of <logs> on a schedule, and the reader answers on --listen.
+        covers the closed hours of <logs> that are new or changed on a schedule, realtime rows of \
+        covered hours are compacted away, and the reader answers on --listen.
 
         --demo also generates 48 hours of history (rebuilt by the batch layer at start) and produces \
         live synthetic traffic, so the dashboard shows both layers at once. SIGINT/SIGTERM stops \

@@ -4,8 +4,9 @@ import Foundation
 import Logging
 import Runtime
 
-/// The batch layer on a schedule, for `run`: each run rebuilds every closed hour of the log
-/// directory that changed. A run with nothing closed yet does nothing; a failed run changes
+/// The batch layer on a schedule, for `run`: each run is the default incremental batch, which
+/// rebuilds only the closed hours of the log directory that are not covered yet or whose files
+/// changed since they were covered, so a pass costs what changed, not the history. A run with nothing closed yet does nothing; a failed run changes
 /// nothing, reports the component degraded with its reason until a run succeeds again, and
 /// the next run comes at the next interval. `stop()` waits for a run under way.
 final class ScheduledBatch: BlockingComponent {
