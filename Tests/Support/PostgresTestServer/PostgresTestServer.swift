@@ -1,0 +1,149 @@
+import Foundation
+import PostgresDB
+
+/// A real PostgreSQL server for the tests: Debian's `postgresql` binaries, a cluster created
+/// by `initdb` in a temporary directory, listening on a free loopback port with trust
+/// authentication, stopped and removed when the test process exits. One per test process
+/// (`shared()`); each test takes a fresh database from it (`makeDatabase()`).
+///
+/// The server refuses to run as root, so when the tests run as root the cluster belongs to
+/// the `postgres` system user (created by the Debian package) and every server command runs
+/// through `runuser -u postgres --`. If the server cannot start, `shared()` throws a message
+/// saying why — the tests fail, they are never skipped.
+public final class PostgresTestServer: Sendable {
+    public let port: Int
+    public let directory: String
+    private let binaries: String
+    private let runAs: String?
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var started: Result<PostgresTestServer, Error>?
+
+    /// The server of this test process, started on first use.
+    public static func shared() throws -> PostgresTestServer {
+        lock.lock()
+        defer { lock.unlock() }
+        if started == nil {
+            started = Result { try PostgresTestServer() }
+            if case .success = started { atexit { PostgresTestServer.stopShared() } }
+        }
+        return try started!.get()
+    }
+
+    private static func stopShared() {
+        if case let .success(server)? = started { server.stop() }
+    }
+
+    private init() throws {
+        binaries = try Self.findBinaries()
+        runAs = getuid() == 0 ? "postgres" : nil
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("counterpoint-pg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if let runAs {
+            try Self.run("/bin/chown", [runAs, directory], what: "chown the server directory to \(runAs)")
+        }
+        try Self.run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8",
+                                            "--no-sync", "--no-instructions"], runAs: runAs, what: "initdb")
+        port = try Self.freePort()
+        try start()
+    }
+
+    /// The URI of `database` on this server.
+    public func url(database: String) -> String {
+        "postgresql://postgres@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// A new, empty database; returns its URI.
+    public func makeDatabase() throws -> String {
+        let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let admin = try PostgresConnection(url: url(database: "postgres"))
+        try admin.execute("CREATE DATABASE \(name)")
+        return url(database: name)
+    }
+
+    /// `pg_ctl restart -m fast`: every connection is closed by the server, as in a real restart.
+    public func restart() throws {
+        try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-m", "fast",
+                                            "-o", serverOptions, "restart"], runAs: runAs, what: "pg_ctl restart")
+    }
+
+    private var serverOptions: String {
+        // fsync stays on: the benchmarks compare a durable PostgreSQL with SQLite in WAL mode.
+        "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c max_connections=200"
+    }
+
+    private func start() throws {
+        do {
+            try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "60",
+                                                "-o", serverOptions, "start"], runAs: runAs, what: "pg_ctl start")
+        } catch {
+            let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+            throw TestServerError(message: "\(error); server log: \(log.suffix(2_000))")
+        }
+    }
+
+    func stop() {
+        try? Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-w", "-m", "immediate", "stop"], runAs: runAs, what: "pg_ctl stop")
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // MARK: Helpers
+
+    private static func findBinaries() throws -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        throw TestServerError(message: "no PostgreSQL server binaries under \(root)/*/bin; run ./scripts/setup (it installs postgresql)")
+    }
+
+    private static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw TestServerError(message: "socket() failed") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
+            }
+        }
+        guard bound else { throw TestServerError(message: "cannot bind a loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @discardableResult
+    private static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
+        let process = Process()
+        if let runAs {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", runAs, "--", executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        // The server's working directory must be readable by its user.
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw TestServerError(message: "\(what) exited with \(process.terminationStatus): \(text.suffix(2_000))")
+        }
+        return text
+    }
+}
+
+public struct TestServerError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { "PostgreSQL test server: \(message)" }
+}
