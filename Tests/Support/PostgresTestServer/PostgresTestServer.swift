@@ -61,6 +61,12 @@ public final class PostgresTestServer: Sendable {
         return url(database: name)
     }
 
+    /// Drops the database of `url` (made by `makeDatabase()`), closing its connections; best effort.
+    public func dropDatabase(url: String) {
+        guard let name = url.split(separator: "/").last else { return }
+        _ = try? PostgresConnection(url: self.url(database: "postgres")).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
     /// `pg_ctl restart -m fast`: every connection is closed by the server, as in a real restart.
     public func restart() throws {
         try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-m", "fast",
@@ -83,7 +89,7 @@ public final class PostgresTestServer: Sendable {
     }
 
     func stop() {
-        try? Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-w", "-m", "immediate", "stop"], runAs: runAs, what: "pg_ctl stop")
+        _ = try? Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-w", "-m", "immediate", "stop"], runAs: runAs, what: "pg_ctl stop")
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -117,27 +123,37 @@ public final class PostgresTestServer: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Runs a command to completion with posix_spawn and waitpid — not Foundation's `Process`,
+    /// whose exit monitoring did not return here while test threads were blocked — its output
+    /// going to a file (a pipe would stay open in the server `pg_ctl start` leaves running).
     @discardableResult
     private static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
-        let process = Process()
-        if let runAs {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", runAs, "--", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+        // Through a shell that first moves to "/": the server's tools need a working directory
+        // their user can read.
+        let argv = ["/bin/sh", "-c", "cd / && exec \"$@\"", "sh"]
+            + (runAs.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [executable]
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-command-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArguments = (argv + arguments).map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else {
+            throw TestServerError(message: "\(what): cannot start \(argv[0]): \(String(cString: strerror(spawned)))")
         }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        // The server's working directory must be readable by its user.
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw TestServerError(message: "\(what) exited with \(process.terminationStatus): \(text.suffix(2_000))")
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            throw TestServerError(message: "\(what) failed (status \(status)): \(text.suffix(2_000))")
         }
         return text
     }
