@@ -107,6 +107,7 @@ public final class PostgresConnection {
 
     /// Runs `body` in a read-write transaction at `isolation`; commits when it returns, rolls
     /// back when it throws.
+    @discardableResult
     public func write<T>(isolation: Isolation = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
         try begin("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
         return try finish(body)

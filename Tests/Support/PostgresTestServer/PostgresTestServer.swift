@@ -34,6 +34,11 @@ public final class PostgresTestServer: Sendable {
         if case let .success(server)? = started { server.stop() }
     }
 
+    /// A server of its own, for a test that restarts or stops it; `stop()` it when done.
+    public static func startPrivate() throws -> PostgresTestServer {
+        try PostgresTestServer()
+    }
+
     private init() throws {
         binaries = try Self.findBinaries()
         runAs = getuid() == 0 ? "postgres" : nil
@@ -88,7 +93,8 @@ public final class PostgresTestServer: Sendable {
         }
     }
 
-    func stop() {
+    /// Stops the server and removes its directory.
+    public func stop() {
         _ = try? Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-w", "-m", "immediate", "stop"], runAs: runAs, what: "pg_ctl stop")
         try? FileManager.default.removeItem(atPath: directory)
     }
