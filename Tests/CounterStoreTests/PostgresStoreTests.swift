@@ -154,3 +154,37 @@ final class Counter: @unchecked Sendable {
         condition.withLock { while finished < expected { condition.wait() } }
     }
 }
+
+@Suite("SQLite to PostgreSQL copy")
+struct StoreCopyTests {
+    @Test("a copied store answers every query as the SQLite store did, and consumption resumes from its offsets")
+    func copyAnswersAlike() throws {
+        try withStoreLocation { location in
+            let realtime = try RealtimeStore(location: location)
+            try flush(realtime, (1...Int64(40)).flatMap { track in (0..<Int64(60)).map { (track, $0, track % 5 + 1) } },
+                      from: nil, to: 77, highWatermark: 90, at: 4_000)
+            let batch = try BatchStore(location: location)
+            try replace(batch, hours(0, 30), (1...Int64(40)).flatMap { track in (0..<Int64(30)).map { (track, $0, track % 3 + 2) } })
+            _ = try realtime.compactCoveredHours(maxRows: 100_000)
+            let source = try CounterReader(location: location)
+
+            let url = try PostgresTestServer.shared().makeDatabase()
+            let summary = try StoreCopy.copy(from: location, toPostgres: url)
+            #expect(summary.batchRows == 40 * 30)
+            #expect(summary.realtimeRows == 40 * 30)
+            #expect(summary.partitions == 1)
+            let copy = try StoreBackend.postgres(url: url).openReader()
+            for range in [HourRange.allTime, hours(10, 40), hours(29, 31)] {
+                #expect(try copy.plays(tracks: Array(1...41), in: range) == source.plays(tracks: Array(1...41), in: range))
+                #expect(try copy.top(in: range, limit: 10) == source.top(in: range, limit: 10))
+            }
+            #expect(try copy.timeline(track: 7, in: hours(0, 72), step: .day) == source.timeline(track: 7, in: hours(0, 72), step: .day))
+            #expect(try copy.freshness() == source.freshness())
+            #expect(try PostgresRealtimeStore(url: url).storedOffsets(topic: "plays") == [0: 77])
+
+            // A second copy into the same database is refused and changes nothing.
+            #expect(throws: CounterStoreError.self) { try StoreCopy.copy(from: location, toPostgres: url) }
+            #expect(try copy.plays(track: 1, in: .allTime) == source.plays(track: 1, in: .allTime))
+        }
+    }
+}
