@@ -1,6 +1,7 @@
 import CounterStore
 import CounterpointCore
 import Foundation
+import PostgresDB
 import PostgresTestServer
 import Testing
 
@@ -96,5 +97,57 @@ struct StoreBenchmark {
                         + "\(String(format: "%.0f", lookupSeconds / Double(Self.lookups) * 1e6)) µs each")
             #expect(total > 0)
         }
+    }
+}
+
+/// The bulk path chosen for PostgreSQL against the usual alternative, on a bare table with the
+/// realtime layer's keys: 20k-row upserts as three `unnest` arrays in one statement, or as
+/// multi-row VALUES lists of 500 rows (1,500 parameters) each.
+@Suite("PostgreSQL bulk upsert: unnest arrays vs VALUES lists", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil, "set COUNTERPOINT_BENCHMARKS=1 to run"))
+struct BulkUpsertBenchmark {
+    @Test("20k-row upserts, both ways")
+    func compare() throws {
+        let url = try PostgresTestServer.shared().makeDatabase()
+        let connection = try PostgresConnection(url: url)
+        try connection.execute("""
+            CREATE TABLE counts (hour bigint NOT NULL, track_id bigint NOT NULL, plays bigint NOT NULL, PRIMARY KEY (hour, track_id));
+            CREATE INDEX counts_by_track ON counts (track_id, hour, plays);
+            """)
+        let rows = 20_000
+        let rounds = 20
+        let valuesPerStatement = 500
+        let valuesSQL = "INSERT INTO counts AS c (hour, track_id, plays) VALUES "
+            + (0..<valuesPerStatement).map { "($\(3 * $0 + 1)::bigint, $\(3 * $0 + 2)::bigint, $\(3 * $0 + 3)::bigint)" }.joined(separator: ", ")
+            + " ON CONFLICT (hour, track_id) DO UPDATE SET plays = c.plays + excluded.plays"
+        var unnestTime = Duration.zero
+        var valuesTime = Duration.zero
+        for round in 0..<rounds {
+            let tracks = (0..<Int64(rows)).map { ($0 * 7_919 + Int64(round) * 13) % 200_000 + 1 }.sorted()
+            let hour = Int64(500_000 + round % 2)
+            var start = ContinuousClock.now
+            try connection.write { db in
+                try db.query("""
+                    INSERT INTO counts AS c (hour, track_id, plays)
+                    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
+                    ON CONFLICT (hour, track_id) DO UPDATE SET plays = c.plays + excluded.plays
+                    """, [PostgresInt64Array(Array(repeating: hour, count: rows)), PostgresInt64Array(tracks),
+                          PostgresInt64Array(Array(repeating: 1, count: rows))])
+            }
+            unnestTime += ContinuousClock.now - start
+            start = ContinuousClock.now
+            try connection.write { db in
+                for chunk in stride(from: 0, to: rows, by: valuesPerStatement) {
+                    var parameters: [any PostgresParameter] = []
+                    parameters.reserveCapacity(3 * valuesPerStatement)
+                    for track in tracks[chunk..<chunk + valuesPerStatement] { parameters += [hour + 2, track, Int64(1)] }
+                    try db.query(valuesSQL, parameters)
+                }
+            }
+            valuesTime += ContinuousClock.now - start
+        }
+        let total = Double(rows * rounds)
+        StoreBenchmark.report("postgresql bulk upsert: unnest arrays \(Int(total / StoreBenchmark.seconds(unnestTime))) rows/s, "
+                              + "VALUES lists of \(valuesPerStatement) \(Int(total / StoreBenchmark.seconds(valuesTime))) rows/s")
     }
 }
