@@ -126,6 +126,15 @@ public final class PostgresConnection {
         try begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     }
 
+    /// `beginRead()` and `sql` (a statement without parameters) as the transaction's first
+    /// statement, sent together: one round trip instead of two. Returns `sql`'s rows.
+    public func beginRead(firstQuery sql: String) throws -> PostgresResult {
+        precondition(!inTransaction, "PostgresConnection: nested transaction")
+        // From here on `endRead()` rolls back whatever of the two statements ran.
+        inTransaction = true
+        return try check(PQexec(handle, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + sql), operation: sql)
+    }
+
     /// Ends the transaction `beginRead()` opened; nothing to commit, so errors are moot.
     public func endRead() {
         rollbackIfNeeded()

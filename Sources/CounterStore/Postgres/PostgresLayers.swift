@@ -24,15 +24,19 @@ public final class PostgresLayers: LayerReads {
     public func beginSnapshots() throws -> SnapshotState {
         let connection = try database.connection()
         do {
-            try connection.beginRead()
+            // The snapshot's state in the same round trip as BEGIN; coverage as "lower:upper,…".
             snapshot = connection
-            let state = try connection.query("""
+            let state = try connection.beginRead(firstQuery: """
                 SELECT (SELECT max(flushed_at) FROM realtime_flushes),
                        (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
-                        WHERE high_watermark IS NOT NULL)::bigint
+                        WHERE high_watermark IS NOT NULL)::bigint,
+                       (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage)
                 """)
-            let coverage = try PostgresBatchTables.coverage(connection)
-            return SnapshotState(coverage: coverage, realtimeFlushedAt: state.optionalInt64(row: 0, column: 0),
+            let ranges = state.string(row: 0, column: 2).split(separator: ",").compactMap { range -> HourRange? in
+                let bounds = range.split(separator: ":").compactMap { Int64($0) }
+                return bounds.count == 2 ? HourRange(Hour(index: bounds[0]), Hour(index: bounds[1])) : nil
+            }
+            return SnapshotState(coverage: Coverage(ranges), realtimeFlushedAt: state.optionalInt64(row: 0, column: 0),
                                  realtimeLagEvents: state.optionalInt64(row: 0, column: 1))
         } catch {
             endSnapshots()
