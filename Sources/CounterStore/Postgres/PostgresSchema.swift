@@ -11,6 +11,11 @@ import PostgresDB
 /// second waits, then finds the schema current). A database with a higher version than this
 /// program knows is refused.
 ///
+/// Unlike SQLite's, the realtime per-track index leaves `plays` out and pages keep 30 % free:
+/// a flush's increments then update counters in place (heap-only tuples) without touching
+/// either index — measured 108 vs 163 ms for a 20 k-row upsert flush. Reads by track fetch
+/// `plays` from the table, which holds only the uncovered window.
+///
 /// The SQL sticks to what PostgreSQL-compatible distributed engines accept (bigint keys, plain
 /// b-tree indexes, ON CONFLICT); see docs/postgresql.md for the differences.
 enum PostgresSchema {
@@ -24,8 +29,8 @@ enum PostgresSchema {
             track_id bigint NOT NULL,
             plays bigint NOT NULL,
             PRIMARY KEY (hour, track_id)
-        );
-        CREATE INDEX realtime_counts_by_track ON realtime_counts (track_id, hour, plays);
+        ) WITH (fillfactor = 70);
+        CREATE INDEX realtime_counts_by_track ON realtime_counts (track_id, hour);
         CREATE TABLE partition_offsets (
             topic text NOT NULL,
             partition integer NOT NULL,
