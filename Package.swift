@@ -24,6 +24,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: The pure domain: events, validation, hours, the merge rule. No C, no I/O.
         .target(name: "CounterpointCore"),
@@ -38,12 +39,13 @@ let package = Package(
 
         // MARK: Wrappers, one per C library.
         .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
+        .target(name: "PostgresDB", dependencies: ["CPostgres"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "EventLogs", dependencies: ["CZlib", "CounterpointCore"]),
         .target(name: "Kafka", dependencies: ["CRdKafka", "Runtime", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Services built on them.
-        .target(name: "CounterStore", dependencies: ["SQLiteDB", "CounterpointCore"]),
+        .target(name: "CounterStore", dependencies: ["SQLiteDB", "PostgresDB", "CounterpointCore"]),
         .target(name: "BatchJob", dependencies: [
             "Runtime",
             "CounterpointCore", "EventLogs", "CounterStore",
@@ -101,7 +103,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
-        .testTarget(name: "CounterStoreTests", dependencies: ["CounterStore", "CounterpointCore", "SQLiteDB"]),
+        .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
+        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer"]),
+        .testTarget(name: "CounterStoreTests", dependencies: [
+            "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer",
+        ]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),

@@ -129,29 +129,12 @@ private final class BatchRowSink {
 /// they are deleted and added once rewritten, so the cost follows the hours replaced, not the
 /// days or months around them.
 private struct BatchRollups {
-    /// A part of the target inside one day (and so one month).
-    struct Piece {
-        var hours: HourRange
-        var day: Int64
-        var month: Int64
-    }
-
     let db: Database
-    let pieces: [Piece]
+    let pieces: [RollupPiece]
 
     init(_ db: Database, target: Coverage) throws {
         self.db = db
-        var pieces: [Piece] = []
-        for range in target.ranges {
-            var cursor = range.lower
-            while cursor < range.upper {
-                let day = UTCCalendar.day(of: cursor)
-                let end = min(range.upper, Hour(index: (day + 1) * 24))
-                pieces.append(Piece(hours: HourRange(cursor, end), day: day, month: UTCCalendar.month(ofDay: day)))
-                cursor = end
-            }
-        }
-        self.pieces = pieces
+        pieces = RollupPiece.pieces(of: target)
     }
 
     /// Adds `sign` × the hours of every piece into its day and month rows.

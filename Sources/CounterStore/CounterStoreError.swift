@@ -15,6 +15,10 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     case invalidRow(trackID: Int64, hour: Hour, plays: Int64)
     /// A batch run over an empty range.
     case emptyRange(HourRange)
+    /// A `--store` value that names no store this program knows.
+    case unsupportedStore(String)
+    /// A store copy's target already holds counts (`StoreCopy`).
+    case targetNotEmpty(String)
 
     public var description: String {
         switch self {
@@ -28,6 +32,10 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             return "invalid counter row: track \(trackID), hour \(hour), plays \(plays)"
         case let .emptyRange(range):
             return "batch range \(range) is empty"
+        case let .targetNotEmpty(target):
+            return "\(target) already holds counts; copy into an empty database"
+        case let .unsupportedStore(value):
+            return "unsupported store \"\(value)\": give a postgresql:// or postgres:// connection URI, or nothing for SQLite under the data directory"
         }
     }
 }

@@ -12,13 +12,13 @@ struct BatchStoreTests {
         return result
     }
 
-    @Test("a rerun of the same batch gives identical rows")
-    func rerunIdentical() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
+    @Test("a rerun of the same batch gives identical rows", arguments: Backend.allCases)
+    func rerunIdentical(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
             let rows: [(Int64, Int64, Int64)] = (1...50).flatMap { track in (0..<24).map { (track, $0, track * 100 + $0 + 1) } }
             try replace(store, hours(0, 24), rows)
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             let first = try snapshot(reader, tracks: 1...51, hours(0, 24))
             try replace(store, hours(0, 24), rows.reversed())
             #expect(try snapshot(reader, tracks: 1...51, hours(0, 24)) == first)
@@ -26,16 +26,16 @@ struct BatchStoreTests {
         }
     }
 
-    @Test("a rerun replaces the rows of its hours: changed rows change, missing rows go, other hours stay")
-    func rerunReplaces() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
+    @Test("a rerun replaces the rows of its hours: changed rows change, missing rows go, other hours stay", arguments: Backend.allCases)
+    func rerunReplaces(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
             try replace(store, hours(0, 24), [(1, 0, 5), (1, 23, 6), (2, 5, 7), (3, 10, 8)])
             try replace(store, hours(24, 48), [(1, 24, 9), (2, 30, 10)])
             // Rerun of the first day: track 1 changed, track 2 gone, track 4 new, track 3 unchanged.
             try replace(store, hours(0, 24), [(1, 0, 50), (3, 10, 8), (4, 12, 1)])
 
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             #expect(try reader.plays(track: 1, in: hours(0, 24)).plays == 50)
             #expect(try reader.plays(track: 2, in: hours(0, 24)).plays == 0)
             #expect(try reader.plays(track: 3, in: hours(0, 24)).plays == 8)
@@ -46,14 +46,12 @@ struct BatchStoreTests {
         }
     }
 
-    @Test("rows of one (track, hour) written several times add up, also across sort buffers")
-    func duplicateRowsAddUp() throws {
-        try withStoreLocation { location in
-            var configuration = BatchStore.Configuration()
-            configuration.sortBufferRows = 3
-            let store = try BatchStore(location: location, configuration: configuration)
+    @Test("rows of one (track, hour) written several times add up, also across sort buffers", arguments: Backend.allCases)
+    func duplicateRowsAddUp(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch(sortBufferRows: 3)
             try replace(store, hours(0, 24), [(1, 0, 1), (2, 0, 1), (1, 0, 2), (3, 0, 1), (1, 0, 4), (1, 1, 0)])
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             #expect(try reader.plays(track: 1, in: .allTime).plays == 7)
             // A rerun through small buffers overwrites the old rows rather than adding to them.
             try replace(store, hours(0, 24), [(1, 0, 1), (2, 0, 1), (1, 0, 1), (3, 0, 1)])
@@ -62,13 +60,13 @@ struct BatchStoreTests {
         }
     }
 
-    @Test("many rows of one (track, hour) add up when written in groups, and a rerun overwrites them")
-    func duplicateRowsInGroups() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
+    @Test("many rows of one (track, hour) add up when written in groups, and a rerun overwrites them", arguments: Backend.allCases)
+    func duplicateRowsInGroups(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
             let rows = (0..<300).map { index in (Int64(index % 3 + 1), Int64(index % 2), Int64(1)) }
             try replace(store, hours(0, 24), rows)
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             #expect(try reader.plays(tracks: [1, 2, 3], in: .allTime).map(\.plays) == [100, 100, 100])
             #expect(try reader.timeline(track: 1, in: hours(0, 2), step: .hour).map(\.plays) == [50, 50])
             try replace(store, hours(0, 24), rows)
@@ -76,10 +74,10 @@ struct BatchStoreTests {
         }
     }
 
-    @Test("a row outside the replaced range fails the run and changes nothing")
-    func rowOutsideRange() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
+    @Test("a row outside the replaced range fails the run and changes nothing", arguments: Backend.allCases)
+    func rowOutsideRange(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
             try replace(store, hours(0, 24), [(1, 3, 5)])
             let error = try #require(throws: CounterStoreError.self) {
                 try replace(store, hours(0, 24), [(1, 3, 99), (1, 24, 1)])
@@ -87,22 +85,22 @@ struct BatchStoreTests {
             #expect(error == .rowOutsideRange(trackID: 1, hour: hour(24), range: hours(0, 24)))
             #expect(try store.coverage() == Coverage([hours(0, 24)]))
             #expect(try store.recentRuns(limit: 10).count == 1)
-            #expect(try CounterReader(location: location).plays(track: 1, in: .allTime).plays == 5)
+            #expect(try stores.reader().plays(track: 1, in: .allTime).plays == 5)
         }
     }
 
-    @Test("an empty range is refused")
-    func emptyRange() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
+    @Test("an empty range is refused", arguments: Backend.allCases)
+    func emptyRange(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
             #expect(throws: CounterStoreError.emptyRange(hours(5, 5))) { try replace(store, hours(5, 5), []) }
         }
     }
 
-    @Test("runs are recorded newest first with their figures and rejection reasons")
-    func runsRecorded() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
+    @Test("runs are recorded newest first with their figures and rejection reasons", arguments: Backend.allCases)
+    func runsRecorded(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
             let first = try replace(store, hours(0, 24), [(1, 3, 5)])
             var run = batchRun(hours(24, 48), rows: 2)
             run.rejectedByReason = ["missing_field": 2, "too_large": 1]
@@ -116,28 +114,28 @@ struct BatchStoreTests {
             #expect(runs[0].rejectedByReason == ["missing_field": 2, "too_large": 1])
             #expect(runs[0].range == hours(24, 48))
             #expect(try store.recentRuns(limit: 1) == [second])
-            #expect(try CounterReader(location: location).recentRuns(limit: 5) == runs)
+            #expect(try stores.reader().recentRuns(limit: 5) == runs)
         }
     }
 
-    @Test("coverage keeps disjoint ranges apart and merges touching ones")
-    func coverageRanges() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
+    @Test("coverage keeps disjoint ranges apart and merges touching ones", arguments: Backend.allCases)
+    func coverageRanges(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
             try replace(store, hours(0, 10), [])
             try replace(store, hours(20, 30), [])
             #expect(try store.coverage() == Coverage([hours(0, 10), hours(20, 30)]))
             try replace(store, hours(10, 20), [])
             #expect(try store.coverage().ranges == [hours(0, 30)])
-            #expect(try CounterReader(location: location).freshness().batchCoveredUntil == hour(30))
+            #expect(try stores.reader().freshness().batchCoveredUntil == hour(30))
         }
     }
 
-    @Test("a reader on another connection sees the old counts or the new ones, never a mix, while a run commits")
-    func atomicAgainstConcurrentReader() throws {
-        try withStoreLocation { location in
-            let store = try BatchStore(location: location)
-            let realtime = try RealtimeStore(location: location)
+    @Test("a reader on another connection sees the old counts or the new ones, never a mix, while a run commits", arguments: Backend.allCases)
+    func atomicAgainstConcurrentReader(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
+            let realtime = try stores.realtime()
             let tracks = Int64(1)...Int64(400)
             // Old: 1 play per (track, hour) over 0..<12 from the batch; realtime counts 0..<24 at 5 each.
             try replace(store, hours(0, 12), tracks.flatMap { track in (0..<12).map { (track, $0, Int64(1)) } })
@@ -150,7 +148,7 @@ struct BatchStoreTests {
             let observations = ObservationLog()
             let readerThread = Thread {
                 do {
-                    let reader = try CounterReader(location: location)
+                    let reader = try stores.reader()
                     while !observations.isStopped {
                         let total = try reader.top(in: hours(0, 24), limit: 1_000).reduce(0) { $0 + $1.plays }
                         let perTrack = try reader.plays(tracks: [1, 200, 400], in: hours(0, 24)).map(\.plays)
@@ -174,7 +172,7 @@ struct BatchStoreTests {
             #expect(observations.count >= 20)
             #expect(observations.totals.allSatisfy { $0 == oldTotal || $0 == newTotal })
             #expect(observations.perTrack.allSatisfy { $0 == [72, 72, 72] || $0 == [48, 48, 48] })
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             #expect(try reader.top(in: hours(0, 24), limit: 1_000).reduce(0) { $0 + $1.plays } == newTotal)
         }
     }
@@ -220,6 +218,25 @@ private final class ObservationLog: @unchecked Sendable {
     func waitUntilFinished() {
         condition.withLock {
             while !finished { condition.wait() }
+        }
+    }
+}
+
+@Suite("Batch store: recorded sources")
+struct HourSourcesTests {
+    @Test("what each hour was computed from is recorded with its rows, and a later run overwrites it", arguments: Backend.allCases)
+    func sourcesRecorded(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let store = try stores.batch()
+            let run = BatchRun(range: hours(0, 2), startedAt: 1, finishedAt: 2, eventsRead: 0, valid: 0, duplicates: 0,
+                               rejected: 0, rejectedByReason: [:], tracks: 0, rows: 0)
+            let first = [HourSource(hour: hour(0), fingerprint: "a", files: 1, bytes: 10),
+                         HourSource(hour: hour(1), fingerprint: "b", files: 2, bytes: 20)]
+            try store.replace(ranges: [hours(0, 2)], startedAt: 1, sources: first) { _ in run }
+            #expect(try store.hourSources() == [hour(0): first[0], hour(1): first[1]])
+            let again = HourSource(hour: hour(1), fingerprint: "c", files: 3, bytes: 30)
+            try store.replace(ranges: [hours(1, 2)], startedAt: 1, sources: [again]) { _ in run }
+            #expect(try store.hourSources() == [hour(0): first[0], hour(1): again])
         }
     }
 }

@@ -1,6 +1,8 @@
 import CounterStore
 import CounterpointCore
 import Foundation
+import PostgresDB
+import PostgresTestServer
 
 /// A data directory under the system's temporary directory, removed when the test ends.
 func withStoreLocation<T>(_ body: (StoreLocation) throws -> T) throws -> T {
@@ -8,6 +10,47 @@ func withStoreLocation<T>(_ body: (StoreLocation) throws -> T) throws -> T {
         .appendingPathComponent("counterstore-tests-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: path) }
     return try body(StoreLocation(directory: path + "/data"))
+}
+
+/// The backends the seam's tests run against.
+enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite, postgresql
+    var description: String { rawValue }
+}
+
+/// Opens the writers and readers of one fresh store of a backend.
+struct TestStores {
+    let backend: StoreBackend
+
+    func realtime() throws -> any RealtimeWriter { try backend.openRealtimeWriter() }
+    func reader() throws -> CounterReader { try backend.openReader() }
+
+    func batch(sortBufferRows: Int? = nil) throws -> any BatchWriter {
+        switch backend {
+        case let .sqlite(location):
+            var configuration = BatchStore.Configuration()
+            if let sortBufferRows { configuration.sortBufferRows = sortBufferRows }
+            return try BatchStore(location: location, configuration: configuration)
+        case let .postgres(url):
+            var configuration = PostgresBatchStore.Configuration()
+            if let sortBufferRows { configuration.sortBufferRows = sortBufferRows }
+            return try PostgresBatchStore(url: url, configuration: configuration)
+        }
+    }
+}
+
+/// A fresh, empty store of `kind` for `body`: a temporary data directory, or a new database on
+/// the test process's PostgreSQL server (which fails the test, never skips it, if it cannot start).
+func withStores<T>(_ kind: Backend, _ body: (TestStores) throws -> T) throws -> T {
+    switch kind {
+    case .sqlite:
+        return try withStoreLocation { try body(TestStores(backend: .sqlite($0))) }
+    case .postgresql:
+        let server = try PostgresTestServer.shared()
+        let url = try server.makeDatabase()
+        defer { server.dropDatabase(url: url) }
+        return try body(TestStores(backend: .postgres(url: url)))
+    }
 }
 
 /// Hours of a fixed day, 2026-11-20, so tests read as "hour 10 of the day".
@@ -22,7 +65,7 @@ func batchRun(_ range: HourRange, rows: Int = 0) -> BatchRun {
 
 /// Writes `rows` (track, hour offset, plays) as one batch run over `range`.
 @discardableResult
-func replace(_ store: BatchStore, _ range: HourRange, _ rows: [(Int64, Int64, Int64)]) throws -> BatchRun {
+func replace(_ store: any BatchWriter, _ range: HourRange, _ rows: [(Int64, Int64, Int64)]) throws -> BatchRun {
     try store.replace(range: range, run: batchRun(range, rows: rows.count)) { writer in
         for (track, offset, plays) in rows {
             try writer.write(trackID: track, hour: hour(offset), plays: plays)
@@ -32,7 +75,7 @@ func replace(_ store: BatchStore, _ range: HourRange, _ rows: [(Int64, Int64, In
 
 /// Applies `increments` (track, hour offset, plays) as one flush of partition 0 of "plays".
 @discardableResult
-func flush(_ store: RealtimeStore, _ increments: [(Int64, Int64, Int64)], from start: Int64?, to next: Int64,
+func flush(_ store: any RealtimeWriter, _ increments: [(Int64, Int64, Int64)], from start: Int64?, to next: Int64,
            highWatermark: Int64? = nil, at time: Int64 = 1_700_000_000_000) throws -> FlushOutcome {
     try store.apply(
         increments: increments.map { CountRow(trackID: $0.0, hour: hour($0.1), plays: $0.2) },

@@ -10,19 +10,19 @@ struct MergeRuleTests {
     /// Track 1: batch 10 at hour 3; realtime 1 at hours 3, 4 (covered, so ignored) and 2 at 13, 30.
     /// Track 2: realtime 7 at hour 5 only (covered without a batch row: counts 0) and 1 at 20.
     /// Track 3: batch 4 at hour 11; nothing else.
-    func makeStore(_ location: StoreLocation) throws -> CounterReader {
-        let realtime = try RealtimeStore(location: location)
+    func makeStore(_ stores: TestStores) throws -> CounterReader {
+        let realtime = try stores.realtime()
         try flush(realtime, [(1, 3, 1), (1, 4, 1), (1, 13, 2), (1, 30, 2), (2, 5, 7), (2, 20, 1)], from: nil, to: 6,
                   highWatermark: 10, at: 5_000)
-        let batch = try BatchStore(location: location)
+        let batch = try stores.batch()
         try replace(batch, hours(0, 12), [(1, 3, 10), (3, 11, 4)])
-        return try CounterReader(location: location)
+        return try stores.reader()
     }
 
-    @Test("totals take batch plays in covered hours and realtime plays elsewhere")
-    func totals() throws {
-        try withStoreLocation { location in
-            let reader = try makeStore(location)
+    @Test("totals take batch plays in covered hours and realtime plays elsewhere", arguments: Backend.allCases)
+    func totals(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let reader = try makeStore(stores)
             #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4))
             #expect(try reader.plays(track: 2, in: .allTime) == TrackPlays(trackID: 2, batchPlays: 0, realtimePlays: 1))
             #expect(try reader.plays(track: 2, in: hours(5, 6)).plays == 0)
@@ -32,10 +32,10 @@ struct MergeRuleTests {
         }
     }
 
-    @Test("several tracks answer in request order, duplicates included, with the same rule")
-    func severalTracks() throws {
-        try withStoreLocation { location in
-            let reader = try makeStore(location)
+    @Test("several tracks answer in request order, duplicates included, with the same rule", arguments: Backend.allCases)
+    func severalTracks(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let reader = try makeStore(stores)
             let answers = try reader.plays(tracks: [3, 1, 99, 2, 1], in: .allTime)
             #expect(answers.map(\.trackID) == [3, 1, 99, 2, 1])
             #expect(answers.map(\.plays) == [4, 14, 0, 1, 14])
@@ -44,16 +44,16 @@ struct MergeRuleTests {
         }
     }
 
-    @Test("coverage with several gaps in the range is applied gap by gap")
-    func severalGaps() throws {
-        try withStoreLocation { location in
-            let realtime = try RealtimeStore(location: location)
+    @Test("coverage with several gaps in the range is applied gap by gap", arguments: Backend.allCases)
+    func severalGaps(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let realtime = try stores.realtime()
             try flush(realtime, (0..<Int64(10)).map { (1, $0, Int64(1)) }, from: nil, to: 1)
-            let batch = try BatchStore(location: location)
+            let batch = try stores.batch()
             try replace(batch, hours(2, 3), [(1, 2, 100)])
             try replace(batch, hours(5, 6), [])
             try replace(batch, hours(8, 9), [(1, 8, 50)])
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             // Uncovered: 0,1,3,4,6,7,9 → 7 realtime plays; covered: 100 + 0 + 50.
             #expect(try reader.plays(track: 1, in: hours(0, 10)) == TrackPlays(trackID: 1, batchPlays: 150, realtimePlays: 7))
             #expect(try reader.plays(tracks: [1], in: hours(0, 10)).first?.plays == 157)
@@ -62,10 +62,10 @@ struct MergeRuleTests {
         }
     }
 
-    @Test("an hourly timeline is zero-filled and says which layer each hour came from")
-    func hourlyTimeline() throws {
-        try withStoreLocation { location in
-            let reader = try makeStore(location)
+    @Test("an hourly timeline is zero-filled and says which layer each hour came from", arguments: Backend.allCases)
+    func hourlyTimeline(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let reader = try makeStore(stores)
             let points = try reader.timeline(track: 2, in: hours(4, 14), step: .hour)
             #expect(points.map(\.start) == (4..<14).map { hour($0) })
             #expect(points.map(\.plays) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
@@ -76,10 +76,10 @@ struct MergeRuleTests {
         }
     }
 
-    @Test("a day partly covered is a mixed bucket summing batch and realtime hours")
-    func dailyTimeline() throws {
-        try withStoreLocation { location in
-            let reader = try makeStore(location)
+    @Test("a day partly covered is a mixed bucket summing batch and realtime hours", arguments: Backend.allCases)
+    func dailyTimeline(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let reader = try makeStore(stores)
             let points = try reader.timeline(track: 1, in: hours(0, 72), step: .day)
             #expect(points == [
                 TimelinePoint(start: hour(0), plays: 12, source: .mixed),
@@ -97,10 +97,10 @@ struct MergeRuleTests {
         }
     }
 
-    @Test("the ranking sums merged hours, breaks ties by track id and leaves out tracks without plays")
-    func ranking() throws {
-        try withStoreLocation { location in
-            let reader = try makeStore(location)
+    @Test("the ranking sums merged hours, breaks ties by track id and leaves out tracks without plays", arguments: Backend.allCases)
+    func ranking(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let reader = try makeStore(stores)
             #expect(try reader.top(in: .allTime, limit: 10) == [
                 TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4),
                 TrackPlays(trackID: 3, batchPlays: 4, realtimePlays: 0),
@@ -111,24 +111,24 @@ struct MergeRuleTests {
             #expect(try reader.top(in: hours(0, 12), limit: 1).map(\.trackID) == [1])
             #expect(try reader.top(in: hours(0, 12), limit: 0).isEmpty)
 
-            let realtime = try RealtimeStore(location: location)
+            let realtime = try stores.realtime()
             try flush(realtime, [(7, 40, 5), (5, 40, 5), (6, 40, 5), (4, 40, 1)], from: 6, to: 8)
             #expect(try reader.top(in: hours(40, 41), limit: 2).map(\.trackID) == [5, 6])
         }
     }
 
-    @Test("the ranking agrees with per-track totals over narrow and wide ranges")
-    func rankingAgreesWithTotals() throws {
-        try withStoreLocation { location in
-            let realtime = try RealtimeStore(location: location)
-            let batch = try BatchStore(location: location)
+    @Test("the ranking agrees with per-track totals over narrow and wide ranges", arguments: Backend.allCases)
+    func rankingAgreesWithTotals(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let realtime = try stores.realtime()
+            let batch = try stores.batch()
             let tracks = Array(Int64(1)...Int64(30))
             try flush(realtime, tracks.flatMap { track in (0..<Int64(100)).compactMap { offset in
                 (track * 7 + offset) % 5 == 0 ? nil : (track, offset, (track * offset) % 9 + 1)
             } }, from: nil, to: 1)
             try replace(batch, hours(20, 40), tracks.flatMap { track in (20..<Int64(40)).map { (track, $0, track % 4) } })
             try replace(batch, hours(60, 70), tracks.map { ($0, 65, 31 - $0) })
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             for range in [hours(0, 1), hours(35, 36), hours(30, 45), hours(10, 90), .allTime] {
                 let expected = try reader.plays(tracks: tracks, in: range)
                     .filter { $0.plays > 0 }
@@ -139,16 +139,16 @@ struct MergeRuleTests {
         }
     }
 
-    @Test("freshness reports coverage, last flush and lag, also alongside every count query")
-    func freshness() throws {
-        try withStoreLocation { location in
-            let reader = try makeStore(location)
+    @Test("freshness reports coverage, last flush and lag, also alongside every count query", arguments: Backend.allCases)
+    func freshness(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let reader = try makeStore(stores)
             let expected = Freshness(batchCoveredUntil: hour(12), realtimeFlushedAt: 5_000, realtimeLagEvents: 4)
             #expect(try reader.freshness() == expected)
             _ = try reader.plays(track: 1, in: .allTime)
             #expect(reader.lastFreshness == expected)
 
-            let realtime = try RealtimeStore(location: location)
+            let realtime = try stores.realtime()
             try flush(realtime, [(1, 30, 1)], from: 6, to: 9, highWatermark: 9, at: 6_000)
             for query in [{ _ = try reader.plays(track: 1, in: hours(0, 12)) },
                           { _ = try reader.plays(tracks: [1], in: .allTime) },

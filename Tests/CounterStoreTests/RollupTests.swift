@@ -38,13 +38,14 @@ struct RollupTests {
     /// 2026-10-20T00:00Z: the random history crosses the October/November month boundary.
     static let origin: Int64 = UTCCalendar.days(fromCivil: 2026, 10, 20) * 24
 
-    @Test("totals, day timelines and top-N equal the model after random batch runs and flushes", arguments: [1, 2, 3])
-    func randomHistory(seed: UInt64) throws {
+    @Test("totals, day timelines and top-N equal the model after random batch runs and flushes",
+          arguments: Backend.allCases, [1, 2, 3] as [UInt64])
+    func randomHistory(backend: Backend, seed: UInt64) throws {
         var random = SplitMix(seed: seed)
-        try withStoreLocation { location in
-            let batch = try BatchStore(location: location)
-            let realtime = try RealtimeStore(location: location)
-            let reader = try CounterReader(location: location)
+        try withStores(backend) { stores in
+            let batch = try stores.batch()
+            let realtime = try stores.realtime()
+            let reader = try stores.reader()
             var model = Model()
             var nextOffset: Int64 = 0
             let span: Int64 = 24 * 40

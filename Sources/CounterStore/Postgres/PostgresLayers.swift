@@ -1,0 +1,180 @@
+import CounterpointCore
+import PostgresDB
+
+/// `LayerReads` on PostgreSQL: one connection, and one REPEATABLE READ READ ONLY transaction
+/// per snapshot. Both layers live in the one database, so that single snapshot is consistent
+/// across them — stronger than the realtime-then-batch ordering the SQLite files need.
+///
+/// Not `Sendable`: one per server thread. After a lost connection a read throws
+/// `PostgresError` (kind `.connection`); the next `beginSnapshots()` reconnects.
+public final class PostgresLayers: LayerReads {
+    private let database: PostgresDatabase
+    /// The connection whose transaction is the current snapshot; nil between snapshots.
+    private var snapshot: PostgresConnection?
+
+    /// Connects at once (an unreachable database fails here) and creates or migrates the
+    /// schema, so a reader can start before any writer has.
+    public init(url: String) throws {
+        database = PostgresDatabase(url: url) { try PostgresSchema.migrate($0) }
+        _ = try database.connection()
+    }
+
+    // MARK: Snapshots
+
+    public func beginSnapshots() throws -> SnapshotState {
+        let connection = try database.connection()
+        do {
+            // The snapshot's state in the same round trip as BEGIN; coverage as "lower:upper,…".
+            snapshot = connection
+            let state = try connection.beginRead(firstQuery: """
+                SELECT (SELECT max(flushed_at) FROM realtime_flushes),
+                       (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
+                        WHERE high_watermark IS NOT NULL)::bigint,
+                       (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage)
+                """)
+            let ranges = state.string(row: 0, column: 2).split(separator: ",").compactMap { range -> HourRange? in
+                let bounds = range.split(separator: ":").compactMap { Int64($0) }
+                return bounds.count == 2 ? HourRange(Hour(index: bounds[0]), Hour(index: bounds[1])) : nil
+            }
+            return SnapshotState(coverage: Coverage(ranges), realtimeFlushedAt: state.optionalInt64(row: 0, column: 0),
+                                 realtimeLagEvents: state.optionalInt64(row: 0, column: 1))
+        } catch {
+            endSnapshots()
+            dropIfLost(error)
+            throw error
+        }
+    }
+
+    public func endSnapshots() {
+        snapshot?.endRead()
+        snapshot = nil
+    }
+
+    /// Runs `sql` in the current snapshot (or on its own outside one).
+    private func query(_ sql: String, _ parameters: [any PostgresParameter]) throws -> PostgresResult {
+        do {
+            return try (snapshot ?? database.connection()).query(sql, parameters)
+        } catch {
+            dropIfLost(error)
+            throw error
+        }
+    }
+
+    private func dropIfLost(_ error: Error) {
+        if let error = error as? PostgresError, error.kind == .connection { database.disconnect() }
+    }
+
+    // MARK: Batch layer
+
+    public func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 {
+        // One statement over the non-empty spans: a point lookup is one round trip.
+        var mask = 0
+        var parameters: [any PostgresParameter] = [track]
+        for (index, span) in part.slots.enumerated() where !span.isEmpty {
+            mask |= 1 << index
+            parameters += [span.lower, span.upper]
+        }
+        guard mask != 0 else { return 0 }
+        return try query(PostgresSQL.sumBySlots[mask], parameters).singleInt64 ?? 0
+    }
+
+    public func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
+        let result = try query(PostgresSQL.buckets[span.level.rawValue], [track, span.lower, span.upper])
+        for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
+    }
+
+    public func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
+        let result = try query(PostgresSQL.ranked[level.rawValue], [key, limit, offset])
+        return (0..<result.rowCount).map {
+            RankedEntry(trackID: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
+        }
+    }
+
+    // MARK: Realtime layer
+
+    public func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 {
+        guard !gaps.isEmpty else { return 0 }
+        // The gaps as two arrays: one statement shape whatever their number.
+        let result = try query("""
+            SELECT coalesce(sum(r.plays), 0)::bigint FROM unnest($2::bigint[], $3::bigint[]) AS g (lower, upper)
+            JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper
+            """, [track, PostgresInt64Array(gaps.map(\.lower.index)), PostgresInt64Array(gaps.map(\.upper.index))])
+        return result.singleInt64 ?? 0
+    }
+
+    public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
+        let result = try query("SELECT hour, plays FROM realtime_counts WHERE track_id = $1 AND hour >= $2 AND hour < $3",
+                               [track, gap.lower.index, gap.upper.index])
+        for row in 0..<result.rowCount { visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1)) }
+    }
+
+    public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
+        let result = try query("SELECT track_id, plays FROM realtime_counts WHERE hour >= $1 AND hour < $2",
+                               [gap.lower.index, gap.upper.index])
+        for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
+    }
+
+    // MARK: Status
+
+    public func recentRuns(limit: Int) throws -> [BatchRun] {
+        do {
+            if let snapshot { return try PostgresBatchTables.recentRuns(limit: limit, snapshot) }
+            return try database.withConnection { connection in
+                try connection.read { try PostgresBatchTables.recentRuns(limit: limit, $0) }
+            }
+        } catch {
+            dropIfLost(error)
+            throw error
+        }
+    }
+
+    public func partitions() throws -> [PartitionStatus] {
+        let result = try query("""
+            SELECT topic, partition, next_offset, high_watermark FROM partition_offsets ORDER BY topic, partition
+            """, [])
+        return (0..<result.rowCount).map { row in
+            PartitionStatus(topic: result.string(row: row, column: 0),
+                            partition: Int32(truncatingIfNeeded: result.int64(row: row, column: 1)),
+                            nextOffset: result.int64(row: row, column: 2),
+                            highWatermark: result.optionalInt64(row: row, column: 3))
+        }
+    }
+
+    public func isReadable() -> Bool {
+        do {
+            _ = try query("SELECT (SELECT count(*) FROM coverage) + (SELECT count(*) FROM realtime_flushes)", [])
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+
+@available(*, unavailable)
+extension PostgresLayers: Sendable {}
+
+/// The batch tables of each rollup level (`RollupLevel.rawValue` indexes them) and the
+/// statements on them.
+private enum PostgresSQL {
+    static let tables: [(table: String, key: String)] = [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")]
+
+    /// `sumBySlots[mask]`: Σ plays of track $1 over the slots of a `RollupDecomposition` whose
+    /// bits are set in `mask`, the i-th of them bound at $(2i+2), $(2i+3).
+    static let sumBySlots: [String] = (0..<32).map { mask in
+        let slotLevels: [RollupLevel] = [.hour, .day, .month, .day, .hour]
+        let levels = slotLevels.indices.filter { mask & (1 << $0) != 0 }.map { slotLevels[$0] }
+        let parts = levels.enumerated().map { index, level in
+            let (table, key) = tables[level.rawValue]
+            return "(SELECT coalesce(sum(plays), 0) FROM \(table) WHERE track_id = $1 AND \(key) >= $\(2 * index + 2) AND \(key) < $\(2 * index + 3))"
+        }
+        return "SELECT (" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + ")::bigint"
+    }
+
+    static let buckets: [String] = tables.map { table, key in
+        "SELECT \(key), plays FROM \(table) WHERE track_id = $1 AND \(key) >= $2 AND \(key) < $3"
+    }
+
+    static let ranked: [String] = tables.map { table, key in
+        "SELECT track_id, plays FROM \(table) WHERE \(key) = $1 ORDER BY plays DESC, track_id LIMIT $2 OFFSET $3"
+    }
+}

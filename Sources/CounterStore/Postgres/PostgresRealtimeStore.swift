@@ -1,0 +1,134 @@
+import CounterpointCore
+import Foundation
+import PostgresDB
+
+/// The realtime layer on PostgreSQL: a consumer's flushes and the compaction of covered hours.
+/// Any number of these — one per `consume` process, on any machines — may write one database.
+///
+/// Fencing (see docs/postgresql.md): each flush is one READ COMMITTED transaction that first
+/// locks the stored offsets of its partitions (`SELECT … FOR UPDATE`, in (topic, partition)
+/// order so that two writers cannot deadlock on them), or, for partitions with nothing stored,
+/// inserts them with `ON CONFLICT DO NOTHING` — which waits for a concurrent inserter and then
+/// reports the conflict. Either way, a row another writer changed since this one read it is
+/// seen at its latest committed value, so the compare-and-set is exact without SERIALIZABLE.
+///
+/// Not `Sendable`: use it from one thread. After a lost connection a call throws
+/// `PostgresError` (kind `.connection`) and the next call reconnects.
+public final class PostgresRealtimeStore: RealtimeWriter {
+    private let database: PostgresDatabase
+    /// This writer's row in `realtime_flushes`: one row per writer, so that concurrent
+    /// consumers do not all update (and queue on the lock of) a single "last flush" row.
+    private let writerID = UUID().uuidString
+
+    /// Connects at once, so that an unreachable or misconfigured database fails here, and
+    /// creates or migrates the schema.
+    public init(url: String) throws {
+        database = PostgresDatabase(url: url) { connection in
+            try PostgresSchema.migrate(connection)
+            // The offsets commit with the counts, so a commit lost in a server crash is
+            // replayed from Kafka: durability of each flush is not needed, as with SQLite's
+            // synchronous=NORMAL. The WAL still keeps the database consistent.
+            try connection.execute("SET synchronous_commit = off")
+        }
+        _ = try database.connection()
+    }
+
+    private struct Fenced: Error {
+        var partitions: Set<Int32>
+    }
+
+    public func apply(increments: some Collection<CountRow>, progress: [PartitionProgress],
+                      flushedAt: Int64) throws -> FlushOutcome {
+        if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
+            throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)
+        }
+        let rows = PostgresBulkRows(Array(increments)) { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }
+        let ordered = progress.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+        do {
+            try retryingConflicts {
+                try database.withConnection { connection in
+                    try connection.write(isolation: .readCommitted) { db in
+                        try fence(ordered, flushedAt: flushedAt, db)
+                        try rows.upsert("""
+                            INSERT INTO realtime_counts AS c (hour, track_id, plays)
+                            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
+                            ON CONFLICT (hour, track_id) DO UPDATE SET plays = c.plays + excluded.plays
+                            """, on: db)
+                        for partition in ordered where partition.startOffset != nil {
+                            try db.query("""
+                                UPDATE partition_offsets SET next_offset = $3, high_watermark = $4, flushed_at = $5
+                                WHERE topic = $1 AND partition = $2
+                                """, [partition.topic, partition.partition, partition.nextOffset,
+                                      partition.highWatermark, flushedAt])
+                        }
+                        try db.query("""
+                            INSERT INTO realtime_flushes (writer, flushed_at) VALUES ($1, $2)
+                            ON CONFLICT (writer) DO UPDATE SET flushed_at = excluded.flushed_at
+                            """, [writerID, flushedAt])
+                    }
+                }
+            }
+            return .committed
+        } catch let fenced as Fenced {
+            return .fenced(partitions: progress.map(\.partition).filter { fenced.partitions.contains($0) })
+        }
+    }
+
+    /// Locks or claims every partition of the flush; throws `Fenced` (rolling the transaction
+    /// back) when any stored next offset is not the flush's start offset.
+    private func fence(_ progress: [PartitionProgress], flushedAt: Int64, _ db: PostgresConnection) throws {
+        var stale: Set<Int32> = []
+        for partition in progress {
+            if let start = partition.startOffset {
+                let stored = try db.query(
+                    "SELECT next_offset FROM partition_offsets WHERE topic = $1 AND partition = $2 FOR UPDATE",
+                    [partition.topic, partition.partition]).singleInt64
+                if stored != start { stale.insert(partition.partition) }
+            } else {
+                // Nothing stored yet: the row is created with this flush's values, unless
+                // another writer created it first (then 0 rows are inserted).
+                let inserted = try db.query("""
+                    INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at)
+                    VALUES ($1, $2, $3, $4, $5) ON CONFLICT (topic, partition) DO NOTHING
+                    """, [partition.topic, partition.partition, partition.nextOffset, partition.highWatermark, flushedAt])
+                if inserted.affectedRows == 0 { stale.insert(partition.partition) }
+            }
+        }
+        if !stale.isEmpty { throw Fenced(partitions: stale) }
+    }
+
+    public func storedOffsets(topic: String) throws -> [Int32: Int64] {
+        try database.withConnection { db in
+            let result = try db.query("SELECT partition, next_offset FROM partition_offsets WHERE topic = $1", [topic])
+            var offsets: [Int32: Int64] = [:]
+            for row in 0..<result.rowCount {
+                offsets[Int32(truncatingIfNeeded: result.int64(row: row, column: 0))] = result.int64(row: row, column: 1)
+            }
+            return offsets
+        }
+    }
+
+    /// One statement, so one short transaction: it reads the coverage committed when it starts
+    /// (the batch layer is in the same database) and deletes at most `maxRows` rows in it.
+    public func compactCoveredHours(maxRows: Int) throws -> Int {
+        try retryingConflicts {
+            try database.withConnection { db in
+                let deleted = try db.query("""
+                    DELETE FROM realtime_counts WHERE (hour, track_id) IN (
+                        SELECT r.hour, r.track_id FROM coverage c
+                        JOIN realtime_counts r ON r.hour >= c.lower AND r.hour < c.upper
+                        LIMIT $1)
+                    """, [max(0, maxRows)]).affectedRows
+                // Rows of writers gone for a day no longer say anything about freshness.
+                try db.query("""
+                    DELETE FROM realtime_flushes
+                    WHERE flushed_at < (SELECT max(flushed_at) FROM realtime_flushes) - 86400000
+                    """)
+                return deleted
+            }
+        }
+    }
+}
+
+@available(*, unavailable)
+extension PostgresRealtimeStore: Sendable {}

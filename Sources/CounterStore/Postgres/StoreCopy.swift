@@ -1,0 +1,67 @@
+import CounterpointCore
+import PostgresDB
+import SQLiteDB
+
+/// The one-shot move of an existing SQLite store into an empty PostgreSQL database
+/// (docs/postgresql.md): the batch layer's hours over its coverage — the day and month rollups
+/// are rebuilt by the replacement, and the run is recorded as one run summarizing the copy —
+/// then the realtime layer's uncovered rows with their partitions' next offsets, in one flush.
+/// Stop the consumers and the batch job first; readers may keep running.
+public enum StoreCopy {
+    public struct Summary: Sendable, Hashable {
+        public var batchRows: Int
+        public var realtimeRows: Int
+        public var partitions: Int
+    }
+
+    /// Copies `source` into `url`. Refuses (changing nothing) a target whose stores are not empty.
+    @discardableResult
+    public static func copy(from source: StoreLocation, toPostgres url: String) throws -> Summary {
+        let batchSource = try StoreFile.openReader(path: source.batchPath, schema: .batch, configuration: .default)
+        let realtimeSource = try StoreFile.openReader(path: source.realtimePath, schema: .realtime, configuration: .default)
+        let batchTarget = try PostgresBatchStore(url: url)
+        let realtimeTarget = try PostgresRealtimeStore(url: url)
+        let target = try CounterReader(layers: PostgresLayers(url: url))
+        guard try target.coverage().ranges.isEmpty, try target.partitions().isEmpty else {
+            throw CounterStoreError.targetNotEmpty(PostgresConnection.redactedURL(url))
+        }
+
+        var summary = Summary(batchRows: 0, realtimeRows: 0, partitions: 0)
+        let coverage = try batchSource.read { try CoverageTable.load($0) }
+        if !coverage.ranges.isEmpty {
+            let latest = try batchSource.read { try BatchRunsTable.recent(limit: 1, $0) }.first
+            _ = try batchSource.read { db in
+                try batchTarget.replace(ranges: coverage.ranges, startedAt: latest?.startedAt ?? 0) { writer in
+                    try db.cachedStatement("SELECT track_id, hour, plays FROM batch_hours").forEachRow { row in
+                        try writer.write(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2))
+                        summary.batchRows += 1
+                    }
+                    var run = latest ?? BatchRun(range: coverage.ranges[0], startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0,
+                                                 duplicates: 0, rejected: 0, rejectedByReason: [:], tracks: 0, rows: 0)
+                    run.rows = summary.batchRows
+                    return run
+                }
+            }
+        }
+
+        try realtimeSource.read { db in
+            var rows: [CountRow] = []
+            try db.cachedStatement("SELECT track_id, hour, plays FROM realtime_counts").forEachRow { row in
+                rows.append(CountRow(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2)))
+            }
+            var progress: [PartitionProgress] = []
+            try db.cachedStatement("SELECT topic, partition, next_offset, high_watermark FROM partition_offsets").forEachRow { row in
+                progress.append(PartitionProgress(topic: row.string(at: 0), partition: Int32(truncatingIfNeeded: row.int64(at: 1)),
+                                                  startOffset: nil, nextOffset: row.int64(at: 2), highWatermark: row.optionalInt64(at: 3)))
+            }
+            let flushedAt = try db.cachedStatement("SELECT flushed_at FROM last_flush WHERE id = 1").singleInt64()
+            guard !rows.isEmpty || !progress.isEmpty else { return }
+            // startOffset nil: the flush commits only if no consumer has claimed the partitions meanwhile.
+            let outcome = try realtimeTarget.apply(increments: rows, progress: progress, flushedAt: flushedAt ?? 0)
+            guard outcome == .committed else { throw CounterStoreError.targetNotEmpty(PostgresConnection.redactedURL(url)) }
+            summary.realtimeRows = rows.count
+            summary.partitions = progress.count
+        }
+        return summary
+    }
+}

@@ -1,0 +1,25 @@
+import CounterpointCore
+
+/// A part of a batch run's target inside one UTC day (and so one month): the unit in which
+/// both backends move hours into and out of the day and month rollups, so that the cost of a
+/// replacement follows the hours replaced, not the days or months around them.
+struct RollupPiece: Hashable {
+    var hours: HourRange
+    var day: Int64
+    var month: Int64
+
+    /// `target` cut at day boundaries.
+    static func pieces(of target: Coverage) -> [RollupPiece] {
+        var pieces: [RollupPiece] = []
+        for range in target.ranges {
+            var cursor = range.lower
+            while cursor < range.upper {
+                let day = UTCCalendar.day(of: cursor)
+                let end = min(range.upper, Hour(index: (day + 1) * 24))
+                pieces.append(RollupPiece(hours: HourRange(cursor, end), day: day, month: UTCCalendar.month(ofDay: day)))
+                cursor = end
+            }
+        }
+        return pieces
+    }
+}

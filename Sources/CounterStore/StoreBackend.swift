@@ -1,0 +1,64 @@
+import Foundation
+import PostgresDB
+
+/// Which engine holds the stores, as `--store` (env `COUNTERPOINT_STORE`) says: nothing means
+/// the SQLite files under the data directory (SPEC §3); a `postgresql://` or `postgres://`
+/// connection URI (libpq's syntax) means PostgreSQL or a compatible engine (SPEC §7).
+///
+/// The one place stores are opened: the commands open writers and readers through it and
+/// never name a backend's types.
+public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
+    case sqlite(StoreLocation)
+    case postgres(url: String)
+
+    /// Parses a `--store` value. Empty or nil → SQLite under `dataDirectory`; a PostgreSQL URI
+    /// → PostgreSQL; anything else throws `CounterStoreError.unsupportedStore`.
+    public init(store: String?, dataDirectory: String) throws {
+        let value = store?.trimmingCharacters(in: .whitespaces) ?? ""
+        if value.isEmpty {
+            self = .sqlite(StoreLocation(directory: dataDirectory))
+        } else if value.hasPrefix("postgresql://") || value.hasPrefix("postgres://") {
+            self = .postgres(url: value)
+        } else {
+            throw CounterStoreError.unsupportedStore(value)
+        }
+    }
+
+    /// The realtime layer's writer (one per consumer process). For PostgreSQL this connects
+    /// and migrates now: an unreachable or misconfigured database throws a one-line `PostgresError`.
+    public func openRealtimeWriter() throws -> any RealtimeWriter {
+        switch self {
+        case let .sqlite(location): try RealtimeStore(location: location)
+        case let .postgres(url): try PostgresRealtimeStore(url: url)
+        }
+    }
+
+    /// The batch layer's writer.
+    public func openBatchWriter() throws -> any BatchWriter {
+        switch self {
+        case let .sqlite(location): try BatchStore(location: location)
+        case let .postgres(url): try PostgresBatchStore(url: url)
+        }
+    }
+
+    /// The layers a reader reads (one per server thread).
+    public func openLayers() throws -> any LayerReads {
+        switch self {
+        case let .sqlite(location): try SQLiteLayers(location: location)
+        case let .postgres(url): try PostgresLayers(url: url)
+        }
+    }
+
+    /// A merged reader over `openLayers()` (one per server thread).
+    public func openReader() throws -> CounterReader {
+        try CounterReader(layers: openLayers())
+    }
+
+    /// For logs and the load-test report: the directory, or the URI without its password.
+    public var description: String {
+        switch self {
+        case let .sqlite(location): "sqlite:\(location.directory)"
+        case let .postgres(url): PostgresConnection.redactedURL(url)
+        }
+    }
+}

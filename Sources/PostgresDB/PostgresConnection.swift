@@ -1,0 +1,199 @@
+import CPostgres
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One connection to a PostgreSQL server. It owns its `PGconn*` and closes it in `deinit`.
+///
+/// libpq connections must not be used by two threads at once, so this is not `Sendable`: give
+/// each thread its own. Statements run through `query` are prepared once per connection
+/// (`PQprepare`) and then executed by name (`PQexecPrepared`), so the server parses and plans
+/// each distinct SQL text once per connection.
+///
+/// Transactions are closure-scoped, as for SQLite: `write { … }` and `read { … }` run the
+/// closure inside one transaction, committed when it returns and rolled back when it throws.
+public final class PostgresConnection {
+    /// PostgreSQL's isolation levels (SQL standard names).
+    public enum Isolation: String, Sendable {
+        case readCommitted = "READ COMMITTED"
+        case repeatableRead = "REPEATABLE READ"
+        case serializable = "SERIALIZABLE"
+    }
+
+    /// The URI without its password, for messages.
+    public let displayURL: String
+    private let handle: OpaquePointer
+    private var preparedNames: [String: String] = [:]
+    public private(set) var inTransaction = false
+
+    /// Connects with a libpq connection URI, `postgresql://user[:password]@host[:port]/dbname[?…]`
+    /// (or any conninfo string libpq accepts). Fails with a one-line `PostgresError` when the
+    /// server is unreachable, refuses the login or the database does not exist.
+    public init(url: String) throws {
+        displayURL = PostgresConnection.redactedURL(url)
+        guard let connection = PQconnectdb(url) else {
+            throw PostgresError(sqlState: nil, message: "out of memory", operation: "connect to \(displayURL)", connectionLost: true)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = PostgresConnection.oneLine(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresError(sqlState: nil, message: message, operation: "connect to \(displayURL)", connectionLost: true)
+        }
+        handle = connection
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// False once libpq has seen the connection break; a new `PostgresConnection` is needed.
+    public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// The server's process id for this connection (`pg_backend_pid()`), e.g. to terminate it in tests.
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
+    // MARK: Statements
+
+    /// Runs `sql` — one or more statements without parameters — through the simple-query protocol.
+    public func execute(_ sql: String) throws {
+        let result = PQexec(handle, sql)
+        _ = try check(result, operation: sql)
+    }
+
+    /// Runs `sql` with `parameters` bound to $1, $2, … (text format), preparing it on first use.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [any PostgresParameter] = []) throws -> PostgresResult {
+        let name = try preparedName(sql, parameterCount: parameters.count)
+        let texts: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.postgresText.flatMap { strdup($0) } }
+        defer { texts.forEach { free($0) } }
+        let result = texts.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, nil, nil, 0)
+            }
+        }
+        return try check(result, operation: sql)
+    }
+
+    private func preparedName(_ sql: String, parameterCount: Int) throws -> String {
+        if let name = preparedNames[sql] { return name }
+        let name = "counterpoint_\(preparedNames.count)"
+        // Parameter types are left for the server to infer; the SQL casts where it matters.
+        _ = try check(PQprepare(handle, name, sql, 0, nil), operation: "prepare \(sql)")
+        preparedNames[sql] = name
+        return name
+    }
+
+    /// The one place a libpq result becomes a value or a `PostgresError`.
+    private func check(_ result: OpaquePointer?, operation: String) throws -> PostgresResult {
+        guard let result else {
+            // No result at all: libpq could not send the command (the connection is gone).
+            throw PostgresError(sqlState: nil, message: PostgresConnection.oneLine(PQerrorMessage(handle)),
+                                operation: PostgresConnection.oneLine(operation), connectionLost: !isHealthy)
+        }
+        let owned = PostgresResult(result)
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return owned
+        default:
+            let state = counterpoint_pq_sqlstate(result).map { String(cString: $0) }
+            let primary = counterpoint_pq_primary_message(result).map { String(cString: $0) }
+            let message = primary ?? PostgresConnection.oneLine(PQresultErrorMessage(result))
+            throw PostgresError(sqlState: state, message: message, operation: PostgresConnection.oneLine(operation),
+                                connectionLost: !isHealthy)
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read-write transaction at `isolation`; commits when it returns, rolls
+    /// back when it throws.
+    @discardableResult
+    public func write<T>(isolation: Isolation = .readCommitted, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try begin("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
+        return try finish(body)
+    }
+
+    /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction: every statement in it reads
+    /// one snapshot, taken at its first statement.
+    public func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try beginRead()
+        return try finish(body)
+    }
+
+    /// Opens a `REPEATABLE READ READ ONLY` transaction for reads spanning several calls; end
+    /// it with `endRead()`.
+    public func beginRead() throws {
+        try begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    }
+
+    /// `beginRead()` and `sql` (a statement without parameters) as the transaction's first
+    /// statement, sent together: one round trip instead of two. Returns `sql`'s rows.
+    public func beginRead(firstQuery sql: String) throws -> PostgresResult {
+        precondition(!inTransaction, "PostgresConnection: nested transaction")
+        // From here on `endRead()` rolls back whatever of the two statements ran.
+        inTransaction = true
+        return try check(PQexec(handle, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + sql), operation: sql)
+    }
+
+    /// Ends the transaction `beginRead()` opened; nothing to commit, so errors are moot.
+    public func endRead() {
+        rollbackIfNeeded()
+    }
+
+    private func begin(_ sql: String) throws {
+        precondition(!inTransaction, "PostgresConnection: nested transaction")
+        try execute(sql)
+        inTransaction = true
+    }
+
+    private func finish<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            let value = try body(self)
+            try execute("COMMIT")
+            inTransaction = false
+            return value
+        } catch {
+            rollbackIfNeeded()
+            throw error
+        }
+    }
+
+    private func rollbackIfNeeded() {
+        guard inTransaction else { return }
+        inTransaction = false
+        // On a broken connection the server has already rolled back; nothing to send.
+        if isHealthy { _ = PQexec(handle, "ROLLBACK").map { PQclear($0) } }
+    }
+
+    // MARK: Text
+
+    /// libpq's messages end in a newline and may span lines ("connection refused\n\tIs the
+    /// server running…"): errors are shown on one line.
+    static func oneLine(_ text: UnsafePointer<CChar>?) -> String {
+        oneLine(text.map { String(cString: $0) } ?? "unknown error")
+    }
+
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// `postgresql://user:secret@host/db` → `postgresql://user:***@host/db`.
+    public static func redactedURL(_ url: String) -> String {
+        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        // parts: ["postgresql:", "", "user:secret@host:port", "db?…"]
+        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty,
+              let at = parts[2].lastIndex(of: "@"), let colon = parts[2][..<at].firstIndex(of: ":") else { return url }
+        var authority = parts[2]
+        authority.replaceSubrange(authority.index(after: colon)..<at, with: "***")
+        return ([parts[0], parts[1], authority] + parts.dropFirst(3)).joined(separator: "/")
+    }
+}
+
+@available(*, unavailable)
+extension PostgresConnection: Sendable {}
+
+private extension Substring {
+    func trimmingWhitespace() -> String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+}

@@ -1,0 +1,190 @@
+@testable import CounterStore
+import CounterpointCore
+import Foundation
+import PostgresDB
+import PostgresTestServer
+import Testing
+
+/// What only the PostgreSQL backend has: several writer processes on one database, a server
+/// that restarts under a running writer and reader, and the schema version table.
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    @Test("two writers flushing the same partition at once count every increment exactly once")
+    func fencingBetweenWriters() throws {
+        let url = try PostgresTestServer.shared().makeDatabase()
+        let rounds = 150
+        let committed = Counter()
+        let failures = Counter()
+        let threads = (0..<2).map { _ in
+            Thread {
+                do {
+                    // Each thread is a consumer with its own connection, racing the other for partition 0.
+                    let store = try PostgresRealtimeStore(url: url)
+                    for _ in 0..<rounds {
+                        let stored = try store.storedOffsets(topic: "plays")[0]
+                        let next = (stored ?? 0) + 1
+                        let outcome = try store.apply(
+                            increments: [CountRow(trackID: 1, hour: hour(3), plays: 1), CountRow(trackID: 2, hour: hour(4), plays: 2)],
+                            progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: stored, nextOffset: next, highWatermark: nil)],
+                            flushedAt: next)
+                        if outcome == .committed { committed.add() }
+                    }
+                } catch {
+                    failures.add()
+                }
+                committed.done()
+            }
+        }
+        threads.forEach { $0.start() }
+        committed.waitForDone(2)
+        #expect(failures.value == 0)
+        let stores = TestStores(backend: .postgres(url: url))
+        let offset = try stores.realtime().storedOffsets(topic: "plays")[0]
+        #expect(offset == Int64(committed.value))
+        #expect(committed.value > 0)
+        let reader = try stores.reader()
+        #expect(try reader.plays(track: 1, in: .allTime).plays == Int64(committed.value))
+        #expect(try reader.plays(track: 2, in: .allTime).plays == 2 * Int64(committed.value))
+    }
+
+    @Test("a server restart fails the next flush and read with a connection error; the retry counts once")
+    func serverRestart() throws {
+        let server = try PostgresTestServer.startPrivate()
+        defer { server.stop() }
+        let url = try server.makeDatabase()
+        let writer = try PostgresRealtimeStore(url: url)
+        let reader = try CounterReader(layers: PostgresLayers(url: url))
+        try flush(writer, [(1, 10, 5)], from: nil, to: 1)
+        #expect(try reader.plays(track: 1, in: .allTime).plays == 5)
+
+        try server.restart()
+        let flushError = try #require(throws: PostgresError.self) { try flush(writer, [(1, 10, 7)], from: 1, to: 2) }
+        #expect(flushError.kind == .connection)
+        let readError = try #require(throws: PostgresError.self) { try reader.plays(track: 1, in: .allTime) }
+        #expect(readError.kind == .connection)
+
+        // The consumer retries the same flush: it was not committed, so it commits now, once.
+        #expect(try flush(writer, [(1, 10, 7)], from: 1, to: 2) == .committed)
+        #expect(try flush(writer, [(1, 10, 7)], from: 1, to: 2) == .fenced(partitions: [0]))
+        #expect(try reader.plays(track: 1, in: .allTime).plays == 12)
+        #expect(try writer.storedOffsets(topic: "plays") == [0: 2])
+    }
+
+    @Test("the schema is created at its version by processes opening an empty database at once")
+    func migrationVersion() throws {
+        let url = try PostgresTestServer.shared().makeDatabase()
+        let failures = Counter()
+        let threads = (0..<4).map { index in
+            Thread {
+                do {
+                    switch index % 3 {
+                    case 0: _ = try PostgresRealtimeStore(url: url)
+                    case 1: _ = try PostgresBatchStore(url: url)
+                    default: _ = try PostgresLayers(url: url)
+                    }
+                } catch {
+                    failures.add()
+                }
+                failures.done()
+            }
+        }
+        threads.forEach { $0.start() }
+        failures.waitForDone(4)
+        #expect(failures.value == 0)
+        let connection = try PostgresConnection(url: url)
+        #expect(try PostgresSchema.currentVersion(connection) == PostgresSchema.version)
+        #expect(PostgresSchema.version == 2)
+    }
+
+    @Test("a database with a newer schema version than this program knows is refused")
+    func schemaTooNew() throws {
+        let url = try PostgresTestServer.shared().makeDatabase()
+        _ = try PostgresBatchStore(url: url)
+        try PostgresConnection(url: url).execute("UPDATE counterpoint_schema SET version = 9")
+        let error = try #require(throws: CounterStoreError.self) { try PostgresRealtimeStore(url: url) }
+        guard case let .schemaTooNew(_, found, supported) = error else {
+            Issue.record("unexpected \(error)")
+            return
+        }
+        #expect(found == 9 && supported == PostgresSchema.version)
+    }
+
+    @Test("--store picks SQLite when empty, PostgreSQL for its URIs, and refuses anything else")
+    func storeBackendParsing() throws {
+        #expect(try StoreBackend(store: nil, dataDirectory: "/d") == .sqlite(StoreLocation(directory: "/d")))
+        #expect(try StoreBackend(store: " ", dataDirectory: "/d") == .sqlite(StoreLocation(directory: "/d")))
+        #expect(try StoreBackend(store: "postgresql://u@h/db", dataDirectory: "/d") == .postgres(url: "postgresql://u@h/db"))
+        #expect(try StoreBackend(store: "postgres://u:pw@h:5433/db?sslmode=disable", dataDirectory: "/d").description
+                == "postgres://u:***@h:5433/db?sslmode=disable")
+        #expect(throws: CounterStoreError.unsupportedStore("mysql://h/db")) {
+            try StoreBackend(store: "mysql://h/db", dataDirectory: "/d")
+        }
+    }
+
+    @Test("an unreachable database fails opening with one line")
+    func unreachable() throws {
+        let backend = try StoreBackend(store: "postgresql://counter:pw@127.0.0.1:1/counts?connect_timeout=2", dataDirectory: "/d")
+        for open in [{ _ = try backend.openRealtimeWriter() }, { _ = try backend.openBatchWriter() },
+                     { _ = try backend.openReader() }] as [() throws -> Void] {
+            let error = try #require(throws: PostgresError.self) { try open() }
+            #expect(error.kind == .connection)
+            #expect(!"\(error)".contains("\n"))
+        }
+    }
+}
+
+/// A counter shared by test threads, with a wait for a number of `done()` calls.
+/// @unchecked Sendable: every field is guarded by `condition`.
+final class Counter: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var count = 0
+    private var finished = 0
+
+    var value: Int { condition.withLock { count } }
+    func add() { condition.withLock { count += 1 } }
+
+    func done() {
+        condition.withLock {
+            finished += 1
+            condition.broadcast()
+        }
+    }
+
+    func waitForDone(_ expected: Int) {
+        condition.withLock { while finished < expected { condition.wait() } }
+    }
+}
+
+@Suite("SQLite to PostgreSQL copy")
+struct StoreCopyTests {
+    @Test("a copied store answers every query as the SQLite store did, and consumption resumes from its offsets")
+    func copyAnswersAlike() throws {
+        try withStoreLocation { location in
+            let realtime = try RealtimeStore(location: location)
+            try flush(realtime, (1...Int64(40)).flatMap { track in (0..<Int64(60)).map { (track, $0, track % 5 + 1) } },
+                      from: nil, to: 77, highWatermark: 90, at: 4_000)
+            let batch = try BatchStore(location: location)
+            try replace(batch, hours(0, 30), (1...Int64(40)).flatMap { track in (0..<Int64(30)).map { (track, $0, track % 3 + 2) } })
+            _ = try realtime.compactCoveredHours(maxRows: 100_000)
+            let source = try CounterReader(location: location)
+
+            let url = try PostgresTestServer.shared().makeDatabase()
+            let summary = try StoreCopy.copy(from: location, toPostgres: url)
+            #expect(summary.batchRows == 40 * 30)
+            #expect(summary.realtimeRows == 40 * 30)
+            #expect(summary.partitions == 1)
+            let copy = try StoreBackend.postgres(url: url).openReader()
+            for range in [HourRange.allTime, hours(10, 40), hours(29, 31)] {
+                #expect(try copy.plays(tracks: Array(1...41), in: range) == source.plays(tracks: Array(1...41), in: range))
+                #expect(try copy.top(in: range, limit: 10) == source.top(in: range, limit: 10))
+            }
+            #expect(try copy.timeline(track: 7, in: hours(0, 72), step: .day) == source.timeline(track: 7, in: hours(0, 72), step: .day))
+            #expect(try copy.freshness() == source.freshness())
+            #expect(try PostgresRealtimeStore(url: url).storedOffsets(topic: "plays") == [0: 77])
+
+            // A second copy into the same database is refused and changes nothing.
+            #expect(throws: CounterStoreError.self) { try StoreCopy.copy(from: location, toPostgres: url) }
+            #expect(try copy.plays(track: 1, in: .allTime) == source.plays(track: 1, in: .allTime))
+        }
+    }
+}

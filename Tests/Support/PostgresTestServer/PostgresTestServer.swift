@@ -1,0 +1,171 @@
+import Foundation
+import PostgresDB
+
+/// A real PostgreSQL server for the tests: Debian's `postgresql` binaries, a cluster created
+/// by `initdb` in a temporary directory, listening on a free loopback port with trust
+/// authentication, stopped and removed when the test process exits. One per test process
+/// (`shared()`); each test takes a fresh database from it (`makeDatabase()`).
+///
+/// The server refuses to run as root, so when the tests run as root the cluster belongs to
+/// the `postgres` system user (created by the Debian package) and every server command runs
+/// through `runuser -u postgres --`. If the server cannot start, `shared()` throws a message
+/// saying why — the tests fail, they are never skipped.
+public final class PostgresTestServer: Sendable {
+    public let port: Int
+    public let directory: String
+    private let binaries: String
+    private let runAs: String?
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var started: Result<PostgresTestServer, Error>?
+
+    /// The server of this test process, started on first use.
+    public static func shared() throws -> PostgresTestServer {
+        lock.lock()
+        defer { lock.unlock() }
+        if started == nil {
+            started = Result { try PostgresTestServer() }
+            if case .success = started { atexit { PostgresTestServer.stopShared() } }
+        }
+        return try started!.get()
+    }
+
+    private static func stopShared() {
+        if case let .success(server)? = started { server.stop() }
+    }
+
+    /// A server of its own, for a test that restarts or stops it; `stop()` it when done.
+    public static func startPrivate() throws -> PostgresTestServer {
+        try PostgresTestServer()
+    }
+
+    private init() throws {
+        binaries = try Self.findBinaries()
+        runAs = getuid() == 0 ? "postgres" : nil
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("counterpoint-pg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if let runAs {
+            try Self.run("/bin/chown", [runAs, directory], what: "chown the server directory to \(runAs)")
+        }
+        try Self.run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8",
+                                            "--no-sync", "--no-instructions"], runAs: runAs, what: "initdb")
+        port = try Self.freePort()
+        try start()
+    }
+
+    /// The URI of `database` on this server.
+    public func url(database: String) -> String {
+        "postgresql://postgres@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// A new, empty database; returns its URI.
+    public func makeDatabase() throws -> String {
+        let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let admin = try PostgresConnection(url: url(database: "postgres"))
+        try admin.execute("CREATE DATABASE \(name)")
+        return url(database: name)
+    }
+
+    /// Drops the database of `url` (made by `makeDatabase()`), closing its connections; best effort.
+    public func dropDatabase(url: String) {
+        guard let name = url.split(separator: "/").last else { return }
+        _ = try? PostgresConnection(url: self.url(database: "postgres")).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    /// `pg_ctl restart -m fast`: every connection is closed by the server, as in a real restart.
+    public func restart() throws {
+        try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-m", "fast",
+                                            "-o", serverOptions, "restart"], runAs: runAs, what: "pg_ctl restart")
+    }
+
+    private var serverOptions: String {
+        // fsync stays on: the benchmarks compare a durable PostgreSQL with SQLite in WAL mode.
+        "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c max_connections=200"
+    }
+
+    private func start() throws {
+        do {
+            try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "60",
+                                                "-o", serverOptions, "start"], runAs: runAs, what: "pg_ctl start")
+        } catch {
+            let log = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+            throw TestServerError(message: "\(error); server log: \(log.suffix(2_000))")
+        }
+    }
+
+    /// Stops the server and removes its directory.
+    public func stop() {
+        _ = try? Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-w", "-m", "immediate", "stop"], runAs: runAs, what: "pg_ctl stop")
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // MARK: Helpers
+
+    private static func findBinaries() throws -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .compactMap(Int.init).sorted(by: >)
+        for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        throw TestServerError(message: "no PostgreSQL server binaries under \(root)/*/bin; run ./scripts/setup (it installs postgresql)")
+    }
+
+    private static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw TestServerError(message: "socket() failed") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
+            }
+        }
+        guard bound else { throw TestServerError(message: "cannot bind a loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs a command to completion with posix_spawn and waitpid — not Foundation's `Process`,
+    /// whose exit monitoring did not return here while test threads were blocked — its output
+    /// going to a file (a pipe would stay open in the server `pg_ctl start` leaves running).
+    @discardableResult
+    private static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
+        // Through a shell that first moves to "/": the server's tools need a working directory
+        // their user can read.
+        let argv = ["/bin/sh", "-c", "cd / && exec \"$@\"", "sh"]
+            + (runAs.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [executable]
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-command-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArguments = (argv + arguments).map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else {
+            throw TestServerError(message: "\(what): cannot start \(argv[0]): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            throw TestServerError(message: "\(what) failed (status \(status)): \(text.suffix(2_000))")
+        }
+        return text
+    }
+}
+
+public struct TestServerError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { "PostgreSQL test server: \(message)" }
+}
