@@ -58,7 +58,7 @@ public enum BatchJob {
         let target = plan.coverage
         let units = plan.units
         let workerCount = min(configuration.workers, max(1, units.count))
-        let results = ResultChannel<(rows: [PlayCounts.Element], tally: GroupTally?)>(workers: workerCount)
+        let results = ResultChannel<(rows: [PlayCounts.Element], dimensions: [DimensionRow], tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
             let thread = Thread {
@@ -73,9 +73,10 @@ public enum BatchJob {
                             try processor.process(file) { bytesRead.add($0) }
                         }
                         eventsRead.add(Int64(processor.tally.eventsRead - before))
-                        results.send((processor.finishUnit(), nil))
+                        let unit = processor.finishUnit()
+                        results.send((unit.rows, unit.dimensions, nil))
                     }
-                    results.send(([], processor.tally))
+                    results.send(([], [], processor.tally))
                     results.workerFinished()
                 } catch {
                     results.workerFinished(with: error)
@@ -96,6 +97,9 @@ public enum BatchJob {
                         tracks.insert(row.trackID)
                     }
                     rows += result.rows.count
+                    for row in result.dimensions {
+                        try writer.write(dimensions: row)
+                    }
                 }
                 logger.debug("batch rows written", metadata: [
                     "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.rows": "\(rows)",

@@ -40,19 +40,27 @@ public final class BatchStore: BatchWriter {
 
         return try database.write { db in
             let rollups = try BatchRollups(db, target: target)
+            var dimensionRollups = BatchDimensionRollups(db, target: target)
             // The old hours leave the rollups before they go, the new ones join them after.
             try rollups.apply(sign: -1)
-            let deleteHours = try db.cachedStatement("DELETE FROM batch_hours WHERE hour >= ?1 AND hour < ?2")
-            for range in target.ranges {
-                try deleteHours.bind(range.lower.index, at: 1)
-                try deleteHours.bind(range.upper.index, at: 2)
-                try deleteHours.execute()
+            try dimensionRollups.apply(sign: -1)
+            for table in ["batch_hours", "batch_dimension_hours"] {
+                let deleteHours = try db.cachedStatement("DELETE FROM \(table) WHERE hour >= ?1 AND hour < ?2")
+                for range in target.ranges {
+                    try deleteHours.bind(range.lower.index, at: 1)
+                    try deleteHours.bind(range.upper.index, at: 2)
+                    try deleteHours.execute()
+                }
             }
             let sink = try BatchRowSink(database: db, target: target, capacity: configuration.sortBufferRows)
-            var recorded = try rows(BatchRowWriter(sink: sink.write))
+            let dimensionSink = try BatchDimensionSink(database: db, target: target, capacity: configuration.sortBufferRows)
+            var recorded = try rows(BatchRowWriter(sink: sink.write, dimensionSink: dimensionSink.write))
             try sink.finish()
+            try dimensionSink.finish()
             try rollups.apply(sign: +1)
+            try dimensionRollups.apply(sign: +1)
             try rollups.dropEmptyBuckets()
+            try dimensionRollups.dropEmptyBuckets()
 
             recorded.range = span
             recorded.id = try BatchRunsTable.insert(recorded, db)

@@ -15,6 +15,8 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     case invalidRow(trackID: Int64, hour: Hour, plays: Int64)
     /// A batch run over an empty range.
     case emptyRange(HourRange)
+    /// A stored dimension blob that `DimensionEncoding` cannot read (a damaged file).
+    case malformedDimensions(trackID: Int64)
 
     public var description: String {
         switch self {
@@ -28,6 +30,8 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             return "invalid counter row: track \(trackID), hour \(hour), plays \(plays)"
         case let .emptyRange(range):
             return "batch range \(range) is empty"
+        case let .malformedDimensions(trackID):
+            return "the stored dimension counts of track \(trackID) are malformed"
         }
     }
 }

@@ -60,6 +60,7 @@ extension Schema {
             flushed_at INTEGER NOT NULL
         );
         """,
+        DimensionTables.realtimeMigration,
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
@@ -134,6 +135,7 @@ extension Schema {
             FROM batch_days GROUP BY track_id, month;
         CREATE INDEX batch_months_ranked ON batch_months (month, plays DESC, track_id);
         """,
+        DimensionTables.batchMigration,
     ])
 }
 
@@ -152,6 +154,7 @@ enum StoreFile {
     static func openWriter(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
         let database = try Database(path: path, mode: .readWrite, configuration: configuration)
         try schema.migrate(database)
+        try DimensionTables.defineMergeFunction(database)
         return database
     }
 

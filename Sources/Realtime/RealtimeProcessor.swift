@@ -30,6 +30,9 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     private var counts = PlayCounts(minimumCapacity: 1 << 16)
     /// The table of the last flush, emptied by the store thread, for the next swap.
     private var spareCounts: PlayCounts?
+    /// The same plays by waveform bucket, client and country, flushed with `counts`.
+    private var dimensions = DimensionCounts(minimumCapacity: 1 << 16)
+    private var spareDimensions: DimensionCounts?
     private var rejections: RejectionLog
     /// Indexed by partition id.
     private var positions: [PartitionPosition] = []
@@ -111,6 +114,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             switch EventParser.parse(value) {
             case .success(let event):
                 counts.add(trackID: event.trackID, hour: event.hour)
+                dimensions.add(trackID: event.trackID, hour: event.hour, event.dimensions)
                 valid += 1
             case .failure(let rejection):
                 reject(rejection, partition: partition, offset: offset, value: value)
@@ -191,9 +195,11 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         if anyAssigned { metrics.lag.record(lag) }
         guard !progress.isEmpty || (force && anyAssigned) else { return }
 
-        let table = CountsHandOff(counts)
+        let table = CountsHandOff(counts, dimensions)
         counts = spareCounts ?? PlayCounts(minimumCapacity: 1 << 16)
         spareCounts = nil
+        dimensions = spareDimensions ?? DimensionCounts(minimumCapacity: 1 << 16)
+        spareDimensions = nil
         let flushedAt = WallClock.epochMilliseconds()
         let topic = self.topic
         let flushed = progress
@@ -204,7 +210,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             let started = ContinuousClock.now
             let rows = table.counts.sortedElements()
             let outcome = try store.apply(
-                increments: rows,
+                increments: rows, dimensions: table.dimensions.rows(),
                 progress: flushed, flushedAt: flushedAt)
             let duration = ContinuousClock.now - started
             let storedNow = outcome == .committed ? [:] : try store.storedOffsets(topic: topic)
@@ -213,6 +219,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             let compacted = compact ? try store.compactCoveredHours(maxRows: maxCompactedRows) : 0
             let plays = table.counts.totalPlays
             table.counts.removeAll()
+            table.dimensions.removeAll()
             return FlushReport(outcome: outcome, rows: rows.count, plays: plays, duration: duration,
                                flushedAt: flushedAt, storedOffsets: storedNow, emptied: table, compactedRows: compacted)
         }
@@ -229,6 +236,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         // resumes from the stored offsets).
         let report = try result.get()
         spareCounts = report.emptied.counts
+        spareDimensions = report.emptied.dimensions
         compactionBacklog = report.compactedRows >= Self.compactionRowsPerFlush
         if report.compactedRows > 0 { metrics.compactedRows.increment(by: report.compactedRows) }
         metrics.flushDuration.record(duration: report.duration)
@@ -254,6 +262,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             "kafka.topic": "\(topic)", "kafka.fenced_partitions": "\(fenced.sorted())",
         ])
         counts.removeAll()
+        dimensions.removeAll()
         for id in positions.indices where positions[id].isAssigned {
             let stored = storedOffsets[Int32(id)]
             let restart = stored ?? positions[id].firstConsumed
@@ -329,6 +338,10 @@ private final class CountsHandOff: @unchecked Sendable {
     // Safe to share: the polling thread gives the table up when it creates this box; from then
     // on only the store thread touches it, until the box comes back in the flush's result.
     var counts: PlayCounts
+    var dimensions: DimensionCounts
 
-    init(_ counts: PlayCounts) { self.counts = counts }
+    init(_ counts: PlayCounts, _ dimensions: DimensionCounts) {
+        self.counts = counts
+        self.dimensions = dimensions
+    }
 }

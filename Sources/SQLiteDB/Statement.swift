@@ -168,6 +168,14 @@ public final class Statement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// The blob of column `index` without copying it; the bytes are valid only inside `body`.
+    public func withBytes<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        guard let blob = sqlite3_column_blob(handle, Int32(index)) else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return try body(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, Int32(index)))))
+    }
+
     public func bytes(at index: Int) -> [UInt8] {
         // sqlite3_column_blob before sqlite3_column_bytes, as SQLite's documentation advises.
         guard let blob = sqlite3_column_blob(handle, Int32(index)) else { return [] }
