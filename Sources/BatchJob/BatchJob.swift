@@ -92,14 +92,19 @@ public enum BatchJob {
             _ = try store.replace(ranges: plan.ranges, startedAt: startedAt) { writer in
                 while let result = try results.receive() {
                     if let tally = result.tally { summary.absorb(tally) }
+                    // Both lists are in (track, hour) order; a row without dimension counts has no entry.
+                    var next = 0
                     for row in result.rows {
-                        try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays)
+                        var dimensions: [UInt8] = []
+                        if next < result.dimensions.count, result.dimensions[next].trackID == row.trackID,
+                           result.dimensions[next].hour == row.hour {
+                            dimensions = result.dimensions[next].encoded
+                            next += 1
+                        }
+                        try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, dimensions: dimensions)
                         tracks.insert(row.trackID)
                     }
                     rows += result.rows.count
-                    for row in result.dimensions {
-                        try writer.write(dimensions: row)
-                    }
                 }
                 logger.debug("batch rows written", metadata: [
                     "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.rows": "\(rows)",

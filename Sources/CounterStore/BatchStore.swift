@@ -40,27 +40,24 @@ public final class BatchStore: BatchWriter {
 
         return try database.write { db in
             let rollups = try BatchRollups(db, target: target)
-            var dimensionRollups = BatchDimensionRollups(db, target: target)
+            let dimensionRollups = BatchDimensionRollups(db)
+
             // The old hours leave the rollups before they go, the new ones join them after.
             try rollups.apply(sign: -1)
-            try dimensionRollups.apply(sign: -1)
-            for table in ["batch_hours", "batch_dimension_hours"] {
-                let deleteHours = try db.cachedStatement("DELETE FROM \(table) WHERE hour >= ?1 AND hour < ?2")
-                for range in target.ranges {
-                    try deleteHours.bind(range.lower.index, at: 1)
-                    try deleteHours.bind(range.upper.index, at: 2)
-                    try deleteHours.execute()
-                }
+            try dimensionRollups.subtract(hours: rollups.pieces.map { ($0.hours, $0.day, $0.month) })
+            let deleteHours = try db.cachedStatement("DELETE FROM batch_hours WHERE hour >= ?1 AND hour < ?2")
+            for range in target.ranges {
+                try deleteHours.bind(range.lower.index, at: 1)
+                try deleteHours.bind(range.upper.index, at: 2)
+                try deleteHours.execute()
             }
             let sink = try BatchRowSink(database: db, target: target, capacity: configuration.sortBufferRows)
-            let dimensionSink = try BatchDimensionSink(database: db, target: target, capacity: configuration.sortBufferRows)
-            var recorded = try rows(BatchRowWriter(sink: sink.write, dimensionSink: dimensionSink.write))
+            var recorded = try rows(BatchRowWriter(sink: sink.write))
             try sink.finish()
-            try dimensionSink.finish()
-            try rollups.apply(sign: +1)
-            try dimensionRollups.apply(sign: +1)
+            // The new hours join the rollups from the sums the sink gathered while writing them
+            // (every row of the replaced hours went through it): no second read of the hours.
+            try sink.sums.write(db)
             try rollups.dropEmptyBuckets()
-            try dimensionRollups.dropEmptyBuckets()
 
             recorded.range = span
             recorded.id = try BatchRunsTable.insert(recorded, db)
@@ -84,25 +81,29 @@ public final class BatchStore: BatchWriter {
 extension BatchStore: Sendable {}
 
 /// Buffers a run's rows, sorts each full buffer by (track, hour) and inserts it; the same key
-/// in two buffers (or twice in one) adds up.
+/// in two buffers (or twice in one) adds up. On the way it sums the dimension counts per
+/// (track, day) and (track, month) for the rollups: in (track, hour) order those are runs of
+/// consecutive rows, so this costs one merge per row and no lookups.
 private final class BatchRowSink {
     private let target: Coverage
     private let capacity: Int
     private let insert: GroupedUpsert
-    private var buffer: [CountRow] = []
+    private var buffer: [(row: CountRow, dimensions: [UInt8])] = []
+    private(set) var sums = RollupSums()
 
     init(database: Database, target: Coverage, capacity: Int) throws {
         self.target = target
         self.capacity = max(1, capacity)
-        insert = try GroupedUpsert(database, firstRowParameter: 1) { values in
+        insert = try GroupedUpsert(database, firstRowParameter: 1, withBlob: true) { values in
             """
-            INSERT INTO batch_hours (hour, track_id, plays) VALUES \(values)
-            ON CONFLICT (track_id, hour) DO UPDATE SET plays = plays + excluded.plays
+            INSERT INTO batch_hours (hour, track_id, plays, dimensions) VALUES \(values)
+            ON CONFLICT (track_id, hour) DO UPDATE SET plays = plays + excluded.plays,
+                dimensions = \(DimensionTables.mergeFunction)(dimensions, excluded.dimensions)
             """
         }
     }
 
-    func write(_ row: CountRow) throws {
+    func write(_ row: CountRow, dimensions: [UInt8]) throws {
         guard target.contains(row.hour) else {
             throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
         }
@@ -111,7 +112,7 @@ private final class BatchRowSink {
         }
         guard row.plays > 0 else { return }
         if buffer.isEmpty { buffer.reserveCapacity(min(capacity, 1 << 16)) }
-        buffer.append(row)
+        buffer.append((row, dimensions))
         if buffer.count >= capacity { try drain() }
     }
 
@@ -121,8 +122,9 @@ private final class BatchRowSink {
 
     private func drain() throws {
         // In the primary key's order the writes sweep its pages once.
-        buffer.sort(by: CountRow.byTrackThenHour)
-        try insert.write(buffer) { ($0.hour.index, $0.trackID, $0.plays) }
+        buffer.sort { CountRow.byTrackThenHour($0.row, $1.row) }
+        try insert.write(buffer, { ($0.row.hour.index, $0.row.trackID, $0.row.plays) }, blob: { $0.dimensions })
+        try sums.add(sorted: buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 }
@@ -143,6 +145,7 @@ private struct BatchRollups {
     let pieces: [Piece]
 
     init(_ db: Database, target: Coverage) throws {
+        // (Dimension counts are rolled up by `BatchDimensionRollups`.)
         self.db = db
         var pieces: [Piece] = []
         for range in target.ranges {

@@ -64,25 +64,17 @@ extension BatchWriter {
 /// Hands a batch run's rows to `BatchWriter.replace`. Valid only inside the closure given to
 /// `replace`; do not keep it.
 public struct BatchRowWriter {
-    private let sink: (CountRow) throws -> Void
-    private let dimensionSink: (DimensionRow) throws -> Void
+    private let sink: (CountRow, [UInt8]) throws -> Void
 
-    /// For backends: `sink` receives every row written, `dimensionSink` every dimension row
-    /// (rows for the same (track, hour) merge, as plays add up; empty ones may be skipped).
-    public init(sink: @escaping (CountRow) throws -> Void, dimensionSink: @escaping (DimensionRow) throws -> Void) {
-        self.sink = sink
-        self.dimensionSink = dimensionSink
-    }
+    /// For backends: `sink` receives every row written with its dimension counts
+    /// (`DimensionEncoding`; empty when the row has none). Rows for the same (track, hour) add
+    /// up, their dimension counts merge (`DimensionEncoding.merge`).
+    public init(sink: @escaping (CountRow, _ dimensions: [UInt8]) throws -> Void) { self.sink = sink }
 
-    /// Adds `plays` to (track, hour) of the run. Throws when `hour` is outside the run's ranges.
-    public func write(trackID: Int64, hour: Hour, plays: Int64) throws {
-        try sink(CountRow(trackID: trackID, hour: hour, plays: plays))
-    }
-
-    /// Adds a (track, hour)'s dimension counts to the run. Throws when `hour` is outside the
-    /// run's ranges.
-    public func write(dimensions row: DimensionRow) throws {
-        try dimensionSink(row)
+    /// Adds `plays` to (track, hour) of the run, and `dimensions` (`DimensionEncoding`, of the
+    /// same plays) to its dimension counts. Throws when `hour` is outside the run's ranges.
+    public func write(trackID: Int64, hour: Hour, plays: Int64, dimensions: [UInt8] = []) throws {
+        try sink(CountRow(trackID: trackID, hour: hour, plays: plays), dimensions)
     }
 }
 

@@ -90,33 +90,69 @@ public struct DimensionCounts: Sendable {
             for slot in slots where slot.trackID != 0 { occupied.append(slot) }
         }
         occupied.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
+        // Each value's place in byte order, worked out once: entries are then sorted by a small integer.
+        let order = values.sortedIDs()
+        var rankOfID = [Int](repeating: 0, count: order.count)
+        for (rank, id) in order.enumerated() { rankOfID[id] = rank }
+
         var rows: [DimensionRow] = []
+        rows.reserveCapacity(occupied.count / 2)
         var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
-        var countries: [UInt64: Int64] = [:]
-        var clients: [UInt64: Int64] = [:]
+        var bucketsSeen = (low: UInt64(0), high: UInt64(0))
+        var sectionCounts = [[Int64](repeating: 0, count: order.count), [Int64](repeating: 0, count: order.count)]
+        var touched: [[Int]] = [[], []]
         var start = 0
         while start < occupied.count {
+            let trackID = occupied[start].trackID, hour = occupied[start].hour
             var end = start
-            while end < occupied.count && occupied[end].trackID == occupied[start].trackID && occupied[end].hour == occupied[start].hour {
-                let slot = occupied[end]
-                let bucket = slot.combination & 127
-                let client = slot.combination >> 7 & Self.noValue
-                let country = slot.combination >> 35 & Self.noValue
-                if bucket != Self.noBucket { waveform[Int(bucket)] += slot.plays }
-                if client != Self.noValue { clients[client, default: 0] += slot.plays }
-                if country != Self.noValue { countries[country, default: 0] += slot.plays }
+            while end < occupied.count && occupied[end].trackID == trackID && occupied[end].hour == hour {
+                let combination = occupied[end].combination, plays = occupied[end].plays
+                let bucket = Int(combination & 127)
+                if bucket != Int(Self.noBucket) {
+                    waveform[bucket] += plays
+                    if bucket < 64 { bucketsSeen.low |= 1 << UInt64(bucket) } else { bucketsSeen.high |= 1 << UInt64(bucket - 64) }
+                }
+                // Section 0 is countries, 1 clients (their order in the blob).
+                func count(_ section: Int, _ id: UInt64) {
+                    guard id != Self.noValue else { return }
+                    let rank = rankOfID[Int(id)]
+                    if sectionCounts[section][rank] == 0 { touched[section].append(rank) }
+                    sectionCounts[section][rank] += plays
+                }
+                count(0, combination >> 35 & Self.noValue)
+                count(1, combination >> 7 & Self.noValue)
                 end += 1
             }
             var encoded: [UInt8] = []
-            DimensionEncoding.encode(
-                waveform: waveform.indices.lazy.filter { waveform[$0] != 0 }.map { (bucket: $0, count: waveform[$0]) },
-                countries: countries.map { (value: values[$0.key], count: $0.value) }.sorted { $0.value < $1.value },
-                clients: clients.map { (value: values[$0.key], count: $0.value) }.sorted { $0.value < $1.value },
-                into: &encoded)
-            rows.append(DimensionRow(trackID: occupied[start].trackID, hour: Hour(index: occupied[start].hour), encoded: encoded))
-            for index in waveform.indices { waveform[index] = 0 }
-            countries.removeAll(keepingCapacity: true)
-            clients.removeAll(keepingCapacity: true)
+            encoded.reserveCapacity(16)
+            encoded.append(UInt8(bucketsSeen.low.nonzeroBitCount + bucketsSeen.high.nonzeroBitCount))
+            for half in 0..<2 {
+                var bits = half == 0 ? bucketsSeen.low : bucketsSeen.high
+                let offset = half * 64
+                while bits != 0 {
+                    let bucket = offset + bits.trailingZeroBitCount
+                    bits &= bits - 1
+                    encoded.append(UInt8(bucket))
+                    DimensionEncoding.appendVarint(DimensionEncoding.zigzag(waveform[bucket]), to: &encoded)
+                    waveform[bucket] = 0
+                }
+            }
+            bucketsSeen = (0, 0)
+            for section in 0..<2 {
+                touched[section].sort()
+                DimensionEncoding.appendVarint(UInt64(touched[section].count), to: &encoded)
+                for rank in touched[section] {
+                    values[UInt64(order[rank])].withBytes { bytes in
+                        encoded.append(UInt8(bytes.count))
+                        encoded.append(contentsOf: bytes)
+                    }
+                    DimensionEncoding.appendVarint(DimensionEncoding.zigzag(sectionCounts[section][rank]), to: &encoded)
+                    sectionCounts[section][rank] = 0
+                }
+                touched[section].removeAll(keepingCapacity: true)
+            }
+            if encoded.count == DimensionEncoding.Section.allCases.count { encoded.removeAll() }
+            rows.append(DimensionRow(trackID: trackID, hour: Hour(index: hour), encoded: encoded))
             start = end
         }
         return rows
@@ -170,6 +206,11 @@ struct ValueInterner: Sendable {
     }
 
     subscript(id: UInt64) -> DimensionValue { values[Int(id)] }
+
+    /// The ids in ascending byte order of their values.
+    func sortedIDs() -> [Int] {
+        values.indices.sorted { values[$0] < values[$1] }
+    }
 
     mutating func removeAll() {
         guard !values.isEmpty else { return }

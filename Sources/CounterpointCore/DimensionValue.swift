@@ -55,11 +55,11 @@ public struct DimensionValue: Hashable, Sendable, Comparable, CustomStringConver
     /// order by their first differing byte; zero padding makes a prefix sort first, and the
     /// length separates a value from itself followed by NUL bytes.
     public static func < (a: DimensionValue, b: DimensionValue) -> Bool {
-        for (left, right) in [(a.words.0, b.words.0), (a.words.1, b.words.1), (a.words.2, b.words.2), (a.words.3, b.words.3)]
-        where left != right {
-            // Memory order is little-endian: byte-swapping puts the first byte most significant.
-            return left.byteSwapped < right.byteSwapped
-        }
+        // Memory order is little-endian: byte-swapping puts the first byte most significant.
+        if a.words.0 != b.words.0 { return a.words.0.byteSwapped < b.words.0.byteSwapped }
+        if a.words.1 != b.words.1 { return a.words.1.byteSwapped < b.words.1.byteSwapped }
+        if a.words.2 != b.words.2 { return a.words.2.byteSwapped < b.words.2.byteSwapped }
+        if a.words.3 != b.words.3 { return a.words.3.byteSwapped < b.words.3.byteSwapped }
         return a.count < b.count
     }
 

@@ -117,11 +117,17 @@ struct DimensionStoreTests {
                             model.batch[hourIndex, default: [:]][track, default: []].append(play)
                         }
                     }
-                    let (counts, dimensions) = Self.rows(written)
+                    // Written in two halves, so that rows for one (track, hour) arrive twice and merge.
+                    let halves = [Array(written.prefix(written.count / 2)), Array(written.dropFirst(written.count / 2))]
                     try batch.replace(range: range, run: batchRun(range)) { writer in
-                        // Split in two, so that rows for one (track, hour) arrive twice and merge.
-                        for row in counts { try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays) }
-                        for row in dimensions.reversed() { try writer.write(dimensions: row) }
+                        for half in halves {
+                            let (counts, dimensions) = Self.rows(half)
+                            let byKey = Dictionary(uniqueKeysWithValues: dimensions.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
+                            for row in counts {
+                                try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays,
+                                                 dimensions: byKey["\(row.trackID)/\(row.hour.index)"] ?? [])
+                            }
+                        }
                     }
                     model.coverage.insert(range)
                 }
@@ -137,18 +143,16 @@ struct DimensionStoreTests {
             }
             // The rollups hold exactly the merged hours: recomputing them from the hour table agrees.
             let database = try Database(path: location.batchPath, mode: .readOnly)
-            for (table, key) in [("batch_dimension_days", "hour / 24")] {
-                var fromHours: [String: [UInt8]] = [:]
-                try database.makeStatement("SELECT track_id, \(key), dimensions FROM batch_dimension_hours ORDER BY hour").forEachRow { row in
-                    let name = "\(row.int64(at: 0))/\(row.int64(at: 1))"
-                    fromHours[name] = DimensionEncoding.merged(fromHours[name] ?? [], row.bytes(at: 2))
-                }
-                var stored: [String: [UInt8]] = [:]
-                try database.makeStatement("SELECT track_id, day, dimensions FROM \(table)").forEachRow { row in
-                    stored["\(row.int64(at: 0))/\(row.int64(at: 1))"] = row.bytes(at: 2)
-                }
-                #expect(stored == fromHours.filter { !$0.value.isEmpty })
+            var fromHours: [String: [UInt8]] = [:]
+            try database.makeStatement("SELECT track_id, hour / 24, dimensions FROM batch_hours ORDER BY hour").forEachRow { row in
+                let name = "\(row.int64(at: 0))/\(row.int64(at: 1))"
+                fromHours[name] = DimensionEncoding.merged(fromHours[name] ?? [], row.bytes(at: 2))
             }
+            var stored: [String: [UInt8]] = [:]
+            try database.makeStatement("SELECT track_id, day, dimensions FROM batch_days").forEachRow { row in
+                stored["\(row.int64(at: 0))/\(row.int64(at: 1))"] = row.bytes(at: 2)
+            }
+            #expect(stored.filter { !$0.value.isEmpty } == fromHours.filter { !$0.value.isEmpty })
         }
     }
 
