@@ -12,84 +12,56 @@ public struct DimensionRow: Hashable, Sendable {
     }
 }
 
-/// Plays per (track, hour, waveform bucket, client, country), aggregated in memory next to
+/// Plays per (track, hour, waveform bucket, client, country), gathered in memory next to
 /// `PlayCounts` by the batch job and the realtime consumer, and turned into one
 /// `DimensionRow` per (track, hour) when handed to a store.
 ///
-/// One probe per play: the three dimensions form one key (client and country interned to
-/// small numbers first), so adding a play costs about what `PlayCounts.add` does, and
-/// nothing is allocated once the tables have grown to the traffic.
+/// Adding a play appends one 24-byte record (client and country interned to small numbers
+/// first) — sequential writes, where a hash table would take a cache miss per play — and the
+/// records are sorted and summed once, when the rows are taken. Memory follows the plays
+/// between two `removeAll`s: one flush interval, or one batch work unit.
 public struct DimensionCounts: Sendable {
-    struct Slot {
+    struct Record {
         var trackID: Int64
         var hour: Int64
         /// bucket (7 bits, 127 = none) | client id << 7 (28 bits) | country id << 35 (28 bits).
         var combination: UInt64
-        var plays: Int64
     }
 
     static let noBucket: UInt64 = 127
     static let noValue: UInt64 = (1 << 28) - 1
 
-    private var slots: [Slot]
-    private var used = 0
+    private var records: [Record] = []
     private var values = ValueInterner()
-    private let seed: UInt64
 
     public init(minimumCapacity: Int = 1024) {
-        var capacity = 16
-        while capacity < minimumCapacity * 2 { capacity *= 2 }
-        slots = Array(repeating: Slot(trackID: 0, hour: 0, combination: 0, plays: 0), count: capacity)
-        var random = SystemRandomNumberGenerator()
-        seed = random.next()
+        records.reserveCapacity(minimumCapacity)
     }
 
-    public var isEmpty: Bool { used == 0 }
+    public var isEmpty: Bool { records.isEmpty }
 
     /// Adds one play (track ids must be ≥ 1).
     @inline(__always)
-    public mutating func add(trackID: Int64, hour: Hour, _ dimensions: PlayDimensions, plays: Int64 = 1) {
+    public mutating func add(trackID: Int64, hour: Hour, _ dimensions: PlayDimensions) {
         precondition(trackID >= 1, "track ids start at 1")
         let bucket = dimensions.waveformBucket.map { UInt64(UInt8(bitPattern: $0)) } ?? Self.noBucket
         let client = dimensions.client.map { values.id(of: $0) } ?? Self.noValue
         let country = dimensions.country.map { values.id(of: $0) } ?? Self.noValue
         // A play with none of the three adds nothing: the answers derive it from the plays.
         if bucket == Self.noBucket && client == Self.noValue && country == Self.noValue { return }
-        let combination = bucket | client << 7 | country << 35
-        if (used + 1) * 2 > slots.count { grow() }
-        let mask = slots.count - 1
-        var index = Int(truncatingIfNeeded: hash(trackID, hour.index, combination)) & mask
-        let isNew: Bool = slots.withUnsafeMutableBufferPointer { slots in
-            while slots[index].trackID != 0 {
-                if slots[index].trackID == trackID && slots[index].hour == hour.index && slots[index].combination == combination {
-                    slots[index].plays &+= plays
-                    return false
-                }
-                index = (index + 1) & mask
-            }
-            slots[index] = Slot(trackID: trackID, hour: hour.index, combination: combination, plays: plays)
-            return true
-        }
-        if isNew { used += 1 }
+        records.append(Record(trackID: trackID, hour: hour.index, combination: bucket | client << 7 | country << 35))
     }
 
     /// Forgets every play, keeping the memory (e.g. after a flush).
     public mutating func removeAll() {
-        if used > 0 {
-            for index in slots.indices { slots[index].trackID = 0 }
-        }
-        used = 0
+        records.removeAll(keepingCapacity: true)
         values.removeAll()
     }
 
     /// One row per (track, hour), ordered by track then hour.
-    public func rows() -> [DimensionRow] {
-        var occupied: [Slot] = []
-        occupied.reserveCapacity(used)
-        slots.withUnsafeBufferPointer { slots in
-            for slot in slots where slot.trackID != 0 { occupied.append(slot) }
-        }
-        occupied.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
+    public mutating func rows() -> [DimensionRow] {
+        records.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
+        let occupied = records
         // Each value's place in byte order, worked out once: entries are then sorted by a small integer.
         let order = values.sortedIDs()
         var rankOfID = [Int](repeating: 0, count: order.count)
@@ -106,7 +78,7 @@ public struct DimensionCounts: Sendable {
             let trackID = occupied[start].trackID, hour = occupied[start].hour
             var end = start
             while end < occupied.count && occupied[end].trackID == trackID && occupied[end].hour == hour {
-                let combination = occupied[end].combination, plays = occupied[end].plays
+                let combination = occupied[end].combination, plays: Int64 = 1
                 let bucket = Int(combination & 127)
                 if bucket != Int(Self.noBucket) {
                     waveform[bucket] += plays
@@ -156,29 +128,6 @@ public struct DimensionCounts: Sendable {
             start = end
         }
         return rows
-    }
-
-    @inline(__always)
-    private func hash(_ trackID: Int64, _ hour: Int64, _ combination: UInt64) -> UInt64 {
-        var hash = seed ^ (UInt64(bitPattern: trackID) &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(bitPattern: hour) ^ (combination &* 0xD6E8_FEB8_6659_FD93)
-        hash ^= hash >> 33
-        hash &*= 0xFF51_AFD7_ED55_8CCD
-        hash ^= hash >> 33
-        hash &*= 0xC4CE_B9FE_1A85_EC53
-        return hash ^ (hash >> 33)
-    }
-
-    private mutating func grow() {
-        var grown = Array(repeating: Slot(trackID: 0, hour: 0, combination: 0, plays: 0), count: slots.count * 2)
-        let mask = grown.count - 1
-        grown.withUnsafeMutableBufferPointer { grown in
-            for slot in slots where slot.trackID != 0 {
-                var index = Int(truncatingIfNeeded: hash(slot.trackID, slot.hour, slot.combination)) & mask
-                while grown[index].trackID != 0 { index = (index + 1) & mask }
-                grown[index] = slot
-            }
-        }
-        slots = grown
     }
 }
 
