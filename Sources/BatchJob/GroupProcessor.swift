@@ -59,7 +59,8 @@ final class GroupProcessor {
 
     @inline(__always)
     private func handle(_ line: UnsafeRawBufferPointer, lineNumber: Int, path: String) {
-        switch EventParser.parse(line) {
+        var playDimensions = PlayDimensions()
+        switch EventParser.parse(line, dimensions: &playDimensions) {
         case .success(let event):
             tally.eventsRead += 1
             tally.valid += 1
@@ -73,7 +74,7 @@ final class GroupProcessor {
             }
             if seen.insert(event.eventID, in: hour) {
                 counts.add(trackID: event.trackID, hour: hour)
-                dimensions.add(trackID: event.trackID, hour: hour, event.dimensions)
+                dimensions.add(trackID: event.trackID, hour: hour, playDimensions)
             } else {
                 tally.duplicates += 1
             }

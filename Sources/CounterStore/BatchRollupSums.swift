@@ -1,10 +1,10 @@
 import CounterpointCore
 import SQLiteDB
 
-/// A batch run's rows summed per (track, day) and (track, month) — plays and dimension counts —
-/// as the row sink writes them, for the rollups: in (track, hour) order each sum is a run of
-/// consecutive rows, so this costs one addition and one blob merge per row and no lookups,
-/// and the rollup rows are then written with one upsert each.
+/// A batch run's rows summed per (track, day) — plays and dimension counts — as the row sink
+/// writes them, and the day sums per (track, month), for the rollups: in (track, hour) order
+/// each sum is a run of consecutive rows, so this costs one addition and at most one blob merge
+/// per row and no lookups, and each rollup row is then written with one upsert.
 struct RollupSums {
     struct Entry {
         var trackID: Int64
@@ -14,25 +14,33 @@ struct RollupSums {
     }
 
     private(set) var days: [Entry] = []
-    private(set) var months: [Entry] = []
     private var scratch: [UInt8] = []
 
     /// Adds rows sorted by (track, hour).
     mutating func add(sorted rows: [(row: CountRow, dimensions: [UInt8])]) throws {
         var day: Entry?
-        var month: Entry?
         for (row, dimensions) in rows {
-            let dayKey = UTCCalendar.day(of: row.hour)
-            let monthKey = UTCCalendar.month(ofDay: dayKey)
-            try accumulate(&day, into: \.days, trackID: row.trackID, key: dayKey, plays: row.plays, dimensions: dimensions)
-            try accumulate(&month, into: \.months, trackID: row.trackID, key: monthKey, plays: row.plays, dimensions: dimensions)
+            try Self.accumulate(&day, into: &days, scratch: &scratch, trackID: row.trackID, key: UTCCalendar.day(of: row.hour),
+                           plays: row.plays, dimensions: dimensions)
         }
         if let day { days.append(day) }
-        if let month { months.append(month) }
     }
 
-    private mutating func accumulate(_ current: inout Entry?, into list: WritableKeyPath<RollupSums, [Entry]>,
-                                     trackID: Int64, key: Int64, plays: Int64, dimensions: [UInt8]) throws {
+    /// The day sums summed per (track, month): days are in (track, day) order within each batch
+    /// of rows, so a month is a run of them.
+    mutating func months() throws -> [Entry] {
+        var months: [Entry] = []
+        var month: Entry?
+        for day in days {
+            try Self.accumulate(&month, into: &months, scratch: &scratch, trackID: day.trackID, key: UTCCalendar.month(ofDay: day.key),
+                           plays: day.plays, dimensions: day.dimensions)
+        }
+        if let month { months.append(month) }
+        return months
+    }
+
+    private static func accumulate(_ current: inout Entry?, into list: inout [Entry], scratch: inout [UInt8],
+                                   trackID: Int64, key: Int64, plays: Int64, dimensions: [UInt8]) throws {
         if var entry = current, entry.trackID == trackID, entry.key == key {
             current = nil // keep the entry's blob uniquely referenced while it grows
             entry.plays += plays
@@ -49,14 +57,14 @@ struct RollupSums {
             }
             current = entry
         } else {
-            if let finished = current { self[keyPath: list].append(finished) }
+            if let finished = current { list.append(finished) }
             current = Entry(trackID: trackID, key: key, plays: plays, dimensions: dimensions)
         }
     }
 
     /// Adds the sums to `batch_days` and `batch_months` (creating the rows they lack).
-    func write(_ db: Database) throws {
-        for (table, key, entries) in [("batch_days", "day", days), ("batch_months", "month", months)] {
+    mutating func write(_ db: Database) throws {
+        for (table, key, entries) in [("batch_days", "day", days), ("batch_months", "month", try months())] {
             let upsert = try GroupedUpsert(db, firstRowParameter: 1, withBlob: true) { values in
                 """
                 INSERT INTO \(table) (\(key), track_id, plays, dimensions) VALUES \(values)

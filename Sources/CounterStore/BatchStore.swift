@@ -56,7 +56,7 @@ public final class BatchStore: BatchWriter {
             try sink.finish()
             // The new hours join the rollups from the sums the sink gathered while writing them
             // (every row of the replaced hours went through it): no second read of the hours.
-            try sink.sums.write(db)
+            try sink.writeRollups(db)
             try rollups.dropEmptyBuckets()
 
             recorded.range = span
@@ -118,6 +118,10 @@ private final class BatchRowSink {
 
     func finish() throws {
         try drain()
+    }
+
+    func writeRollups(_ db: Database) throws {
+        try sums.write(db)
     }
 
     private func drain() throws {

@@ -34,8 +34,7 @@ struct EventParsing {
         if unsupportedType != nil || invalid != 0 || present & EventField.requiredMask != EventField.requiredMask {
             return .failure(fieldRejection())
         }
-        return .success(PlayEvent(eventID: eventID, trackID: trackID, occurredAtMilliseconds: occurredAt,
-                                  dimensions: dimensions))
+        return .success(PlayEvent(eventID: eventID, trackID: trackID, occurredAtMilliseconds: occurredAt))
     }
 
     /// The dimensions of a valid event: only fields present with a valid value (the last

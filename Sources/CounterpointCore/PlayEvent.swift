@@ -1,20 +1,19 @@
 /// One valid waveform-play event (SPEC §1), reduced to what counting needs.
 ///
-/// Of the optional fields, `position_ms` and `duration_ms` are kept as the waveform bucket
-/// they make, and `client` and `country` inline (`DimensionValue`), so this value stays free
-/// of heap storage on the hot paths; `listener_id` is validated but not kept.
+/// The optional fields (`listener_id`, `position_ms`, `duration_ms`, `client`, `country`) are
+/// validated by `EventParser` but not kept here: this value stays small and free of heap storage
+/// on the batch job's hot path, where it is copied out of every parse. Callers that count by
+/// dimension ask `EventParser.parse(_:dimensions:)` for them.
 public struct PlayEvent: Sendable, Hashable {
     public var eventID: EventID
     public var trackID: Int64
     public var occurredAtMilliseconds: Int64
-    public var dimensions: PlayDimensions
 
     @inlinable
-    public init(eventID: EventID, trackID: Int64, occurredAtMilliseconds: Int64, dimensions: PlayDimensions = .none) {
+    public init(eventID: EventID, trackID: Int64, occurredAtMilliseconds: Int64) {
         self.eventID = eventID
         self.trackID = trackID
         self.occurredAtMilliseconds = occurredAtMilliseconds
-        self.dimensions = dimensions
     }
 
     /// The UTC hour the play is counted in.

@@ -97,6 +97,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         var lastOffset: Int64 = 0
         var valid = 0
         let rejectedBefore = rejections.total
+        var playDimensions = PlayDimensions()
         for message in batch {
             let partition = Int(message.partition)
             let offset = message.offset
@@ -111,10 +112,10 @@ final class RealtimeProcessor: KafkaConsumerHandler {
                        partition: partition, offset: offset, value: UnsafeRawBufferPointer(start: nil, count: 0))
                 continue
             }
-            switch EventParser.parse(value) {
+            switch EventParser.parse(value, dimensions: &playDimensions) {
             case .success(let event):
                 counts.add(trackID: event.trackID, hour: event.hour)
-                dimensions.add(trackID: event.trackID, hour: event.hour, event.dimensions)
+                dimensions.add(trackID: event.trackID, hour: event.hour, playDimensions)
                 valid += 1
             case .failure(let rejection):
                 reject(rejection, partition: partition, offset: offset, value: value)
