@@ -16,12 +16,13 @@ struct RollupSums {
     private(set) var days: [Entry] = []
     private var scratch: [UInt8] = []
 
-    /// Adds rows sorted by (track, hour).
-    mutating func add(sorted rows: [(row: CountRow, dimensions: [UInt8])]) throws {
+    /// Adds rows sorted by (track, hour), their dimension counts at `range` in `arena`.
+    mutating func add(sorted rows: [BufferedRow], arena: UnsafeRawBufferPointer) throws {
         var day: Entry?
-        for (row, dimensions) in rows {
+        for buffered in rows {
+            let row = buffered.row
             try Self.accumulate(&day, into: &days, scratch: &scratch, trackID: row.trackID, key: UTCCalendar.day(of: row.hour),
-                           plays: row.plays, dimensions: dimensions)
+                                plays: row.plays, dimensions: UnsafeRawBufferPointer(rebasing: arena[buffered.dimensions]))
         }
         if let day { days.append(day) }
     }
@@ -32,25 +33,25 @@ struct RollupSums {
         var months: [Entry] = []
         var month: Entry?
         for day in days {
-            try Self.accumulate(&month, into: &months, scratch: &scratch, trackID: day.trackID, key: UTCCalendar.month(ofDay: day.key),
-                           plays: day.plays, dimensions: day.dimensions)
+            try day.dimensions.withUnsafeBytes { dimensions in
+                try Self.accumulate(&month, into: &months, scratch: &scratch, trackID: day.trackID,
+                                    key: UTCCalendar.month(ofDay: day.key), plays: day.plays, dimensions: dimensions)
+            }
         }
         if let month { months.append(month) }
         return months
     }
 
     private static func accumulate(_ current: inout Entry?, into list: inout [Entry], scratch: inout [UInt8],
-                                   trackID: Int64, key: Int64, plays: Int64, dimensions: [UInt8]) throws {
+                                   trackID: Int64, key: Int64, plays: Int64, dimensions: UnsafeRawBufferPointer) throws {
         if var entry = current, entry.trackID == trackID, entry.key == key {
             current = nil // keep the entry's blob uniquely referenced while it grows
             entry.plays += plays
             if !dimensions.isEmpty {
                 if entry.dimensions.isEmpty {
-                    entry.dimensions = dimensions
+                    entry.dimensions = Array(dimensions)
                 } else {
-                    let ok = entry.dimensions.withUnsafeBytes { old in
-                        dimensions.withUnsafeBytes { new in DimensionEncoding.merge(old, new, into: &scratch) }
-                    }
+                    let ok = entry.dimensions.withUnsafeBytes { old in DimensionEncoding.merge(old, dimensions, into: &scratch) }
                     guard ok else { throw CounterStoreError.malformedDimensions(trackID: trackID) }
                     swap(&entry.dimensions, &scratch)
                 }
@@ -58,7 +59,7 @@ struct RollupSums {
             current = entry
         } else {
             if let finished = current { list.append(finished) }
-            current = Entry(trackID: trackID, key: key, plays: plays, dimensions: dimensions)
+            current = Entry(trackID: trackID, key: key, plays: plays, dimensions: Array(dimensions))
         }
     }
 
@@ -72,7 +73,7 @@ struct RollupSums {
                     dimensions = \(DimensionTables.mergeFunction)(dimensions, excluded.dimensions)
                 """
             }
-            try upsert.write(entries, { ($0.key, $0.trackID, $0.plays) }, blob: { $0.dimensions })
+            try upsert.write(entries, { ($0.key, $0.trackID, $0.plays) }, blob: { entry, bind in try entry.dimensions.withUnsafeBytes(bind) })
         }
     }
 }

@@ -88,7 +88,10 @@ private final class BatchRowSink {
     private let target: Coverage
     private let capacity: Int
     private let insert: GroupedUpsert
-    private var buffer: [(row: CountRow, dimensions: [UInt8])] = []
+    private var buffer: [BufferedRow] = []
+    /// The buffered rows' dimension counts, back to back: plain values in the buffer sort and
+    /// bind without reference counting.
+    private var arena: [UInt8] = []
     private(set) var sums = RollupSums()
 
     init(database: Database, target: Coverage, capacity: Int) throws {
@@ -112,7 +115,8 @@ private final class BatchRowSink {
         }
         guard row.plays > 0 else { return }
         if buffer.isEmpty { buffer.reserveCapacity(min(capacity, 1 << 16)) }
-        buffer.append((row, dimensions))
+        buffer.append(BufferedRow(row: row, dimensions: arena.count..<arena.count + dimensions.count))
+        arena.append(contentsOf: dimensions)
         if buffer.count >= capacity { try drain() }
     }
 
@@ -127,10 +131,21 @@ private final class BatchRowSink {
     private func drain() throws {
         // In the primary key's order the writes sweep its pages once.
         buffer.sort { CountRow.byTrackThenHour($0.row, $1.row) }
-        try insert.write(buffer, { ($0.row.hour.index, $0.row.trackID, $0.row.plays) }, blob: { $0.dimensions })
-        try sums.add(sorted: buffer)
+        try arena.withUnsafeBytes { arena in
+            try insert.write(buffer, { ($0.row.hour.index, $0.row.trackID, $0.row.plays) }, blob: { row, bind in
+                try bind(UnsafeRawBufferPointer(rebasing: arena[row.dimensions]))
+            })
+            try sums.add(sorted: buffer, arena: arena)
+        }
         buffer.removeAll(keepingCapacity: true)
+        arena.removeAll(keepingCapacity: true)
     }
+}
+
+/// A row waiting in `BatchRowSink`'s buffer; its dimension counts are `arena[dimensions]`.
+struct BufferedRow {
+    var row: CountRow
+    var dimensions: Range<Int>
 }
 
 /// Keeps `batch_days` and `batch_months` equal to the sums of `batch_hours` while a run

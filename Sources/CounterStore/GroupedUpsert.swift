@@ -34,8 +34,10 @@ struct GroupedUpsert {
         try bindShared(single)
     }
 
+    /// `blob(row, bind)` calls `bind` with the row's blob (for `withBlob`), so that the bytes
+    /// can come from scoped storage.
     func write<Rows: Collection>(_ rows: Rows, _ values: (Rows.Element) -> (hour: Int64, trackID: Int64, plays: Int64),
-                                 blob: (Rows.Element) -> [UInt8] = { _ in [] }) throws {
+                                 blob: (Rows.Element, (UnsafeRawBufferPointer) throws -> Void) throws -> Void = { _, _ in }) throws {
         var pending = 0
         var remainder = rows.startIndex
         for index in rows.indices {
@@ -44,7 +46,7 @@ struct GroupedUpsert {
             try group.bind(row.hour, at: parameter)
             try group.bind(row.trackID, at: parameter + 1)
             try group.bind(row.plays, at: parameter + 2)
-            if columns == 4 { try Self.bind(blob(rows[index]), group, at: parameter + 3) }
+            if columns == 4 { try blob(rows[index]) { try Self.bind($0, group, at: parameter + 3) } }
             pending += 1
             if pending == Self.rowsPerStatement {
                 try group.execute()
@@ -57,13 +59,13 @@ struct GroupedUpsert {
             try single.bind(row.hour, at: firstRowParameter)
             try single.bind(row.trackID, at: firstRowParameter + 1)
             try single.bind(row.plays, at: firstRowParameter + 2)
-            if columns == 4 { try Self.bind(blob(element), single, at: firstRowParameter + 3) }
+            if columns == 4 { try blob(element) { try Self.bind($0, single, at: firstRowParameter + 3) } }
             try single.execute()
         }
     }
 
     /// An empty blob is stored as NULL: the same one header byte, and "nothing" either way.
-    private static func bind(_ blob: [UInt8], _ statement: Statement, at index: Int) throws {
+    private static func bind(_ blob: UnsafeRawBufferPointer, _ statement: Statement, at index: Int) throws {
         if blob.isEmpty { try statement.bindNull(at: index) } else { try statement.bind(bytes: blob, at: index) }
     }
 }

@@ -14,7 +14,16 @@ public struct DimensionValue: Hashable, Sendable, Comparable, CustomStringConver
     @inline(__always)
     public init(copying source: UnsafeRawPointer, count: Int) {
         precondition(count >= 0 && count <= Self.maxLength, "a dimension value has at most 32 bytes")
-        withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: source, byteCount: count) }
+        if count <= 8 {
+            // Most values ("ios", "DE") fit one word: assembling it beats a call to memmove per value.
+            var word: UInt64 = 0
+            for index in 0..<count {
+                word |= UInt64(source.load(fromByteOffset: index, as: UInt8.self)) << UInt64(8 * index)
+            }
+            words.0 = UInt64(littleEndian: word)
+        } else {
+            withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: source, byteCount: count) }
+        }
         self.count = UInt8(count)
     }
 
@@ -88,6 +97,8 @@ public enum WaveformBucket {
         // At or past the end: bucket 99. Below it, 100 × position < 100 × duration, so the
         // quotient is < 100 and the full-width division cannot trap.
         guard position < duration else { return count - 1 }
+        // Positions below 2^63 / 100 (about 2.9 million years) multiply within 64 bits.
+        if position <= Int64.max / 100 { return Int(position &* 100 / duration) }
         let product = UInt64(position).multipliedFullWidth(by: 100)
         return Int(UInt64(duration).dividingFullWidth(product).quotient)
     }

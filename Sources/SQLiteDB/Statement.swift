@@ -62,10 +62,13 @@ public final class Statement {
     }
 
     public func bind(bytes value: [UInt8], at index: Int) throws {
-        let code = value.withUnsafeBytes { buffer in
-            sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
-                              Int32(buffer.count), counterpoint_sqlite_transient())
-        }
+        try value.withUnsafeBytes { try bind(bytes: $0, at: index) }
+    }
+
+    /// Binds a copy of `buffer` (SQLITE_TRANSIENT), so it need not outlive the call.
+    public func bind(bytes buffer: UnsafeRawBufferPointer, at index: Int) throws {
+        let code = sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                     Int32(buffer.count), counterpoint_sqlite_transient())
         try check(code, connection, sql)
     }
 
