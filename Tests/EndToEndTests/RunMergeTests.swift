@@ -83,6 +83,10 @@ struct RunMergeTests {
         // Merged: exact where the batch covered, every copy after.
         try Self.checkDimensions(server, dimensions, hours: hours, covered: first..<(first + 2))
 
+        let freshness = try server.json("/v1/tracks/1/plays")["freshness"] as? [String: Any]
+        #expect(freshness?["batch_covered_until"] as? String == Hours.text(first + 2))
+        #expect(freshness?["realtime_flushed_at"] is String)
+
         // A covered hour without batch rows counts zero, though the realtime layer has plays there.
         let empty = scratch.appendingPathComponent("no-logs")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
@@ -95,9 +99,6 @@ struct RunMergeTests {
         lastHourCovered.add(dimensions.tally(1, hours: (first + 2)..<(first + 3), covered: none))
         try DimensionTruth.check(server, track: 1, hours: hours, expected: lastHourCovered)
 
-        let freshness = try server.json("/v1/tracks/1/plays")["freshness"] as? [String: Any]
-        #expect(freshness?["batch_covered_until"] as? String == Hours.text(first + 2))
-        #expect(freshness?["realtime_flushed_at"] is String)
         try await server.stop(timeout: .seconds(15))
     }
 
