@@ -14,8 +14,11 @@ public struct BatchConfiguration: Sendable {
     /// covered yet or whose files changed since they were covered (`false`, the default, so a
     /// scheduled run costs what changed, not the whole history).
     public var all: Bool
-    /// The stores; the batch job writes only `batch.sqlite`.
-    public var location: StoreLocation
+    /// The store the batch layer replaces hours in (SQLite files or PostgreSQL).
+    public var store: StoreBackend
+    /// Where a run keeps its scratch files (spilled records of unpartitioned files): the data
+    /// directory.
+    public var scratchDirectory: String
     /// Parsing threads. Hour groups are independent, so each worker takes whole hours.
     public var workers: Int
     /// Called about four times a second while the run is going, from a background thread.
@@ -25,13 +28,22 @@ public struct BatchConfiguration: Sendable {
     /// ~35 bytes an event: the default holds ~7 M events. Default 256 MiB.
     public var spillBudgetBytes: Int = 256 << 20
 
+    /// The SQLite stores under `location`, which also holds the scratch files.
     public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, location: StoreLocation,
                 workers: Int = BatchConfiguration.defaultWorkers, progress: (@Sendable (BatchProgress) -> Void)? = nil) {
+        self.init(logPaths: logPaths, from: from, to: to, all: all, store: .sqlite(location),
+                  scratchDirectory: location.directory, workers: workers, progress: progress)
+    }
+
+    public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, store: StoreBackend,
+                scratchDirectory: String, workers: Int = BatchConfiguration.defaultWorkers,
+                progress: (@Sendable (BatchProgress) -> Void)? = nil) {
         self.logPaths = logPaths
         self.from = from
         self.to = to
         self.all = all
-        self.location = location
+        self.store = store
+        self.scratchDirectory = scratchDirectory
         self.workers = max(1, workers)
         self.progress = progress
     }

@@ -15,14 +15,14 @@ public enum BatchJob {
         // Everything that can be wrong with the input is found before the store is touched.
         let inventory = try LogDiscovery.inventory(of: configuration.logPaths)
         // The store is opened (and created) only once the hours are known to be valid.
-        var opened: BatchStore?
+        var opened: (any BatchWriter)?
         let plan = try BatchPlan(inventory: inventory, from: configuration.from, to: configuration.to,
                                  all: configuration.all, recorded: {
-            let store = try BatchStore(location: configuration.location)
+            let store = try configuration.store.openBatchWriter()
             opened = store
             return try store.hourSources()
         })
-        let store = try opened ?? BatchStore(location: configuration.location)
+        let store = try opened ?? configuration.store.openBatchWriter()
         var summary = BatchSummary()
         summary.ranges = plan.ranges
         summary.files = plan.fileCount
@@ -54,8 +54,8 @@ public enum BatchJob {
 
         // Files of unknown hour are read once, into compact per-hour records, so that
         // de-duplication stays exact within each hour.
-        StagingDirectory.removeAbandoned(in: configuration.location.directory)
-        let staging = StagingDirectory(parent: configuration.location.directory)
+        StagingDirectory.removeAbandoned(in: configuration.scratchDirectory)
+        let staging = StagingDirectory(parent: configuration.scratchDirectory)
         defer { staging.remove() }
         var records: [HourRecords] = []
         if !plan.unpartitioned.isEmpty {
@@ -75,7 +75,7 @@ public enum BatchJob {
         let expectedPerUnit = Int(min(1 << 23, max(1024, (units.first?.size ?? 0) / 150)))
         let target = plan.coverage
         let workerCount = min(configuration.workers, max(1, units.count))
-        let results = ResultChannel<(rows: [PlayCounts.Element], tally: GroupTally?)>(workers: workerCount)
+        let results = ResultChannel<(rows: [PlayCounts.Element], dimensions: [DimensionRow], tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
             let thread = Thread {
@@ -93,9 +93,10 @@ public enum BatchJob {
                             try processor.absorb(source, hour: units[index].hour)
                         }
                         eventsRead.add(Int64(processor.tally.eventsRead - before))
-                        results.send((processor.finishUnit(), nil))
+                        let unit = processor.finishUnit()
+                        results.send((unit.rows, unit.dimensions, nil))
                     }
-                    results.send(([], processor.tally))
+                    results.send(([], [], processor.tally))
                     results.workerFinished()
                 } catch {
                     results.workerFinished(with: error)
@@ -111,8 +112,16 @@ public enum BatchJob {
             _ = try store.replace(ranges: plan.ranges, startedAt: startedAt, sources: plan.sources) { writer in
                 while let result = try results.receive() {
                     if let tally = result.tally { summary.absorb(tally) }
+                    // Both lists are in (track, hour) order; a row without dimension counts has no entry.
+                    var next = 0
                     for row in result.rows {
-                        try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays)
+                        var dimensions: [UInt8] = []
+                        if next < result.dimensions.count, result.dimensions[next].trackID == row.trackID,
+                           result.dimensions[next].hour == row.hour {
+                            dimensions = result.dimensions[next].encoded
+                            next += 1
+                        }
+                        try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, dimensions: dimensions)
                         tracks.insert(row.trackID)
                     }
                     rows += result.rows.count

@@ -14,6 +14,7 @@ final class GroupProcessor {
     private let target: Coverage
     private var seen: SeenEvents
     private var counts: PlayCounts
+    private var dimensions: DimensionCounts
     private(set) var tally = GroupTally()
     /// The hour last found inside the target, to skip the coverage lookup for the next event.
     private var lastTargetHour = Hour(index: .min)
@@ -26,6 +27,7 @@ final class GroupProcessor {
         self.target = target
         seen = SeenEvents(minimumCapacity: expectedEventsPerUnit)
         counts = PlayCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 4))
+        dimensions = DimensionCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
     }
 
     /// Reads one file, calling `progress` with the bytes consumed after each chunk.
@@ -58,16 +60,19 @@ final class GroupProcessor {
 
     /// Hands over the rows of the unit just processed, in key order, and forgets its event
     /// ids; the tables keep their memory for the next unit.
-    func finishUnit() -> [PlayCounts.Element] {
+    func finishUnit() -> (rows: [PlayCounts.Element], dimensions: [DimensionRow]) {
         let rows = counts.sortedElements()
+        let dimensionRows = dimensions.rows()
         counts.removeAll()
+        dimensions.removeAll()
         seen.removeAll()
-        return rows
+        return (rows, dimensionRows)
     }
 
     @inline(__always)
     private func handle(_ line: UnsafeRawBufferPointer, lineNumber: Int, path: String) {
-        switch EventParser.parse(line) {
+        var playDimensions = PlayDimensions()
+        switch EventParser.parse(line, dimensions: &playDimensions) {
         case .success(let event):
             tally.eventsRead += 1
             tally.valid += 1
@@ -81,6 +86,7 @@ final class GroupProcessor {
             }
             if seen.insert(event.eventID, in: hour) {
                 counts.add(trackID: event.trackID, hour: hour)
+                dimensions.add(trackID: event.trackID, hour: hour, playDimensions)
             } else {
                 tally.duplicates += 1
             }

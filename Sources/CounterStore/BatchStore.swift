@@ -40,8 +40,11 @@ public final class BatchStore: BatchWriter {
 
         return try database.write { db in
             let rollups = try BatchRollups(db, target: target)
+            let dimensionRollups = BatchDimensionRollups(db)
+
             // The old hours leave the rollups before they go, the new ones join them after.
             try rollups.apply(sign: -1)
+            try dimensionRollups.subtract(hours: rollups.pieces.map { ($0.hours, $0.day, $0.month) })
             let deleteHours = try db.cachedStatement("DELETE FROM batch_hours WHERE hour >= ?1 AND hour < ?2")
             for range in target.ranges {
                 try deleteHours.bind(range.lower.index, at: 1)
@@ -51,7 +54,9 @@ public final class BatchStore: BatchWriter {
             let sink = try BatchRowSink(database: db, target: target, capacity: configuration.sortBufferRows)
             var recorded = try rows(BatchRowWriter(sink: sink.write))
             try sink.finish()
-            try rollups.apply(sign: +1)
+            // The new hours join the rollups from the sums the sink gathered while writing them
+            // (every row of the replaced hours went through it): no second read of the hours.
+            try sink.writeRollups(db)
             try rollups.dropEmptyBuckets()
 
             recorded.range = span
@@ -81,25 +86,32 @@ public final class BatchStore: BatchWriter {
 extension BatchStore: Sendable {}
 
 /// Buffers a run's rows, sorts each full buffer by (track, hour) and inserts it; the same key
-/// in two buffers (or twice in one) adds up.
+/// in two buffers (or twice in one) adds up. On the way it sums the dimension counts per
+/// (track, day) and (track, month) for the rollups: in (track, hour) order those are runs of
+/// consecutive rows, so this costs one merge per row and no lookups.
 private final class BatchRowSink {
     private let target: Coverage
     private let capacity: Int
     private let insert: GroupedUpsert
-    private var buffer: [CountRow] = []
+    private var buffer: [BufferedRow] = []
+    /// The buffered rows' dimension counts, back to back: plain values in the buffer sort and
+    /// bind without reference counting.
+    private var arena: [UInt8] = []
+    private(set) var sums = RollupSums()
 
     init(database: Database, target: Coverage, capacity: Int) throws {
         self.target = target
         self.capacity = max(1, capacity)
-        insert = try GroupedUpsert(database, firstRowParameter: 1) { values in
+        insert = try GroupedUpsert(database, firstRowParameter: 1, withBlob: true) { values in
             """
-            INSERT INTO batch_hours (hour, track_id, plays) VALUES \(values)
-            ON CONFLICT (track_id, hour) DO UPDATE SET plays = plays + excluded.plays
+            INSERT INTO batch_hours (hour, track_id, plays, dimensions) VALUES \(values)
+            ON CONFLICT (track_id, hour) DO UPDATE SET plays = plays + excluded.plays,
+                dimensions = \(DimensionTables.mergeFunction)(dimensions, excluded.dimensions)
             """
         }
     }
 
-    func write(_ row: CountRow) throws {
+    func write(_ row: CountRow, dimensions: [UInt8]) throws {
         guard target.contains(row.hour) else {
             throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
         }
@@ -108,7 +120,8 @@ private final class BatchRowSink {
         }
         guard row.plays > 0 else { return }
         if buffer.isEmpty { buffer.reserveCapacity(min(capacity, 1 << 16)) }
-        buffer.append(row)
+        buffer.append(BufferedRow(row: row, dimensions: arena.count..<arena.count + dimensions.count))
+        arena.append(contentsOf: dimensions)
         if buffer.count >= capacity { try drain() }
     }
 
@@ -116,12 +129,28 @@ private final class BatchRowSink {
         try drain()
     }
 
+    func writeRollups(_ db: Database) throws {
+        try sums.write(db)
+    }
+
     private func drain() throws {
         // In the primary key's order the writes sweep its pages once.
-        buffer.sort(by: CountRow.byTrackThenHour)
-        try insert.write(buffer) { ($0.hour.index, $0.trackID, $0.plays) }
+        buffer.sort { CountRow.byTrackThenHour($0.row, $1.row) }
+        try arena.withUnsafeBytes { arena in
+            try insert.write(buffer, { ($0.row.hour.index, $0.row.trackID, $0.row.plays) }, blob: { row, bind in
+                try bind(UnsafeRawBufferPointer(rebasing: arena[row.dimensions]))
+            })
+            try sums.add(sorted: buffer, arena: arena)
+        }
         buffer.removeAll(keepingCapacity: true)
+        arena.removeAll(keepingCapacity: true)
     }
+}
+
+/// A row waiting in `BatchRowSink`'s buffer; its dimension counts are `arena[dimensions]`.
+struct BufferedRow {
+    var row: CountRow
+    var dimensions: Range<Int>
 }
 
 /// Keeps `batch_days` and `batch_months` equal to the sums of `batch_hours` while a run
@@ -133,6 +162,7 @@ private struct BatchRollups {
     let pieces: [RollupPiece]
 
     init(_ db: Database, target: Coverage) throws {
+        // (Dimension counts are rolled up by `BatchDimensionRollups`.)
         self.db = db
         pieces = RollupPiece.pieces(of: target)
     }

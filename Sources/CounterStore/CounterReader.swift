@@ -10,7 +10,7 @@ import SQLiteDB
 /// (`holdSnapshots()`), which saves taking them per request. Not `Sendable`: give each server
 /// thread its own reader.
 public final class CounterReader {
-    private let layers: any LayerReads
+    let layers: any LayerReads
 
     /// The freshness of the snapshots the latest count query (`plays`, `timeline`, `top`)
     /// read its counts from — so it describes exactly those counts. Before the first count
@@ -54,7 +54,7 @@ public final class CounterReader {
 
     /// Runs `body` inside one snapshot of each layer — the held ones, or fresh ones for this
     /// answer alone — and records their freshness.
-    private func withSnapshot<T>(_ body: (SnapshotState) throws -> T) throws -> T {
+    func withSnapshot<T>(_ body: (SnapshotState) throws -> T) throws -> T {
         if let heldState {
             lastFreshness = heldState.freshness
             return try body(heldState)
@@ -83,7 +83,7 @@ public final class CounterReader {
         }
     }
 
-    private func plays(track: Int64, plan: MergePlan) throws -> TrackPlays {
+    func plays(track: Int64, plan: MergePlan) throws -> TrackPlays {
         var batchPlays: Int64 = 0
         for part in plan.batchParts {
             batchPlays += try layers.batchSum(track: track, over: part)

@@ -24,7 +24,7 @@ public final class RealtimeStore: RealtimeWriter {
     /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
     /// Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
     /// those partitions since this one read them: nothing is written and `.fenced` names them.
-    public func apply(increments: some Collection<CountRow>, progress: [PartitionProgress],
+    public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
                       flushedAt: Int64) throws -> FlushOutcome {
         // Ordered by the index (track_id, hour) the writes touch pages in one sweep; within an
         // hour that is also the table's order.
@@ -43,6 +43,7 @@ public final class RealtimeStore: RealtimeWriter {
                 """
             }
             try upsert.write(ordered) { ($0.hour.index, $0.trackID, $0.plays) }
+            try DimensionTables.addRealtime(dimensions, db)
 
             let saveOffset = try db.cachedStatement("""
                 INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at)
@@ -115,6 +116,11 @@ public final class RealtimeStore: RealtimeWriter {
             DELETE FROM realtime_counts WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)
             """)
         let deleteRange = try database.cachedStatement("DELETE FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
+        // The dimension rows of the same keys go with them (their key order is the same).
+        let deleteDimensionsBefore = try database.cachedStatement("""
+            DELETE FROM realtime_dimensions WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)
+            """)
+        let deleteDimensionRange = try database.cachedStatement("DELETE FROM realtime_dimensions WHERE hour >= ?1 AND hour < ?2")
         return try database.write { db in
             var budget = max(0, maxRows)
             var deleted = 0
@@ -126,11 +132,18 @@ public final class RealtimeStore: RealtimeWriter {
                 if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
                 boundary.reset()
                 if let stop {
+                    try deleteDimensionsBefore.bind(covered.lower.index, at: 1)
+                    try deleteDimensionsBefore.bind(stop.hour, at: 2)
+                    try deleteDimensionsBefore.bind(stop.track, at: 3)
+                    try deleteDimensionsBefore.execute()
                     try deleteBefore.bind(covered.lower.index, at: 1)
                     try deleteBefore.bind(stop.hour, at: 2)
                     try deleteBefore.bind(stop.track, at: 3)
                     try deleteBefore.execute()
                 } else {
+                    try deleteDimensionRange.bind(covered.lower.index, at: 1)
+                    try deleteDimensionRange.bind(covered.upper.index, at: 2)
+                    try deleteDimensionRange.execute()
                     try deleteRange.bind(covered.lower.index, at: 1)
                     try deleteRange.bind(covered.upper.index, at: 2)
                     try deleteRange.execute()

@@ -60,6 +60,7 @@ extension Schema {
             flushed_at INTEGER NOT NULL
         );
         """,
+        DimensionTables.realtimeMigration,
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
@@ -145,6 +146,7 @@ extension Schema {
             run_id INTEGER NOT NULL
         );
         """,
+        DimensionTables.batchMigration,
     ])
 }
 
@@ -163,6 +165,7 @@ enum StoreFile {
     static func openWriter(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
         let database = try Database(path: path, mode: .readWrite, configuration: configuration)
         try schema.migrate(database)
+        try DimensionTables.defineMergeFunction(database)
         return database
     }
 

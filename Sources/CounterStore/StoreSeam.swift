@@ -6,9 +6,12 @@ import CounterpointCore
 
 /// The realtime layer's writer: one per consumer process, used from one thread.
 public protocol RealtimeWriter: AnyObject {
-    /// Adds `increments` to the counters and records `progress` — in ONE transaction, with the
-    /// compare-and-set fencing on each partition's stored next offset (see `FlushOutcome`).
-    func apply(increments: some Collection<CountRow>, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome
+    /// Adds `increments` to the counters and `dimensions` to the dimension counts (merging with
+    /// what each (track, hour) holds: `DimensionEncoding.merge`), and records `progress` — in
+    /// ONE transaction, with the compare-and-set fencing on each partition's stored next offset
+    /// (see `FlushOutcome`).
+    func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
+               flushedAt: Int64) throws -> FlushOutcome
 
     /// The next offset to consume, per partition of `topic`, as of the last committed flush.
     func storedOffsets(topic: String) throws -> [Int32: Int64]
@@ -16,13 +19,21 @@ public protocol RealtimeWriter: AnyObject {
     /// Deletes up to `maxRows` realtime rows of hours the batch layer has covered (the merge rule
     /// never reads them), in one short transaction so that flushes interleave with a long
     /// compaction. Returns the rows deleted: fewer than `maxRows` means nothing covered is left.
+    /// The dimension rows of the same (track, hour)s go in the same transaction.
     func compactCoveredHours(maxRows: Int) throws -> Int
+}
+
+extension RealtimeWriter {
+    /// A flush without dimension counts.
+    public func apply(increments: some Collection<CountRow>, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+        try apply(increments: increments, dimensions: [], progress: progress, flushedAt: flushedAt)
+    }
 }
 
 /// The batch layer's writer: replaces whole hours atomically. Used from one thread.
 public protocol BatchWriter: AnyObject {
-    /// Atomically replaces every row of the hours in `ranges` with the rows `rows` writes (and
-    /// the day and month rollups of those hours), marks the ranges covered and records the run
+    /// Atomically replaces every row of the hours in `ranges` — plays and dimension counts — with
+    /// the rows `rows` writes (and the day and month rollups of both), marks the ranges covered and records the run
     /// that `rows` returns — in ONE transaction: a reader sees the old counts or the new, never a
     /// mix, and an error or a killed process changes nothing.
     ///
@@ -64,14 +75,17 @@ extension BatchWriter {
 /// Hands a batch run's rows to `BatchWriter.replace`. Valid only inside the closure given to
 /// `replace`; do not keep it.
 public struct BatchRowWriter {
-    private let sink: (CountRow) throws -> Void
+    private let sink: (CountRow, [UInt8]) throws -> Void
 
-    /// For backends: `sink` receives every row written.
-    public init(sink: @escaping (CountRow) throws -> Void) { self.sink = sink }
+    /// For backends: `sink` receives every row written with its dimension counts
+    /// (`DimensionEncoding`; empty when the row has none). Rows for the same (track, hour) add
+    /// up, their dimension counts merge (`DimensionEncoding.merge`).
+    public init(sink: @escaping (CountRow, _ dimensions: [UInt8]) throws -> Void) { self.sink = sink }
 
-    /// Adds `plays` to (track, hour) of the run. Throws when `hour` is outside the run's ranges.
-    public func write(trackID: Int64, hour: Hour, plays: Int64) throws {
-        try sink(CountRow(trackID: trackID, hour: hour, plays: plays))
+    /// Adds `plays` to (track, hour) of the run, and `dimensions` (`DimensionEncoding`, of the
+    /// same plays) to its dimension counts. Throws when `hour` is outside the run's ranges.
+    public func write(trackID: Int64, hour: Hour, plays: Int64, dimensions: [UInt8] = []) throws {
+        try sink(CountRow(trackID: trackID, hour: hour, plays: plays), dimensions)
     }
 }
 
@@ -125,6 +139,11 @@ public protocol LayerReads: AnyObject {
     /// Every realtime row in `gap`: (track, plays), several per track. The realtime layer holds
     /// only the uncovered window, so this reads what has not been batched yet, never history.
     func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws
+
+    /// The batch dimension blobs (`DimensionEncoding`) of `track` in `span`, any order.
+    func batchDimensions(track: Int64, in span: RollupSpan, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
+    /// The realtime dimension blobs of `track` in `gap`, any order.
+    func realtimeDimensions(track: Int64, in gap: HourRange, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
 
     func recentRuns(limit: Int) throws -> [BatchRun]
     func partitions() throws -> [PartitionStatus]

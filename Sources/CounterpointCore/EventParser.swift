@@ -35,6 +35,14 @@ public enum EventParser {
     public static let maxNestingDepth = 64
 
     public static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<PlayEvent, EventRejection> {
+        var dimensions = PlayDimensions()
+        return parse(bytes, dimensions: &dimensions)
+    }
+
+    /// Also sets `dimensions` to the waveform bucket, client and country of a valid event (left
+    /// unspecified for a rejected one). Written through `inout` rather than returned in the
+    /// event, so that callers that do not count by dimension copy nothing more per event.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, dimensions: inout PlayDimensions) -> Result<PlayEvent, EventRejection> {
         guard bytes.count <= EventLimits.maxEventBytes else {
             return .failure(EventRejection(
                 reason: .tooLarge,
@@ -42,7 +50,9 @@ public enum EventParser {
         }
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .failure(emptyRejection) }
         var parsing = EventParsing(base: base, count: bytes.count)
-        return parsing.run()
+        let result = parsing.run()
+        if case .success = result { dimensions = parsing.dimensions }
+        return result
     }
 
     /// Convenience for arrays, `String.utf8` and other collections of bytes.

@@ -13,6 +13,10 @@ struct EventParsing {
     var eventID = EventID(words: (0, 0, 0, 0, 0, 0, 0, 0), length: 0)
     var trackID: Int64 = 0
     var occurredAt: Int64 = 0
+    var position: Int64 = 0
+    var duration: Int64 = 0
+    var client = DimensionValue()
+    var country = DimensionValue()
 
     @inline(__always)
     init(base: UnsafeRawPointer, count: Int) {
@@ -31,6 +35,21 @@ struct EventParsing {
             return .failure(fieldRejection())
         }
         return .success(PlayEvent(eventID: eventID, trackID: trackID, occurredAtMilliseconds: occurredAt))
+    }
+
+    /// The dimensions of a valid event: only fields present with a valid value (the last
+    /// occurrence of a key wins, so a later `null` clears an earlier value).
+    @inline(__always)
+    var dimensions: PlayDimensions {
+        let waveform = EventField.positionMilliseconds.bit | EventField.durationMilliseconds.bit
+        var dimensions = PlayDimensions()
+        if present & waveform == waveform,
+           let bucket = WaveformBucket.of(positionMilliseconds: position, durationMilliseconds: duration) {
+            dimensions.waveformBucket = Int8(bucket)
+        }
+        if present & EventField.client.bit != 0 { dimensions.client = client }
+        if present & EventField.country.bit != 0 { dimensions.country = country }
+        return dimensions
     }
 
     // MARK: The object
@@ -122,10 +141,16 @@ struct EventParsing {
             let value = try scanInteger(field)
             if let value, value >= 1 && value <= EventLimits.maxTrackID { trackID = value } else { note(field, .invalid) }
         case .occurredAt: try scanOccurredAt()
-        case .listenerID, .positionMilliseconds:
+        case .listenerID:
             if let value = try scanInteger(field), value < 0 { note(field, .invalid) }
+        case .positionMilliseconds:
+            if let value = try scanInteger(field) {
+                if value < 0 { note(field, .invalid) } else { position = value }
+            }
         case .durationMilliseconds:
-            if let value = try scanInteger(field), value <= 0 { note(field, .invalid) }
+            if let value = try scanInteger(field) {
+                if value <= 0 { note(field, .invalid) } else { duration = value }
+            }
         case .client, .country: try scanShortString(field)
         }
     }
@@ -217,11 +242,20 @@ struct EventParsing {
     @inline(__always)
     mutating func scanShortString(_ field: EventField) throws(SyntaxFault) {
         guard let string = try scanStringValue() else { return note(field, .invalid) }
-        var length = string.stop &- string.start
-        if string.hasEscapes && length > 32 {
-            length = scanner.decodedString(from: string.start, to: string.stop).count
+        let value: DimensionValue?
+        if string.hasEscapes {
+            // Escaped strings are rare; only they pay for decoding into a buffer.
+            let decoded = scanner.decodedString(from: string.start, to: string.stop)
+            value = decoded.count <= DimensionValue.maxLength
+                ? decoded.withUnsafeBytes { DimensionValue(copying: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: $0.count) }
+                : nil
+        } else {
+            let length = string.stop &- string.start
+            value = length <= DimensionValue.maxLength ? DimensionValue(copying: scanner.base + string.start, count: length) : nil
         }
-        note(field, length <= 32 ? .valid : .invalid)
+        guard let value else { return note(field, .invalid) }
+        if field == .client { client = value } else { country = value }
+        note(field, .valid)
     }
 
     // MARK: Rejections (built only for failed events)

@@ -1,8 +1,9 @@
 /// One valid waveform-play event (SPEC §1), reduced to what counting needs.
 ///
 /// The optional fields (`listener_id`, `position_ms`, `duration_ms`, `client`, `country`) are
-/// validated by `EventParser` but not kept: nothing downstream counts by them, and leaving them
-/// out keeps this value small and free of heap storage on the batch job's hot path.
+/// validated by `EventParser` but not kept here: this value stays small and free of heap storage
+/// on the batch job's hot path, where it is copied out of every parse. Callers that count by
+/// dimension ask `EventParser.parse(_:dimensions:)` for them.
 public struct PlayEvent: Sendable, Hashable {
     public var eventID: EventID
     public var trackID: Int64

@@ -17,8 +17,10 @@ public struct SyntheticEvent: Sendable, Hashable {
 /// - `event_id` is ULID-shaped: 10 Crockford base-32 characters of the event time, 3 of the
 ///   stream (15 bits), 13 of `SplitMix64(sequence number ^ seed)`. That finalizer is a bijection, so ids are
 ///   unique within a stream by construction, not by luck, and streams never collide.
-/// - `track_id` is Zipf-distributed over `1…tracks`; everything else is uniform-ish noise shaped
-///   like real traffic (mostly waveform starts, 3 clients, 20 countries).
+/// - `track_id` is Zipf-distributed over `1…tracks`; everything else is noise shaped like real
+///   traffic (`Waveform` below: one duration per track, most plays from the start, many from a
+///   few "drops" of each track, some anywhere; 3 clients and 20 countries with a real-world
+///   skew; a few events without position, duration, client or country).
 ///
 /// `appendNext` follows the configuration's schedule (`plan`): hour by hour, events in time
 /// order within their hour. `appendEvent(occurredAtMilliseconds:)` makes one event at any time,
@@ -85,12 +87,17 @@ public struct EventSynthesizer {
     public mutating func appendEvent(occurredAtMilliseconds time: Int64, to line: inout [UInt8]) -> SyntheticEvent {
         let trackID = Int64(popularity.sample(&random))
         let listenerID = Int64(random.next(below: configuration.listeners) + 1)
-        let durationMilliseconds = Int64(30_000 + random.next(below: 450_000))
+        let waveform = Waveform(trackID: trackID, seed: configuration.seed)
         let choice = random.next()
-        // 85% of plays start at the beginning of the waveform; the rest somewhere inside it.
-        let positionMilliseconds = choice & 0xFF < 218 ? 0 : Int64((choice >> 8) % UInt64(durationMilliseconds))
+        let shape = random.next()
+        let positionMilliseconds = waveform.position(choice: choice)
         let client = Self.clients[Int((choice >> 40) % UInt64(Self.clients.count))]
         let country = Self.countries[Int(choice >> 58)]
+        // Of 256ths: 5 without position, 3 without duration, 4 without client, 6 without country.
+        let hasPosition = shape & 0xFF >= 5
+        let hasDuration = shape >> 8 & 0xFF >= 3
+        let hasClient = shape >> 16 & 0xFF >= 4
+        let hasCountry = shape >> 24 & 0xFF >= 6
         let eventSequence = sequence
         sequence += 1
         let hour = Hour(epochMilliseconds: time)
@@ -114,15 +121,26 @@ public struct EventSynthesizer {
             out.appendDigits(withinHour / 1000 % 60, width: 2)
             out.appendByte(UInt8(ascii: "."))
             out.appendDigits(withinHour % 1000, width: 3)
-            out.append(#"Z","position_ms":"#)
-            out.appendDecimal(positionMilliseconds)
-            out.append(#","duration_ms":"#)
-            out.appendDecimal(durationMilliseconds)
-            out.append(#","client":""#)
-            out.append(client)
-            out.append(#"","country":""#)
-            out.append(country)
-            out.append(#""}"#)
+            out.append(#"Z""#)
+            if hasPosition {
+                out.append(#","position_ms":"#)
+                out.appendDecimal(positionMilliseconds)
+            }
+            if hasDuration {
+                out.append(#","duration_ms":"#)
+                out.appendDecimal(waveform.durationMilliseconds)
+            }
+            if hasClient {
+                out.append(#","client":""#)
+                out.append(client)
+                out.appendByte(UInt8(ascii: "\""))
+            }
+            if hasCountry {
+                out.append(#","country":""#)
+                out.append(country)
+                out.appendByte(UInt8(ascii: "\""))
+            }
+            out.appendByte(UInt8(ascii: "}"))
             line.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: out.count))
         }
         return SyntheticEvent(trackID: trackID, hour: hour, occurredAtMilliseconds: time)
@@ -143,6 +161,38 @@ public struct EventSynthesizer {
         precondition(table.count == 64)
         return table
     }()
+}
+
+/// The shape of one track's waveform plays: its duration and three "drops" (the moments
+/// listeners skip to), fixed per track and seed, so that its histogram has a story to tell.
+struct Waveform {
+    let durationMilliseconds: Int64
+    let drops: (Int64, Int64, Int64)
+
+    init(trackID: Int64, seed: UInt64) {
+        let bits = SeededRandom.mix(UInt64(bitPattern: trackID) ^ SeededRandom.mix(seed ^ 0x5745_5645))
+        let duration = 30_000 + Int64(bits % 450_000)
+        durationMilliseconds = duration
+        // Drops between 15% and 90% of the track, from three 10-bit fields of the same bits.
+        func drop(_ shift: UInt64) -> Int64 {
+            duration * (150 + Int64((bits >> shift) & 1023) * 750 / 1024) / 1000
+        }
+        drops = (drop(20), drop(30), drop(40))
+    }
+
+    /// Of 256ths of `choice`'s low byte: 55% from the start, 25% within a few seconds after one
+    /// of the drops, 20% anywhere (up to the last millisecond).
+    func position(choice: UInt64) -> Int64 {
+        let kind = choice & 0xFF
+        if kind < 141 { return 0 }
+        let jitter = Int64((choice >> 8) % 8_000)
+        if kind < 205 {
+            let which = (choice >> 24) % 3
+            let drop = which == 0 ? drops.0 : which == 1 ? drops.1 : drops.2
+            return min(durationMilliseconds - 1, drop + jitter)
+        }
+        return Int64((choice >> 8) % UInt64(durationMilliseconds))
+    }
 }
 
 /// `YYYY-MM-DDTHH:` of one hour, formatted once per hour rather than once per event.

@@ -6,8 +6,8 @@ import Runtime
 /// Everything the reader needs; the executable fills it from flags and environment, the
 /// tests from temp directories and port 0.
 public struct ReaderConfiguration: Sendable {
-    /// Where the realtime and batch stores live.
-    public var location: StoreLocation
+    /// The stores the reader reads (SQLite files or PostgreSQL).
+    public var store: StoreBackend
     /// Listen address, thread pool and request limits.
     public var server: HTTPServerConfiguration
     /// Renders the process's metrics as Prometheus text for `GET /metrics`; the executable
@@ -28,13 +28,24 @@ public struct ReaderConfiguration: Sendable {
     /// every query. Default 20 ms — a tenth of the realtime layer's flush interval.
     public var snapshotAge: Duration = .milliseconds(20)
 
+    /// The SQLite stores under `location`; see `init(store:…)`.
     public init(location: StoreLocation,
                 server: HTTPServerConfiguration = HTTPServerConfiguration(),
                 metricsExposition: @escaping @Sendable () -> String = { "" },
                 liveStatus: (@Sendable () -> LiveStatus?)? = nil,
                 health: ComponentHealth? = nil,
                 now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
-        self.location = location
+        self.init(store: .sqlite(location), server: server, metricsExposition: metricsExposition, liveStatus: liveStatus,
+                  health: health, now: now)
+    }
+
+    public init(store: StoreBackend,
+                server: HTTPServerConfiguration = HTTPServerConfiguration(),
+                metricsExposition: @escaping @Sendable () -> String = { "" },
+                liveStatus: (@Sendable () -> LiveStatus?)? = nil,
+                health: ComponentHealth? = nil,
+                now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
+        self.store = store
         self.server = server
         self.metricsExposition = metricsExposition
         self.liveStatus = liveStatus

@@ -10,12 +10,14 @@ struct ReaderRoutes: Sendable {
     let configuration: ReaderConfiguration
     let logger: Logger
     let counts: CountAnswers
+    let dimensions: DimensionAnswers
     let statusPage: StatusAnswer
 
     init(configuration: ReaderConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         self.counts = CountAnswers(now: configuration.now)
+        self.dimensions = DimensionAnswers(counts: counts)
         self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus, health: configuration.health)
     }
 
@@ -45,6 +47,10 @@ struct ReaderRoutes: Sendable {
             return .json(try counts.trackPlays(trackID, request.query, store: worker.slot))
         case .trackTimeline(let trackID):
             return .json(try counts.timeline(trackID, request.query, store: worker.slot))
+        case .trackWaveform(let trackID):
+            return .json(try dimensions.waveform(trackID, request.query, store: worker.slot))
+        case .trackBreakdown(let trackID):
+            return .json(try dimensions.breakdown(trackID, request.query, store: worker.slot))
         case .plays:
             return .json(try counts.multiPlays(request.query, store: worker.slot))
         case .top:

@@ -20,16 +20,16 @@ public final class ReaderServer: BlockingComponent {
     public init(configuration: ReaderConfiguration, logger: Logger) throws {
         // Open the stores once up front so that a bad data directory fails `serve` at start
         // with one clear error instead of answering 503 forever.
-        _ = try CounterReader(location: configuration.location)
+        _ = try configuration.store.openReader()
         let routes = ReaderRoutes(configuration: configuration, logger: logger)
-        let location = configuration.location
+        let store = configuration.store
         let snapshotAge = configuration.snapshotAge
         let janitor = SnapshotJanitor(interval: snapshotAge > .zero ? snapshotAge : .seconds(1))
         self.janitor = janitor
         server = try HTTPServer(
             configuration: configuration.server,
             makeContext: {
-                let slot = StoreSlot(location: location, snapshotAge: snapshotAge)
+                let slot = StoreSlot(store: store, snapshotAge: snapshotAge)
                 janitor.register(slot)
                 return ReaderWorker(slot: slot)
             },
@@ -37,7 +37,7 @@ public final class ReaderServer: BlockingComponent {
             rejectMalformed: { rejection in routes.respond(to: rejection) })
         logger.info("reader listening", metadata: [
             "http.host": "\(configuration.server.host)", "http.port": "\(server.port)",
-            "store.directory": "\(location.directory)",
+            "store": "\(store)",
         ])
     }
 

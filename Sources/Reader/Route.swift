@@ -3,6 +3,8 @@
 enum Route: Equatable {
     case trackPlays(trackID: Int64)
     case trackTimeline(trackID: Int64)
+    case trackWaveform(trackID: Int64)
+    case trackBreakdown(trackID: Int64)
     case plays
     case top
     case status
@@ -13,7 +15,7 @@ enum Route: Equatable {
 
     /// Every route template, as documented in `docs/openapi.yaml` (a test keeps them equal).
     static let templates = [
-        "/v1/tracks/{id}/plays", "/v1/tracks/{id}/timeline", "/v1/plays", "/v1/top", "/v1/status",
+        "/v1/tracks/{id}/plays", "/v1/tracks/{id}/timeline", "/v1/tracks/{id}/waveform", "/v1/tracks/{id}/breakdown", "/v1/plays", "/v1/top", "/v1/status",
         "/healthz", "/readyz", "/metrics", "/",
     ]
 
@@ -21,6 +23,8 @@ enum Route: Equatable {
         switch self {
         case .trackPlays: "/v1/tracks/{id}/plays"
         case .trackTimeline: "/v1/tracks/{id}/timeline"
+        case .trackWaveform: "/v1/tracks/{id}/waveform"
+        case .trackBreakdown: "/v1/tracks/{id}/breakdown"
         case .plays: "/v1/plays"
         case .top: "/v1/top"
         case .status: "/v1/status"
@@ -37,6 +41,8 @@ enum Route: Equatable {
         if path.hasPrefix("/v1/tracks/") {
             if path.hasSuffix("/plays") { return Route.trackPlays(trackID: 1).label }
             if path.hasSuffix("/timeline") { return Route.trackTimeline(trackID: 1).label }
+            if path.hasSuffix("/waveform") { return Route.trackWaveform(trackID: 1).label }
+            if path.hasSuffix("/breakdown") { return Route.trackBreakdown(trackID: 1).label }
         }
         return "unmatched"
     }
@@ -60,10 +66,12 @@ enum Route: Equatable {
               parts[1].elementsEqual("v1".utf8), parts[2].elementsEqual("tracks".utf8) else {
             throw .notFound
         }
-        let kind = parts[4]
-        let isPlays = kind.elementsEqual("plays".utf8)
-        guard isPlays || kind.elementsEqual("timeline".utf8) else { throw .notFound }
+        let kinds: [(name: String, route: (Int64) -> Route)] = [
+            ("plays", Route.trackPlays), ("timeline", Route.trackTimeline),
+            ("waveform", Route.trackWaveform), ("breakdown", Route.trackBreakdown),
+        ]
+        guard let kind = kinds.first(where: { parts[4].elementsEqual($0.name.utf8) }) else { throw .notFound }
         guard let trackID = QueryValues.trackID(parts[3]) else { throw .invalidTrackID }
-        return isPlays ? .trackPlays(trackID: trackID) : .trackTimeline(trackID: trackID)
+        return kind.route(trackID)
     }
 }

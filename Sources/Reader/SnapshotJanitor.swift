@@ -7,11 +7,11 @@ final class StoreSlot: Sendable {
     /// Touched by the owning server thread during a request or by the janitor between
     /// requests — never both at once.
     private let reader = Locked<CounterReader?>(nil)
-    let location: StoreLocation
+    let store: StoreBackend
     let snapshotAge: Duration
 
-    init(location: StoreLocation, snapshotAge: Duration) {
-        self.location = location
+    init(store: StoreBackend, snapshotAge: Duration) {
+        self.store = store
         self.snapshotAge = snapshotAge
     }
 
@@ -19,12 +19,12 @@ final class StoreSlot: Sendable {
     /// for up to `snapshotAge` across requests (zero: one snapshot per query, as SQLite does
     /// by itself). After an error the reader releases its snapshots and is rebuilt next time.
     func withReader<T>(_ body: (CounterReader) throws -> T) throws -> T {
-        try reader.withLock { reader in try Self.withReader(&reader, location: location, snapshotAge: snapshotAge, body) }
+        try reader.withLock { reader in try Self.withReader(&reader, store: store, snapshotAge: snapshotAge, body) }
     }
 
-    private static func withReader<T>(_ reader: inout CounterReader?, location: StoreLocation, snapshotAge: Duration,
+    private static func withReader<T>(_ reader: inout CounterReader?, store: StoreBackend, snapshotAge: Duration,
                                       _ body: (CounterReader) throws -> T) throws -> T {
-        let current = try reader ?? CounterReader(location: location)
+        let current = try reader ?? store.openReader()
         reader = current
         if let since = current.snapshotsHeldSince, ContinuousClock.now - since > snapshotAge {
             current.releaseSnapshots()

@@ -6,8 +6,8 @@ import Runtime
 public struct RealtimeConfiguration: Sendable {
     /// `host:port[,host:port…]` of one or more brokers.
     public var bootstrapServers: String
-    /// Where `realtime.sqlite` lives.
-    public var location: StoreLocation
+    /// The store the counts and offsets are flushed into (SQLite files or PostgreSQL).
+    public var store: StoreBackend
     /// The topic of play events. Default "plays".
     public var topic = "plays"
     /// The consumer group; its members share the topic's partitions. Default "counterpoint-realtime".
@@ -48,9 +48,14 @@ public struct RealtimeConfiguration: Sendable {
     /// Further librdkafka properties, for what the fields above do not cover.
     public var kafkaOverrides: [String: String] = [:]
 
-    public init(bootstrapServers: String, location: StoreLocation) {
+    public init(bootstrapServers: String, store: StoreBackend) {
         self.bootstrapServers = bootstrapServers
-        self.location = location
+        self.store = store
+    }
+
+    /// The SQLite stores under `location`.
+    public init(bootstrapServers: String, location: StoreLocation) {
+        self.init(bootstrapServers: bootstrapServers, store: .sqlite(location))
     }
 
     /// The one place these settings become the Kafka module's configuration.

@@ -33,7 +33,7 @@ public final class RealtimeConsumer: BlockingComponent {
         self.logger = logger
         live = Locked(LiveState(rejectionSampleCapacity: configuration.rejectionSampleCapacity,
                                 offsetGapCapacity: configuration.offsetGapCapacity, rateWindow: configuration.rateWindow))
-        store = try StoreThread(location: configuration.location)
+        store = try StoreThread(store: configuration.store)
         do {
             consumer = try KafkaConsumer(configuration: configuration.consumerConfiguration, logger: logger)
         } catch {
@@ -57,7 +57,7 @@ public final class RealtimeConsumer: BlockingComponent {
         _ = BlockingThread(name: "rt-consumer") { [self] in runLoop() }
         logger.info("realtime consumer started", metadata: [
             "kafka.topic": "\(configuration.topic)", "kafka.group": "\(configuration.group)",
-            "realtime.flush_interval": "\(configuration.flushInterval)", "store.directory": "\(configuration.location.directory)",
+            "realtime.flush_interval": "\(configuration.flushInterval)", "store": "\(configuration.store)",
         ])
     }
 

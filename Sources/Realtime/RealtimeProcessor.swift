@@ -35,6 +35,9 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     private var counts = PlayCounts(minimumCapacity: 1 << 16)
     /// The table of the last flush, emptied by the store thread, for the next swap.
     private var spareCounts: PlayCounts?
+    /// The same plays by waveform bucket, client and country, flushed with `counts`.
+    private var dimensions = DimensionCounts(minimumCapacity: 1 << 16)
+    private var spareDimensions: DimensionCounts?
     private var rejections: RejectionLog
     /// Indexed by partition id.
     private var positions: [PartitionPosition] = []
@@ -109,6 +112,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         var lastOffset: Int64 = 0
         var valid = 0
         let rejectedBefore = rejections.total
+        var playDimensions = PlayDimensions()
         for message in batch {
             let partition = Int(message.partition)
             let offset = message.offset
@@ -123,9 +127,10 @@ final class RealtimeProcessor: KafkaConsumerHandler {
                        partition: partition, offset: offset, value: UnsafeRawBufferPointer(start: nil, count: 0))
                 continue
             }
-            switch EventParser.parse(value) {
+            switch EventParser.parse(value, dimensions: &playDimensions) {
             case .success(let event):
                 counts.add(trackID: event.trackID, hour: event.hour)
+                dimensions.add(trackID: event.trackID, hour: event.hour, playDimensions)
                 valid += 1
             case .failure(let rejection):
                 reject(rejection, partition: partition, offset: offset, value: value)
@@ -210,9 +215,11 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         if anyAssigned { metrics.lag.record(lag) }
         guard !progress.isEmpty || (force && anyAssigned) else { return }
 
-        let table = CountsHandOff(counts)
+        let table = CountsHandOff(counts, dimensions)
         counts = spareCounts ?? PlayCounts(minimumCapacity: 1 << 16)
         spareCounts = nil
+        dimensions = spareDimensions ?? DimensionCounts(minimumCapacity: 1 << 16)
+        spareDimensions = nil
         let flushedAt = WallClock.epochMilliseconds()
         let topic = self.topic
         let flushed = progress
@@ -223,7 +230,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             let started = ContinuousClock.now
             let rows = table.counts.sortedElements()
             let outcome = try store.apply(
-                increments: rows,
+                increments: rows, dimensions: table.dimensions.rows(),
                 progress: flushed, flushedAt: flushedAt)
             let duration = ContinuousClock.now - started
             let storedNow = outcome == .committed ? [:] : try store.storedOffsets(topic: topic)
@@ -233,6 +240,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             let compacted = compact ? Result { try store.compactCoveredHours(maxRows: maxCompactedRows) } : .success(0)
             let plays = table.counts.totalPlays
             table.counts.removeAll()
+            table.dimensions.removeAll()
             return FlushReport(outcome: outcome, rows: rows.count, plays: plays, duration: duration,
                                flushedAt: flushedAt, storedOffsets: storedNow, emptied: table, compactedRows: compacted)
         }
@@ -254,6 +262,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             return
         }
         spareCounts = report.emptied.counts
+        spareDimensions = report.emptied.dimensions
         switch report.compactedRows {
         case .success(let rows):
             compactionBacklog = rows >= Self.compactionRowsPerFlush
@@ -294,6 +303,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             "kafka.topic": "\(topic)", "kafka.fenced_partitions": "\(fenced.sorted())",
         ])
         counts.removeAll()
+        dimensions.removeAll()
         for id in positions.indices where positions[id].isAssigned {
             let stored = storedOffsets[Int32(id)]
             let restart = stored ?? positions[id].firstConsumed
@@ -328,6 +338,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         let stored = (try? store.run { try $0.storedOffsets(topic: topic) })
             ?? Dictionary(uniqueKeysWithValues: positions.indices.compactMap { id in positions[id].stored.map { (Int32(id), $0) } })
         counts.removeAll()
+        dimensions.removeAll()
         for id in positions.indices where positions[id].isAssigned {
             let restart = stored[Int32(id)] ?? positions[id].firstConsumed
             let hadConsumed = positions[id].consumed != nil
@@ -403,6 +414,10 @@ private final class CountsHandOff: @unchecked Sendable {
     // Safe to share: the polling thread gives the table up when it creates this box; from then
     // on only the store thread touches it, until the box comes back in the flush's result.
     var counts: PlayCounts
+    var dimensions: DimensionCounts
 
-    init(_ counts: PlayCounts) { self.counts = counts }
+    init(_ counts: PlayCounts, _ dimensions: DimensionCounts) {
+        self.counts = counts
+        self.dimensions = dimensions
+    }
 }

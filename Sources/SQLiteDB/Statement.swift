@@ -62,10 +62,13 @@ public final class Statement {
     }
 
     public func bind(bytes value: [UInt8], at index: Int) throws {
-        let code = value.withUnsafeBytes { buffer in
-            sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
-                              Int32(buffer.count), counterpoint_sqlite_transient())
-        }
+        try value.withUnsafeBytes { try bind(bytes: $0, at: index) }
+    }
+
+    /// Binds a copy of `buffer` (SQLITE_TRANSIENT), so it need not outlive the call.
+    public func bind(bytes buffer: UnsafeRawBufferPointer, at index: Int) throws {
+        let code = sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                     Int32(buffer.count), counterpoint_sqlite_transient())
         try check(code, connection, sql)
     }
 
@@ -166,6 +169,14 @@ public final class Statement {
         guard let text = sqlite3_column_text(handle, Int32(index)) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The blob of column `index` without copying it; the bytes are valid only inside `body`.
+    public func withBytes<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        guard let blob = sqlite3_column_blob(handle, Int32(index)) else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return try body(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, Int32(index)))))
     }
 
     public func bytes(at index: Int) -> [UInt8] {

@@ -24,6 +24,7 @@ struct BatchCommand: ParsableCommand {
         """)
 
     @OptionGroup var common: CommonOptions
+    @OptionGroup var storeOptions: StoreOptions
 
     @Option(help: "A log file or directory; repeat for more (env COUNTERPOINT_LOGS, comma-separated).")
     var logs: [String] = Environment.list("logs")
@@ -65,7 +66,8 @@ struct BatchCommand: ParsableCommand {
         let progress = ProgressLine(enabled: !json)
         let configuration = BatchConfiguration(
             logPaths: logs, from: try parseHourFlag(firstHour, flag: "--from"), to: try parseHourFlag(endHour, flag: "--to"), all: all,
-            location: StoreLocation(directory: common.dataDirectory), workers: workers,
+            store: try storeOptions.backend(dataDirectory: common.dataDirectory), scratchDirectory: common.dataDirectory,
+            workers: workers,
             progress: { step in
                 let fraction = step.totalBytes > 0 ? Double(step.bytesRead) / Double(step.totalBytes) : 0
                 let rate = step.elapsedSeconds > 0 ? Double(step.eventsRead) / step.elapsedSeconds : 0

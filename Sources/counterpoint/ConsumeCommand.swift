@@ -18,6 +18,7 @@ struct ConsumeCommand: AsyncParsableCommand {
         """)
 
     @OptionGroup var common: CommonOptions
+    @OptionGroup var storeOptions: StoreOptions
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
     var brokers: String?
@@ -58,7 +59,7 @@ struct ConsumeCommand: AsyncParsableCommand {
         _ = Bootstrap.metrics()
         let health = ComponentHealth(logger: logger)
         var configuration = RealtimeConfiguration(bootstrapServers: resolvedBrokers,
-                                                  location: StoreLocation(directory: common.dataDirectory))
+                                                  store: try storeOptions.backend(dataDirectory: common.dataDirectory))
         configuration.topic = topic
         configuration.group = group
         configuration.flushInterval = .milliseconds(flushIntervalMs)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CounterStore
 import CounterpointCore
 import Foundation
 import Logging
@@ -50,6 +51,29 @@ struct CommonOptions: ParsableArguments {
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+}
+
+/// `--store` of the commands that open the stores (`run`, `consume`, `batch`, `serve`).
+struct StoreOptions: ParsableArguments {
+    @Option(name: .customLong("store"), help: ArgumentHelp("""
+        Where the counts live: nothing (the default) for the SQLite files under --data-dir, or a \
+        PostgreSQL connection URI, postgresql://user[:password]@host[:port]/dbname[?…] in libpq's \
+        syntax, to share the stores between machines (env COUNTERPOINT_STORE).
+        """, valueName: "url"))
+    var store: String = Environment.string("store", default: "")
+
+    func validate() throws {
+        _ = try backend(dataDirectory: ".")
+    }
+
+    /// The stores these options and `dataDirectory` name.
+    func backend(dataDirectory: String) throws -> StoreBackend {
+        do {
+            return try StoreBackend(store: store, dataDirectory: dataDirectory)
+        } catch {
+            throw ValidationError("--store: \(error)")
         }
     }
 }

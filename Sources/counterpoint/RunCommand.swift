@@ -30,6 +30,7 @@ struct RunCommand: AsyncParsableCommand {
         """)
 
     @OptionGroup var common: CommonOptions
+    @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var reader: ReaderOptions
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,…]; without it an embedded broker runs (env COUNTERPOINT_BROKERS).")
@@ -133,13 +134,14 @@ struct RunCommand: AsyncParsableCommand {
     private func buildComponents(bootstrapServers: String, embedded: Bool, logDirectory: String,
                                  exposition: @escaping @Sendable () -> String,
                                  logger: Logger) throws -> [ComponentService] {
-        let location = StoreLocation(directory: common.dataDirectory)
+        let store = try storeOptions.backend(dataDirectory: common.dataDirectory)
         let health = ComponentHealth(logger: logger)
-        let batch = ScheduledBatch(logDirectory: logDirectory, location: location, interval: .seconds(batchIntervalSeconds),
+        let batch = ScheduledBatch(logDirectory: logDirectory, store: store, scratchDirectory: common.dataDirectory,
+                                   interval: .seconds(batchIntervalSeconds),
                                    health: health, name: "scheduled batch", logger: logger)
         batch.runOnce()
 
-        var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, location: location)
+        var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
         realtimeConfiguration.topic = topic
         realtimeConfiguration.flushInterval = .milliseconds(flushIntervalMs)
         realtimeConfiguration.health = health
@@ -155,7 +157,7 @@ struct RunCommand: AsyncParsableCommand {
         let archivers = ArchiverSupply(first: try Archiver(configuration: archiveConfiguration, logger: logger),
                                        configuration: archiveConfiguration, logger: logger)
 
-        var readerConfiguration = reader.readerConfiguration(location: location, metricsExposition: exposition)
+        var readerConfiguration = reader.readerConfiguration(store: store, metricsExposition: exposition)
         readerConfiguration.liveStatus = { LiveStatus(consumer.status(), archive: archivers.current.status()) }
         readerConfiguration.health = health
         let server = try ReaderServer(configuration: readerConfiguration, logger: logger)

@@ -12,17 +12,19 @@ import Runtime
 final class ScheduledBatch: BlockingComponent {
     let ended = Completion<Void>()
     private let logDirectory: String
-    private let location: StoreLocation
+    private let store: StoreBackend
+    private let scratchDirectory: String
     private let interval: Duration
     private let health: ComponentHealth
     private let name: String
     private let logger: Logger
     private let schedule = Locked<PeriodicThread?>(nil)
 
-    init(logDirectory: String, location: StoreLocation, interval: Duration, health: ComponentHealth, name: String,
+    init(logDirectory: String, store: StoreBackend, scratchDirectory: String, interval: Duration, health: ComponentHealth, name: String,
          logger: Logger) {
         self.logDirectory = logDirectory
-        self.location = location
+        self.store = store
+        self.scratchDirectory = scratchDirectory
         self.interval = interval
         self.health = health
         self.name = name
@@ -47,7 +49,8 @@ final class ScheduledBatch: BlockingComponent {
     func runOnce() -> Bool {
         guard FileManager.default.fileExists(atPath: logDirectory) else { return true }
         do {
-            let summary = try BatchJob.run(BatchConfiguration(logPaths: [logDirectory], location: location), logger: logger)
+            let summary = try BatchJob.run(BatchConfiguration(logPaths: [logDirectory], store: store,
+                                                              scratchDirectory: scratchDirectory), logger: logger)
             logger.info("scheduled batch finished", metadata: [
                 "batch.hours": "\(summary.hours)", "batch.counted": "\(summary.counted)",
                 "batch.seconds": "\(summary.seconds)",

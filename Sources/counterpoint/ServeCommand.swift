@@ -44,8 +44,8 @@ struct ReaderOptions: ParsableArguments {
         guard httpThreads >= 1, httpThreads <= 256 else { throw ValidationError("--http-threads must be between 1 and 256") }
     }
 
-    func readerConfiguration(location: StoreLocation, metricsExposition: @escaping @Sendable () -> String) -> ReaderConfiguration {
-        var configuration = ReaderConfiguration(location: location, server: serverConfiguration(),
+    func readerConfiguration(store: StoreBackend, metricsExposition: @escaping @Sendable () -> String) -> ReaderConfiguration {
+        var configuration = ReaderConfiguration(store: store, server: serverConfiguration(),
                                                 metricsExposition: metricsExposition)
         configuration.snapshotAge = .milliseconds(snapshotAgeMs)
         return configuration
@@ -70,6 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
         """)
 
     @OptionGroup var common: CommonOptions
+    @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var reader: ReaderOptions
 
     func run() async throws {
@@ -77,7 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
         let exposition = Bootstrap.metrics()
         let server: ReaderServer
         do {
-            let configuration = reader.readerConfiguration(location: StoreLocation(directory: common.dataDirectory),
+            let configuration = reader.readerConfiguration(store: try storeOptions.backend(dataDirectory: common.dataDirectory),
                                                            metricsExposition: exposition)
             server = try await BlockingThread.run(name: "open") { try ReaderServer(configuration: configuration, logger: logger) }
         } catch {

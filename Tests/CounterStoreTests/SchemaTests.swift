@@ -18,8 +18,9 @@ struct SchemaTests {
                 _ = try RealtimeStore(location: location)
                 _ = try BatchStore(location: location)
             }
-            #expect(try userVersion(ofFile: location.realtimePath) == 1)
-            #expect(try userVersion(ofFile: location.batchPath) == 3)
+            // Realtime: counts, then dimensions. Batch: hours, rollups, recorded sources, then dimensions.
+            #expect(try userVersion(ofFile: location.realtimePath) == 2)
+            #expect(try userVersion(ofFile: location.batchPath) == 4)
         }
     }
 
@@ -31,7 +32,7 @@ struct SchemaTests {
             bytes.replaceSubrange(60..<64, with: [0, 0, 0, 9])
             try bytes.write(to: URL(fileURLWithPath: location.batchPath))
             let error = try #require(throws: CounterStoreError.self) { try BatchStore(location: location) }
-            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 3))
+            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 4))
             #expect(throws: CounterStoreError.self) { try CounterReader(location: location) }
         }
     }

@@ -52,6 +52,10 @@ struct RunMergeTests {
         let track: Int64 = 1
         let hours = first..<(first + 4)
         #expect(try Steps.hourlyTimeline(server, track: track, hours: hours) == everyCopy[track] ?? [:])
+        // Waveforms and breakdowns, realtime alone: every copy, over the whole and random sub-ranges.
+        let dimensions = try DimensionTruth(logs: logs)
+        let none = first..<first
+        try Self.checkDimensions(server, dimensions, hours: hours, covered: none)
 
         try await Steps.batch(logs: logs, data: data, scratch: scratch,
                               extraArguments: ["--from", Hours.text(first), "--to", Hours.text(first + 2)])
@@ -76,10 +80,37 @@ struct RunMergeTests {
             #expect(int(total["realtime_plays"]) == realtimePart)
             #expect(int(total["plays"]) == batchPart + realtimePart)
         }
+        // Merged: exact where the batch covered, every copy after.
+        try Self.checkDimensions(server, dimensions, hours: hours, covered: first..<(first + 2))
+
         let freshness = try server.json("/v1/tracks/1/plays")["freshness"] as? [String: Any]
         #expect(freshness?["batch_covered_until"] as? String == Hours.text(first + 2))
         #expect(freshness?["realtime_flushed_at"] is String)
+
+        // A covered hour without batch rows counts zero, though the realtime layer has plays there.
+        let empty = scratch.appendingPathComponent("no-logs")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        try await Steps.batch(logs: empty, data: data, scratch: scratch,
+                              extraArguments: ["--from", Hours.text(first + 3), "--to", Hours.text(first + 4)])
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(dimensions.tally(1, hours: (first + 3)..<(first + 4), covered: none).plays > 0)
+        try DimensionTruth.check(server, track: 1, hours: (first + 3)..<(first + 4), expected: DimensionTruth.Tally())
+        var lastHourCovered = dimensions.tally(1, hours: first..<(first + 2), covered: hours)
+        lastHourCovered.add(dimensions.tally(1, hours: (first + 2)..<(first + 3), covered: none))
+        try DimensionTruth.check(server, track: 1, hours: hours, expected: lastHourCovered)
+
         try await server.stop(timeout: .seconds(15))
+    }
+
+    /// The most played track and a few random ones, over `hours` and random sub-ranges of it.
+    static func checkDimensions(_ server: Server, _ truth: DimensionTruth, hours: Range<Int64>, covered: Range<Int64>) throws {
+        var random = SystemRandomNumberGenerator()
+        for track in [1, 2] + (0..<3).map({ _ in Int64.random(in: 3...20, using: &random) }) {
+            try DimensionTruth.check(server, track: track, hours: hours, expected: truth.tally(track, hours: hours, covered: covered))
+            let lower = Int64.random(in: hours, using: &random)
+            let range = lower..<Int64.random(in: lower...hours.upperBound, using: &random)
+            try DimensionTruth.check(server, track: track, hours: range, expected: truth.tally(track, hours: range, covered: covered))
+        }
     }
 
     /// Valid events per (track, hour), every copy counted — what the realtime layer sees.

@@ -32,6 +32,11 @@ SMOKE = {"events": 30_000, "tracks": 2_000, "hours": 6, "steps": "2000,5000,max"
          "step_seconds": 3, "warmup_seconds": 1, "drain_seconds": 10, "http_rate": 200}
 
 
+# Set by the signal handler before it raises: Python swallows an exception raised while a
+# finalizer or logging's lock release runs ("Exception ignored in …"), so the steps also check it.
+SIGNALLED = False
+
+
 class Interrupted(Exception):
     pass
 
@@ -195,6 +200,8 @@ class LoadTest:
         if not any(incident for _, incident in plan):
             plan.insert(min(2, len(plan)), (a.incident, True))
         for number, (rate, incident) in enumerate(plan, 1):
+            if SIGNALLED:
+                raise Interrupted()
             label = rate_label(rate) + (" + batch" if incident else "")
             log(f"step {number}/{len(plan)}: {label} events/s for {a.warmup_seconds:g} + {a.step_seconds:g} s")
             self.steps.append(self.run_step(number, label, rate, incident))
@@ -309,6 +316,8 @@ def main(argv):
     args = parse_arguments(argv)
 
     def on_signal(signum, frame):
+        global SIGNALLED
+        SIGNALLED = True
         raise Interrupted()
     # A parent may have started us with these signals blocked (some test runners do); the
     # mask is inherited across exec, and a blocked SIGTERM would never interrupt the run.
@@ -346,6 +355,8 @@ def main(argv):
         detail = f" ({failure.stderr.strip().splitlines()[-1]})" if getattr(failure, "stderr", None) else ""
         log(f"failed: {str(failure).rstrip('.')}{detail}; every process it started is stopped; their output is in {out}/processes")
         return 1
+    if test is not None and SIGNALLED:
+        test.interrupted = True
     if test is None or not test.steps:
         log("no step finished; no report")
         return 1

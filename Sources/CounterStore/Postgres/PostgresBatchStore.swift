@@ -102,7 +102,8 @@ private final class PostgresBatchRowSink {
         self.configuration = configuration
     }
 
-    func write(_ row: CountRow) throws {
+    /// Dimension counts are not kept on PostgreSQL yet (see `PostgresRealtimeStore.apply`).
+    func write(_ row: CountRow, dimensions _: [UInt8]) throws {
         guard target.contains(row.hour) else {
             throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
         }

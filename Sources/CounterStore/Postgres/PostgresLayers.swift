@@ -108,6 +108,14 @@ public final class PostgresLayers: LayerReads {
         for row in 0..<result.rowCount { visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1)) }
     }
 
+    public func batchDimensions(track: Int64, in span: RollupSpan, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        throw CounterStoreError.notKeptOnStore(what: "waveform and breakdown counts", store: "PostgreSQL")
+    }
+
+    public func realtimeDimensions(track: Int64, in gap: HourRange, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        throw CounterStoreError.notKeptOnStore(what: "waveform and breakdown counts", store: "PostgreSQL")
+    }
+
     public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
         let result = try query("SELECT track_id, plays FROM realtime_counts WHERE hour >= $1 AND hour < $2",
                                [gap.lower.index, gap.upper.index])

@@ -37,7 +37,9 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         var partitions: Set<Int32>
     }
 
-    public func apply(increments: some Collection<CountRow>, progress: [PartitionProgress],
+    /// Dimension counts are not kept on PostgreSQL yet (see docs/postgresql.md): `dimensions`
+    /// is not stored, and the waveform and breakdown answers say so.
+    public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
                       flushedAt: Int64) throws -> FlushOutcome {
         if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
             throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)

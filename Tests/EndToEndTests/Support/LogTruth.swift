@@ -103,6 +103,10 @@ struct LogTruth {
         var id: String
         var trackID: Int64
         var occurredAt: Int64
+        var position: Int64?
+        var duration: Int64?
+        var client: String?
+        var country: String?
     }
 
     static func validEvent(_ line: Data) -> Event? {
@@ -121,17 +125,22 @@ struct LogTruth {
             return nil
         }
         guard occurredAt >= 946_684_800_000, occurredAt < 4_102_444_800_000 else { return nil }
+        var numbers: [String: Int64] = [:]
         for (name, minimum) in [("listener_id", Int64(0)), ("position_ms", 0), ("duration_ms", 1)] {
             if let value = object[name], !(value is NSNull) {
                 guard let number = integer(value), number >= minimum else { return nil }
+                numbers[name] = number
             }
         }
+        var texts: [String: String] = [:]
         for name in ["client", "country"] {
             if let value = object[name], !(value is NSNull) {
                 guard let text = value as? String, text.utf8.count <= 32 else { return nil }
+                texts[name] = text
             }
         }
-        return Event(id: id, trackID: trackID, occurredAt: occurredAt)
+        return Event(id: id, trackID: trackID, occurredAt: occurredAt, position: numbers["position_ms"],
+                     duration: numbers["duration_ms"], client: texts["client"], country: texts["country"])
     }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {

@@ -195,3 +195,11 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
+
+extension RealtimeConfiguration {
+    /// The SQLite data directory these tests always configure.
+    var location: StoreLocation {
+        guard case let .sqlite(location) = store else { preconditionFailure("the realtime tests use SQLite stores") }
+        return location
+    }
+}

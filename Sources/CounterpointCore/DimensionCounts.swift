@@ -1,0 +1,230 @@
+/// The dimension counts of one (track, hour) in their stored form (`DimensionEncoding`): the
+/// row shape that flows from aggregation through both layers' writers, beside `CountRow`.
+public struct DimensionRow: Hashable, Sendable {
+    public var trackID: Int64
+    public var hour: Hour
+    public var encoded: [UInt8]
+
+    public init(trackID: Int64, hour: Hour, encoded: [UInt8]) {
+        self.trackID = trackID
+        self.hour = hour
+        self.encoded = encoded
+    }
+}
+
+/// Plays per (track, hour, waveform bucket, client, country), gathered in memory next to
+/// `PlayCounts` by the batch job and the realtime consumer, and turned into one
+/// `DimensionRow` per (track, hour) when handed to a store.
+///
+/// Adding a play appends one 24-byte record (client and country interned to small numbers
+/// first) — sequential writes, where a hash table would take a cache miss per play — and the
+/// records are sorted and summed once, when the rows are taken. Memory follows the plays
+/// between two `removeAll`s: one flush interval, or one batch work unit.
+public struct DimensionCounts: Sendable {
+    struct Record {
+        var trackID: Int64
+        var hour: Int64
+        /// bucket (7 bits, 127 = none) | client id << 7 (28 bits) | country id << 35 (28 bits).
+        var combination: UInt64
+    }
+
+    static let noBucket: UInt64 = 127
+    static let noValue: UInt64 = (1 << 28) - 1
+
+    private var records: [Record] = []
+    /// The radix sort's second buffer, kept between calls.
+    private var sortBuffer: [Record] = []
+    private var values = ValueInterner()
+
+    public init(minimumCapacity: Int = 1024) {
+        records.reserveCapacity(minimumCapacity)
+    }
+
+    public var isEmpty: Bool { records.isEmpty }
+
+    /// Adds one play (track ids must be ≥ 1).
+    @inline(__always)
+    public mutating func add(trackID: Int64, hour: Hour, _ dimensions: PlayDimensions) {
+        precondition(trackID >= 1, "track ids start at 1")
+        let bucket = dimensions.waveformBucket.map { UInt64(UInt8(bitPattern: $0)) } ?? Self.noBucket
+        let client = dimensions.client.map { values.id(of: $0) } ?? Self.noValue
+        let country = dimensions.country.map { values.id(of: $0) } ?? Self.noValue
+        // A play with none of the three adds nothing: the answers derive it from the plays.
+        if bucket == Self.noBucket && client == Self.noValue && country == Self.noValue { return }
+        records.append(Record(trackID: trackID, hour: hour.index, combination: bucket | client << 7 | country << 35))
+    }
+
+    /// Forgets every play, keeping the memory (e.g. after a flush).
+    public mutating func removeAll() {
+        records.removeAll(keepingCapacity: true)
+        values.removeAll()
+    }
+
+    /// Sorts the records by (track, hour): a least-significant-digit radix sort on the key
+    /// `trackID << hourBits | (hour − first hour)`, linear in the records (a comparison sort of a
+    /// unit's records cost more than counting them did), or a comparison sort when the key does
+    /// not fit in 64 bits.
+    private mutating func sortRecords() {
+        guard records.count > 1 else { return }
+        var firstHour = Int64.max, lastHour = Int64.min, largestTrack: Int64 = 0
+        for record in records {
+            firstHour = min(firstHour, record.hour)
+            lastHour = max(lastHour, record.hour)
+            largestTrack = max(largestTrack, record.trackID)
+        }
+        let hourBits = 64 - UInt64(lastHour - firstHour).leadingZeroBitCount
+        let keyBits = hourBits + 64 - UInt64(largestTrack).leadingZeroBitCount
+        guard keyBits <= 64 else {
+            records.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
+            return
+        }
+        let digitBits = 11, digitMask = (1 << digitBits) - 1
+        var offsets = [Int](repeating: 0, count: 1 << digitBits)
+        sortBuffer.removeAll(keepingCapacity: true)
+        sortBuffer.append(contentsOf: records)
+        var shift = 0
+        while shift < keyBits {
+            records.withUnsafeBufferPointer { source in
+                sortBuffer.withUnsafeMutableBufferPointer { target in
+                    @inline(__always) func digit(_ record: Record) -> Int {
+                        Int(truncatingIfNeeded: (UInt64(record.trackID) << UInt64(hourBits) | UInt64(record.hour - firstHour)) >> UInt64(shift)) & digitMask
+                    }
+                    for index in offsets.indices { offsets[index] = 0 }
+                    for record in source { offsets[digit(record)] += 1 }
+                    var total = 0
+                    for index in offsets.indices {
+                        let count = offsets[index]
+                        offsets[index] = total
+                        total += count
+                    }
+                    for record in source {
+                        let place = digit(record)
+                        target[offsets[place]] = record
+                        offsets[place] += 1
+                    }
+                }
+            }
+            swap(&records, &sortBuffer)
+            shift += digitBits
+        }
+    }
+
+    /// One row per (track, hour), ordered by track then hour.
+    public mutating func rows() -> [DimensionRow] {
+        sortRecords()
+        let occupied = records
+        // Each value's place in byte order, worked out once: entries are then sorted by a small integer.
+        let order = values.sortedIDs()
+        var rankOfID = [Int](repeating: 0, count: order.count)
+        for (rank, id) in order.enumerated() { rankOfID[id] = rank }
+
+        var rows: [DimensionRow] = []
+        rows.reserveCapacity(occupied.count / 2)
+        var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
+        var bucketsSeen = (low: UInt64(0), high: UInt64(0))
+        var sectionCounts = [[Int64](repeating: 0, count: order.count), [Int64](repeating: 0, count: order.count)]
+        var touched: [[Int]] = [[], []]
+        var start = 0
+        while start < occupied.count {
+            let trackID = occupied[start].trackID, hour = occupied[start].hour
+            var end = start
+            while end < occupied.count && occupied[end].trackID == trackID && occupied[end].hour == hour {
+                let combination = occupied[end].combination, plays: Int64 = 1
+                let bucket = Int(combination & 127)
+                if bucket != Int(Self.noBucket) {
+                    waveform[bucket] += plays
+                    if bucket < 64 { bucketsSeen.low |= 1 << UInt64(bucket) } else { bucketsSeen.high |= 1 << UInt64(bucket - 64) }
+                }
+                // Section 0 is countries, 1 clients (their order in the blob).
+                func count(_ section: Int, _ id: UInt64) {
+                    guard id != Self.noValue else { return }
+                    let rank = rankOfID[Int(id)]
+                    if sectionCounts[section][rank] == 0 { touched[section].append(rank) }
+                    sectionCounts[section][rank] += plays
+                }
+                count(0, combination >> 35 & Self.noValue)
+                count(1, combination >> 7 & Self.noValue)
+                end += 1
+            }
+            var encoded: [UInt8] = []
+            encoded.reserveCapacity(16)
+            encoded.append(UInt8(bucketsSeen.low.nonzeroBitCount + bucketsSeen.high.nonzeroBitCount))
+            for half in 0..<2 {
+                var bits = half == 0 ? bucketsSeen.low : bucketsSeen.high
+                let offset = half * 64
+                while bits != 0 {
+                    let bucket = offset + bits.trailingZeroBitCount
+                    bits &= bits - 1
+                    encoded.append(UInt8(bucket))
+                    DimensionEncoding.appendVarint(DimensionEncoding.zigzag(waveform[bucket]), to: &encoded)
+                    waveform[bucket] = 0
+                }
+            }
+            bucketsSeen = (0, 0)
+            for section in 0..<2 {
+                touched[section].sort()
+                DimensionEncoding.appendVarint(UInt64(touched[section].count), to: &encoded)
+                for rank in touched[section] {
+                    values[UInt64(order[rank])].withBytes { bytes in
+                        encoded.append(UInt8(bytes.count))
+                        encoded.append(contentsOf: bytes)
+                    }
+                    DimensionEncoding.appendVarint(DimensionEncoding.zigzag(sectionCounts[section][rank]), to: &encoded)
+                    sectionCounts[section][rank] = 0
+                }
+                touched[section].removeAll(keepingCapacity: true)
+            }
+            if encoded.count == DimensionEncoding.Section.allCases.count { encoded.removeAll() }
+            rows.append(DimensionRow(trackID: trackID, hour: Hour(index: hour), encoded: encoded))
+            start = end
+        }
+        return rows
+    }
+}
+
+/// Small numbers for the client and country values seen since the last `removeAll`: a few
+/// dozen in real traffic, so the table stays tiny and lookups hit the cache.
+struct ValueInterner: Sendable {
+    private var values: [DimensionValue] = []
+    /// Open addressing: id + 1, 0 = empty.
+    private var table = [UInt32](repeating: 0, count: 64)
+
+    @inline(__always)
+    mutating func id(of value: DimensionValue) -> UInt64 {
+        let mask = table.count - 1
+        var index = Int(truncatingIfNeeded: value.hashWord) & mask
+        while table[index] != 0 {
+            let id = Int(table[index] - 1)
+            if values[id] == value { return UInt64(id) }
+            index = (index + 1) & mask
+        }
+        precondition(UInt64(values.count) < DimensionCounts.noValue, "too many distinct client and country values")
+        values.append(value)
+        table[index] = UInt32(values.count)
+        if values.count * 2 > table.count { rehash() }
+        return UInt64(values.count - 1)
+    }
+
+    subscript(id: UInt64) -> DimensionValue { values[Int(id)] }
+
+    /// The ids in ascending byte order of their values.
+    func sortedIDs() -> [Int] {
+        values.indices.sorted { values[$0] < values[$1] }
+    }
+
+    mutating func removeAll() {
+        guard !values.isEmpty else { return }
+        values.removeAll(keepingCapacity: true)
+        for index in table.indices { table[index] = 0 }
+    }
+
+    private mutating func rehash() {
+        table = [UInt32](repeating: 0, count: table.count * 2)
+        let mask = table.count - 1
+        for (id, value) in values.enumerated() {
+            var index = Int(truncatingIfNeeded: value.hashWord) & mask
+            while table[index] != 0 { index = (index + 1) & mask }
+            table[index] = UInt32(id + 1)
+        }
+    }
+}

@@ -1,0 +1,266 @@
+/// The compact form of one (track, hour)'s — or one rollup bucket's — dimension counts, as both
+/// layers store it: one blob per key instead of a row per (key, bucket) or (key, country),
+/// which would multiply the rows of the store (SPEC §3's size budget).
+///
+/// Layout: three sections, each a varint entry count and its entries in ascending key order:
+/// waveform buckets `(bucket: 1 byte, count)`, then countries and clients
+/// `(length: 1 byte, UTF-8 bytes, count)`. Counts are zig-zag varints: small counts take one
+/// byte, and the rollups' subtractions can carry negative deltas. Entries with count 0 are
+/// never written, so the empty blob (zero bytes) means "no plays with any dimension".
+///
+/// Plays without position, client or country are not stored at all: they are the plays of the
+/// key minus what its entries hold, so the answers derive them from the merged plays — which
+/// also makes plays counted before dimensions were kept show as "without".
+public enum DimensionEncoding {
+    /// The sections, in blob order.
+    public enum Section: Int, CaseIterable, Sendable {
+        case waveform, country, client
+    }
+
+    // MARK: Merging
+
+    /// Writes `a + sign × b` into `out` (replacing its contents), entry by entry; entries that
+    /// sum to 0 are left out. Returns false, leaving `out` unspecified, when either input is
+    /// not a well-formed blob.
+    public static func merge(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, sign: Int64 = 1,
+                             into out: inout [UInt8]) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        if a.isEmpty && b.isEmpty { return true }
+        var left = Cursor(a)
+        var right = Cursor(b)
+        for section in Section.allCases {
+            guard let leftCount = left.sectionCount(), let rightCount = right.sectionCount() else { return false }
+            let countAt = out.count
+            out.append(0) // one byte reserved for the entry count, widened below if needed
+            var written: UInt64 = 0
+            var leftRemaining = leftCount, rightRemaining = rightCount
+            var leftEntry = leftRemaining > 0 ? left.entry(section) : nil
+            var rightEntry = rightRemaining > 0 ? right.entry(section) : nil
+            if leftRemaining > 0 && leftEntry == nil || rightRemaining > 0 && rightEntry == nil { return false }
+            while leftRemaining > 0 || rightRemaining > 0 {
+                let order: Int
+                if leftRemaining == 0 { order = 1 } else if rightRemaining == 0 { order = -1 } else {
+                    order = compareKeys(leftEntry!.key, rightEntry!.key)
+                }
+                let key = order <= 0 ? leftEntry!.key : rightEntry!.key
+                var count: Int64 = 0
+                if order <= 0 { count &+= leftEntry!.count }
+                if order >= 0 { count &+= sign &* rightEntry!.count }
+                if count != 0 {
+                    appendKey(key, section, to: &out)
+                    appendVarint(zigzag(count), to: &out)
+                    written += 1
+                }
+                if order <= 0 {
+                    leftRemaining -= 1
+                    if leftRemaining > 0 {
+                        guard let next = left.entry(section), compareKeys(next.key, key) > 0 else { return false }
+                        leftEntry = next
+                    }
+                }
+                if order >= 0 {
+                    let previous = rightEntry!.key
+                    rightRemaining -= 1
+                    if rightRemaining > 0 {
+                        guard let next = right.entry(section), compareKeys(next.key, previous) > 0 else { return false }
+                        rightEntry = next
+                    }
+                }
+            }
+            setCount(written, at: countAt, in: &out)
+        }
+        guard left.isAtEnd, right.isAtEnd else { return false }
+        // Nothing left in any section: the empty blob, not three zero counts.
+        if out.count == Section.allCases.count { out.removeAll(keepingCapacity: true) }
+        return true
+    }
+
+    /// `a + sign × b` as a new array; nil when an input is malformed.
+    public static func merged(_ a: [UInt8], _ b: [UInt8], sign: Int64 = 1) -> [UInt8]? {
+        var out: [UInt8] = []
+        let ok = a.withUnsafeBytes { a in b.withUnsafeBytes { b in merge(a, b, sign: sign, into: &out) } }
+        return ok ? out : nil
+    }
+
+    // MARK: Encoding and decoding
+
+    /// Encodes entries already in ascending key order without duplicates; zero counts are skipped.
+    public static func encode(waveform: some Sequence<(bucket: Int, count: Int64)>,
+                              countries: some Sequence<(value: DimensionValue, count: Int64)>,
+                              clients: some Sequence<(value: DimensionValue, count: Int64)>,
+                              into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        var countAt = out.count
+        out.append(0)
+        var written: UInt64 = 0
+        for (bucket, count) in waveform where count != 0 {
+            out.append(UInt8(bucket))
+            appendVarint(zigzag(count), to: &out)
+            written += 1
+        }
+        setCount(written, at: countAt, in: &out)
+        for values in [Array(countries), Array(clients)] {
+            countAt = out.count
+            out.append(0)
+            written = 0
+            for (value, count) in values where count != 0 {
+                value.withBytes { bytes in
+                    out.append(UInt8(bytes.count))
+                    out.append(contentsOf: bytes)
+                }
+                appendVarint(zigzag(count), to: &out)
+                written += 1
+            }
+            setCount(written, at: countAt, in: &out)
+        }
+        if out.count == Section.allCases.count { out.removeAll(keepingCapacity: true) }
+    }
+
+    /// The entries of a blob; nil when it is malformed.
+    public static func decode(_ blob: UnsafeRawBufferPointer) -> DimensionTotals? {
+        var totals = DimensionTotals()
+        guard !blob.isEmpty else { return totals }
+        var cursor = Cursor(blob)
+        for section in Section.allCases {
+            guard let count = cursor.sectionCount() else { return nil }
+            var previous: Key?
+            for _ in 0..<count {
+                guard let entry = cursor.entry(section) else { return nil }
+                if let previous, compareKeys(previous, entry.key) >= 0 { return nil }
+                previous = entry.key
+                switch entry.key {
+                case .bucket(let bucket): totals.waveform[bucket] = entry.count
+                case .bytes(let bytes):
+                    let value = DimensionValue(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count)
+                    if section == .country { totals.countries.append((value, entry.count)) } else { totals.clients.append((value, entry.count)) }
+                }
+            }
+        }
+        return cursor.isAtEnd ? totals : nil
+    }
+
+    public static func decode(_ blob: [UInt8]) -> DimensionTotals? {
+        blob.withUnsafeBytes { decode($0) }
+    }
+
+    // MARK: Pieces
+
+    enum Key {
+        case bucket(Int)
+        case bytes(UnsafeRawBufferPointer)
+    }
+
+    /// Buckets numerically, strings by their bytes (a prefix first).
+    static func compareKeys(_ a: Key, _ b: Key) -> Int {
+        switch (a, b) {
+        case (.bucket(let x), .bucket(let y)): return x < y ? -1 : x == y ? 0 : 1
+        case (.bytes(let x), .bytes(let y)):
+            for index in 0..<min(x.count, y.count) where x[index] != y[index] {
+                return x[index] < y[index] ? -1 : 1
+            }
+            return x.count < y.count ? -1 : x.count == y.count ? 0 : 1
+        default: return 0
+        }
+    }
+
+    static func appendKey(_ key: Key, _ section: Section, to out: inout [UInt8]) {
+        switch key {
+        case .bucket(let bucket): out.append(UInt8(bucket))
+        case .bytes(let bytes):
+            out.append(UInt8(bytes.count))
+            out.append(contentsOf: bytes)
+        }
+    }
+
+    @inline(__always)
+    static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
+
+    @inline(__always)
+    static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1) }
+
+    @inline(__always)
+    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        out.append(UInt8(rest))
+    }
+
+    /// Fills the byte reserved at `index` with `count`, inserting bytes when it needs more than one.
+    static func setCount(_ count: UInt64, at index: Int, in out: inout [UInt8]) {
+        if count < 0x80 {
+            out[index] = UInt8(count)
+        } else {
+            var varint: [UInt8] = []
+            appendVarint(count, to: &varint)
+            out.replaceSubrange(index...index, with: varint)
+        }
+    }
+
+    /// Reads a blob front to back; every read checks the bounds.
+    struct Cursor {
+        let bytes: UnsafeRawBufferPointer
+        var position = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        var isAtEnd: Bool { position == bytes.count }
+
+        /// An empty blob reads as three empty sections.
+        mutating func sectionCount() -> UInt64? {
+            bytes.isEmpty ? 0 : varint()
+        }
+
+        mutating func varint() -> UInt64? {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while position < bytes.count, shift < 64 {
+                let byte = bytes[position]
+                position += 1
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+            return nil
+        }
+
+        mutating func entry(_ section: Section) -> (key: Key, count: Int64)? {
+            guard position < bytes.count else { return nil }
+            let head = Int(bytes[position])
+            position += 1
+            let key: Key
+            if section == .waveform {
+                guard head < WaveformBucket.count else { return nil }
+                key = .bucket(head)
+            } else {
+                guard head <= DimensionValue.maxLength, position + head <= bytes.count else { return nil }
+                key = .bytes(UnsafeRawBufferPointer(rebasing: bytes[position..<position + head]))
+                position += head
+            }
+            guard let count = varint() else { return nil }
+            return (key, DimensionEncoding.unzigzag(count))
+        }
+    }
+}
+
+/// The decoded dimension counts of some plays: waveform buckets, and (value, plays) per
+/// country and client in ascending byte order. Plays without a value are not in it (see
+/// `DimensionEncoding`).
+public struct DimensionTotals: Sendable, Equatable {
+    public var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
+    public var countries: [(value: DimensionValue, plays: Int64)] = []
+    public var clients: [(value: DimensionValue, plays: Int64)] = []
+
+    public init() {}
+
+    public static func == (a: DimensionTotals, b: DimensionTotals) -> Bool {
+        a.waveform == b.waveform && a.countries.elementsEqual(b.countries, by: { $0 == $1 })
+            && a.clients.elementsEqual(b.clients, by: { $0 == $1 })
+    }
+
+    public func values(_ section: DimensionEncoding.Section) -> [(value: DimensionValue, plays: Int64)] {
+        section == .client ? clients : countries
+    }
+}

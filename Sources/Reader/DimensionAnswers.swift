@@ -1,0 +1,63 @@
+import CounterpointCore
+import CounterStore
+
+/// The dimension endpoints of SPEC §5: where on the waveform plays start, and plays by
+/// country or client. Same parameters, errors and freshness as the count endpoints; the plays
+/// they split are the track's merged plays, read from the same snapshots.
+struct DimensionAnswers {
+    let counts: CountAnswers
+
+    func waveform(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+        let values = try QueryValues(query, allowed: ["from", "to"])
+        let range = try values.hourRange()
+        let (answer, freshness) = try store.withReader { reader in
+            (try reader.dimensions(track: trackID, in: range), reader.lastFreshness)
+        }
+        var json = JSONWriter(capacity: 256 + WaveformBucket.count * 8)
+        json.beginObject()
+        json.key("track_id"); json.value(trackID)
+        json.key("buckets")
+        json.beginArray()
+        for plays in answer.waveform { json.value(plays) }
+        json.endArray()
+        json.key("plays"); json.value(answer.plays.plays)
+        json.key("plays_without_position"); json.value(answer.playsWithoutPosition)
+        counts.writeFreshness(freshness, into: &json)
+        json.endObject()
+        return json.bytes
+    }
+
+    func breakdown(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+        let values = try QueryValues(query, allowed: ["by", "from", "to"])
+        let section: DimensionEncoding.Section
+        switch values["by"] {
+        case "country": section = .country
+        case "client": section = .client
+        case nil:
+            throw APIError.badRequest("missing_by", "'by' is required: 'country' or 'client'")
+        case let other?:
+            throw APIError.badRequest("invalid_by", "'by' must be 'country' or 'client', not '\(QueryValues.printable(other))'")
+        }
+        let range = try values.hourRange()
+        let (answer, freshness) = try store.withReader { reader in
+            (try reader.dimensions(track: trackID, in: range), reader.lastFreshness)
+        }
+        let entries = answer.breakdown(section)
+        var json = JSONWriter(capacity: 128 + entries.count * 48)
+        json.beginObject()
+        json.key("track_id"); json.value(trackID)
+        json.key("by"); json.value(section == .country ? "country" : "client")
+        json.key("values")
+        json.beginArray()
+        for entry in entries {
+            json.beginObject()
+            json.key("value"); json.optional(entry.value) { $0.value($1.string) }
+            json.key("plays"); json.value(entry.plays)
+            json.endObject()
+        }
+        json.endArray()
+        counts.writeFreshness(freshness, into: &json)
+        json.endObject()
+        return json.bytes
+    }
+}

@@ -1,0 +1,161 @@
+import Testing
+@testable import CounterpointCore
+
+/// The stored form of dimension counts and its merging, checked against plain dictionaries.
+@Suite("Dimension encoding and aggregation")
+struct DimensionEncodingTests {
+    /// The reference: counts by (section, key) as plain dictionaries.
+    struct Reference: Equatable {
+        var waveform: [Int: Int64] = [:]
+        var countries: [String: Int64] = [:]
+        var clients: [String: Int64] = [:]
+
+        mutating func add(_ other: Reference, sign: Int64 = 1) {
+            for (key, count) in other.waveform { waveform[key, default: 0] += sign * count }
+            for (key, count) in other.countries { countries[key, default: 0] += sign * count }
+            for (key, count) in other.clients { clients[key, default: 0] += sign * count }
+            waveform = waveform.filter { $0.value != 0 }
+            countries = countries.filter { $0.value != 0 }
+            clients = clients.filter { $0.value != 0 }
+        }
+
+        init() {}
+
+        init(_ totals: DimensionTotals) {
+            for (bucket, count) in totals.waveform.enumerated() where count != 0 { waveform[bucket] = count }
+            for (value, count) in totals.countries { countries[value.string] = count }
+            for (value, count) in totals.clients { clients[value.string] = count }
+        }
+
+        var encoded: [UInt8] {
+            var out: [UInt8] = []
+            let sortedBytes = { (map: [String: Int64]) in
+                map.map { (value: DimensionValue($0.key)!, count: $0.value) }.sorted { $0.value.bytes.lexicographicallyPrecedes($1.value.bytes) }
+            }
+            DimensionEncoding.encode(waveform: waveform.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) },
+                                     countries: sortedBytes(countries), clients: sortedBytes(clients), into: &out)
+            return out
+        }
+    }
+
+    static let names = ["", "DE", "US", "ios", "android", "web", "D", "DEU", "\u{0}", "é", String(repeating: "z", count: 32)]
+
+    static func randomReference(_ random: inout some RandomNumberGenerator) -> Reference {
+        var reference = Reference()
+        for _ in 0..<Int.random(in: 0...12, using: &random) {
+            reference.waveform[Int.random(in: 0..<100, using: &random)] = Int64.random(in: 1...5_000_000_000, using: &random)
+        }
+        for _ in 0..<Int.random(in: 0...5, using: &random) {
+            reference.countries[names.randomElement(using: &random)!] = Int64.random(in: 1...300, using: &random)
+        }
+        for _ in 0..<Int.random(in: 0...3, using: &random) {
+            reference.clients[names.randomElement(using: &random)!] = Int64.random(in: 1...70, using: &random)
+        }
+        return reference
+    }
+
+    @Test("encoding then decoding gives back every count; no counts is the empty blob")
+    func roundTrip() throws {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let reference = Self.randomReference(&random)
+            let decoded = try #require(DimensionEncoding.decode(reference.encoded))
+            #expect(Reference(decoded) == reference)
+        }
+        #expect(Reference().encoded.isEmpty)
+    }
+
+    @Test("merging adds counts entry by entry, subtracting takes them away, zeros disappear")
+    func mergeMatchesDictionaries() throws {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let a = Self.randomReference(&random), b = Self.randomReference(&random)
+            var sum = a
+            sum.add(b)
+            let merged = try #require(DimensionEncoding.merged(a.encoded, b.encoded))
+            #expect(Reference(try #require(DimensionEncoding.decode(merged))) == sum)
+            #expect(merged == sum.encoded, "the merge writes the canonical form")
+            let back = try #require(DimensionEncoding.merged(merged, b.encoded, sign: -1))
+            #expect(back == a.encoded)
+            #expect(DimensionEncoding.merged(a.encoded, a.encoded, sign: -1) == [])
+        }
+    }
+
+    @Test("more than 127 values in a section widen its count")
+    func manyValues() throws {
+        var reference = Reference()
+        for index in 0..<300 { reference.countries["c\(index)"] = Int64(index + 1) }
+        let decoded = try #require(DimensionEncoding.decode(reference.encoded))
+        #expect(Reference(decoded) == reference)
+        let doubled = try #require(DimensionEncoding.merged(reference.encoded, reference.encoded))
+        #expect(DimensionEncoding.decode(doubled)?.countries.count == 300)
+    }
+
+    @Test("truncated, unordered or random blobs are refused, never a crash")
+    func malformed() {
+        var random = SystemRandomNumberGenerator()
+        let valid = DimensionEncodingTests.randomReferenceNonEmpty(&random).encoded
+        for length in 0..<valid.count where length > 0 {
+            #expect(DimensionEncoding.decode(Array(valid.prefix(length))) == nil)
+        }
+        #expect(DimensionEncoding.decode([2, 5, 2, 3, 2, 0, 0]) == nil, "buckets must ascend")
+        #expect(DimensionEncoding.decode([1, 100, 2, 0, 0]) == nil, "bucket 100 does not exist")
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 1...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            _ = DimensionEncoding.decode(bytes)
+            _ = DimensionEncoding.merged(bytes, valid)
+        }
+    }
+
+    static func randomReferenceNonEmpty(_ random: inout some RandomNumberGenerator) -> Reference {
+        var reference = randomReference(&random)
+        reference.waveform[7] = 3
+        reference.countries["SE"] = 2
+        return reference
+    }
+
+    @Test("aggregated plays per (track, hour) equal a dictionary count of the same plays")
+    func aggregationMatchesDictionaries() throws {
+        var random = SystemRandomNumberGenerator()
+        var counts = DimensionCounts(minimumCapacity: 16)
+        var reference: [Int64: [Int64: Reference]] = [:]
+        for _ in 0..<50_000 {
+            let track = Int64.random(in: 1...40, using: &random)
+            let hour = Hour(index: Int64.random(in: 490_000...490_005, using: &random))
+            let bucket: Int8? = Bool.random(using: &random) ? Int8.random(in: 0...99, using: &random) : nil
+            let client = Int.random(in: 0..<5, using: &random) == 0 ? nil : Self.names.randomElement(using: &random)
+            let country = Int.random(in: 0..<5, using: &random) == 0 ? nil : Self.names.randomElement(using: &random)
+            counts.add(trackID: track, hour: hour, PlayDimensions(waveformBucket: bucket, client: client.flatMap(DimensionValue.init),
+                                                                  country: country.flatMap(DimensionValue.init)))
+            var entry = reference[track, default: [:]][hour.index, default: Reference()]
+            if let bucket { entry.waveform[Int(bucket), default: 0] += 1 }
+            if let client { entry.clients[client, default: 0] += 1 }
+            if let country { entry.countries[country, default: 0] += 1 }
+            reference[track, default: [:]][hour.index] = entry
+        }
+        let rows = counts.rows()
+        #expect(rows.map { [$0.trackID, $0.hour.index] } == rows.map { [$0.trackID, $0.hour.index] }.sorted { $0.lexicographicallyPrecedes($1) })
+        var seen = 0
+        for row in rows {
+            let expected = try #require(reference[row.trackID]?[row.hour.index])
+            #expect(Reference(try #require(DimensionEncoding.decode(row.encoded))) == expected)
+            seen += 1
+        }
+        #expect(seen == reference.values.reduce(0) { $0 + $1.filter { $0.value != Reference() }.count })
+        counts.removeAll()
+        #expect(counts.rows().isEmpty)
+    }
+
+    @Test("breakdowns order by plays descending, then by UTF-8 bytes, with null last")
+    func breakdownOrder() {
+        let values: [(value: DimensionValue, plays: Int64)] = [
+            (DimensionValue("b")!, 5), (DimensionValue("é")!, 9), (DimensionValue("a")!, 5), (DimensionValue("Z")!, 5),
+            (DimensionValue("zero")!, 0), (DimensionValue("")!, 1),
+        ]
+        let ordered = Breakdown.ordered(values, totalPlays: 40)
+        #expect(ordered.map { $0.value?.string } == ["é", "Z", "a", "b", "", nil])
+        #expect(ordered.map(\.plays) == [9, 5, 5, 5, 1, 15])
+        #expect(Breakdown.ordered(values, totalPlays: 25).last?.value != nil, "no null entry without plays lacking the field")
+        #expect(Breakdown.ordered([], totalPlays: 0).isEmpty)
+    }
+}
