@@ -73,13 +73,15 @@ enum Fixtures {
     }
 
     /// A stop condition that also gives up after `limit`, so a broken consumer fails the test instead of hanging it.
-    static func stop(when condition: @escaping @Sendable () -> Bool, orAfter limit: Duration = .seconds(30)) -> @Sendable () -> Bool {
+    /// Generous: the whole suite shares two cores with browser, database and process tests, and
+    /// a group join on a starved mock broker has been seen to take over 30 s.
+    static func stop(when condition: @escaping @Sendable () -> Bool, orAfter limit: Duration = .seconds(120)) -> @Sendable () -> Bool {
         let deadline = ContinuousClock.now + limit
         return { condition() || ContinuousClock.now >= deadline }
     }
 
     /// Waits (without asserting anything about time) until `condition` holds or `limit` passes.
-    static func wait(until condition: () -> Bool, limit: Duration = .seconds(30)) async throws {
+    static func wait(until condition: () -> Bool, limit: Duration = .seconds(120)) async throws {
         let deadline = ContinuousClock.now + limit
         while !condition(), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
