@@ -117,7 +117,7 @@ struct PostgresEndToEndTests {
         }
     }
 
-    @Test("PostgreSQL restarted mid-stream loses nothing and doubles nothing")
+    @Test("PostgreSQL restarted mid-stream (and once while the group forms) loses nothing and doubles nothing")
     func databaseRestartMidStream() async throws {
         // A server of its own: the restart must not disturb the other tests' databases.
         let postgres = try PostgresTestServer.startPrivate()
@@ -130,15 +130,25 @@ struct PostgresEndToEndTests {
 
             let processes = Processes()
             do {
-                let (run, broker) = try await Self.startRun(store: store, scratch: scratch, processes: processes)
+                let (run, broker) = try await Self.startRun(store: store, scratch: scratch, processes: processes,
+                                                            waitForAssignment: false)
+                // First while the group is still forming: the realtime consumer's first store call
+                // after it, reading the stored offsets of its new partitions, meets a closed connection.
+                try await Task.detached { try postgres.restart() }.value
+                #expect(run.command.stderr.components(separatedBy: "[Kafka] partitions assigned").count < 3,
+                        "the first restart came after the assignment; it should come before")
+                try await Self.waitUntilAssigned(run)
+                #expect(run.command.stderr.contains("reading the stored offsets of assigned partitions failed; trying again"),
+                        "the assignment did not meet the restart:\n\(run.command.stderr.suffix(2_000))")
                 let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
                                                  scratch: scratch)
                 // The restart lands once the consumer has committed some of the stream, not all.
                 let deadline = ContinuousClock.now + .seconds(30)
-                while try Self.committed(run) == 0, ContinuousClock.now < deadline {
+                while ((try? Self.committed(run)) ?? 0) == 0, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_000)))
+                // Then mid-stream, between and during flushes.
                 try await Task.detached { try postgres.restart() }.value
                 #expect(replay.isRunning, "the restart did not happen mid-stream; make the replay slower")
                 let produced = try await Self.finish(replay)
@@ -163,13 +173,22 @@ struct PostgresEndToEndTests {
     }
 
     /// `run --store` with its embedded broker; returns its reader and the broker's address.
-    static func startRun(store: String, scratch: URL, processes: Processes) async throws -> (Server, String) {
+    static func startRun(store: String, scratch: URL, processes: Processes,
+                         waitForAssignment: Bool = true) async throws -> (Server, String) {
         let run = try processes.start([
             "run", "--store", store, "--data-dir", scratch.appendingPathComponent("run-data").path,
             "--logs", scratch.appendingPathComponent("archive").path, "--listen", "127.0.0.1:0", "--partitions", "4",
             "--flush-interval-ms", "100", "--batch-interval-seconds", "3600", "--snapshot-age-ms", "0",
         ], scratch: scratch)
         let (broker, port) = try await RunMergeTests.addresses(of: run)
+        let server = Server(command: run, port: port)
+        if waitForAssignment { try await Self.waitUntilAssigned(server) }
+        return (server, broker)
+    }
+
+    /// Waits until `run`'s archiver and realtime consumer both hold their partitions.
+    static func waitUntilAssigned(_ server: Server) async throws {
+        let run = server.command
         // A second member that joins while `run`'s own consumer is still joining leaves both
         // waiting on librdkafka's mock broker (seen: no assignment for a minute); once `run`'s
         // archiver and realtime consumer both hold their partitions, members join and leave freely.
@@ -180,7 +199,6 @@ struct PostgresEndToEndTests {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        return (Server(command: run, port: port), broker)
     }
 
     /// A second member of `run`'s consumer group, on the same store; a short session timeout so
