@@ -121,7 +121,7 @@ let package = Package(
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "Kafka", "CounterStore", "SQLiteDB", "CounterpointCore", "Generator"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import CounterpointCore
+import Foundation
 import CounterStore
 import Kafka
 import Logging
@@ -81,8 +82,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
 
     func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
         try settleFlush(waiting: true, mayReseek: false)
-        let topic = self.topic
-        let stored = try store.run { try $0.storedOffsets(topic: topic) }
+        let stored = try storedOffsetsRetrying()
         var starts: [KafkaPartition: Int64] = [:]
         for partition in partitions where partition.topic == topic {
             let id = Int(partition.id)
@@ -350,6 +350,29 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     }
 
     // MARK: Helpers
+
+    /// The offsets stored with the counts, for partitions just assigned. No partition may start
+    /// without them (a guess would lose or double plays), so while the store fails — a database
+    /// restarting, whose connection `PostgresDatabase` reopens on the next call — they are asked
+    /// again with the flush retry's growing delay, inside the rebalance. Past about
+    /// `retryMaximumDelay` of failures the error stops the consumer, as a store that stays down should.
+    private func storedOffsetsRetrying() throws -> [Int32: Int64] {
+        let topic = self.topic
+        let giveUp = ContinuousClock.now + retryMaximumDelay
+        var delay = retryDelay
+        while true {
+            do {
+                return try store.run { try $0.storedOffsets(topic: topic) }
+            } catch {
+                guard ContinuousClock.now + delay <= giveUp else { throw error }
+                logger.warning("reading the stored offsets of assigned partitions failed; trying again", metadata: [
+                    "kafka.topic": "\(topic)", "store.error": "\(error)", "retry.delay": "\(delay)",
+                ])
+                Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+                delay = min(retryMaximumDelay, delay * 2)
+            }
+        }
+    }
 
     private var hasUnflushedProgress: Bool {
         positions.contains { $0.isAssigned && $0.consumed != nil && $0.consumed != $0.stored }

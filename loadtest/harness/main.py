@@ -92,6 +92,9 @@ def parse_arguments(argv):
     parser.add_argument("--flush-interval-ms", type=int, default=250, help="realtime flush interval (default 250)")
     parser.add_argument("--brokers", help="a running Kafka (HOST:PORT[,…]) instead of the embedded broker")
     parser.add_argument("--topic", default="plays", help="topic (default plays)")
+    parser.add_argument("--store", default="",
+                        help="the stores: a postgresql:// URI passed to `counterpoint run` and `batch` "
+                             "(default: SQLite files in the scratch folder)")
     parser.add_argument("--allow-remote-brokers", action="store_true",
                         help="accept --brokers that are not on loopback (traffic then leaves this machine)")
     args = parser.parse_args(argv)
@@ -108,6 +111,8 @@ def parse_arguments(argv):
             parser.error(f"--{name.replace('_', '-')} must be positive")
     if args.step_seconds < 1 or args.warmup_seconds < 0 or args.drain_seconds < 0 or args.http_rate < 0:
         parser.error("--step-seconds must be at least 1; --warmup-seconds, --drain-seconds and --http-rate 0 or more")
+    if args.store and not args.store.startswith(("postgresql://", "postgres://")):
+        parser.error("--store must be a postgresql:// (or postgres://) URI")
     if args.brokers and not args.allow_remote_brokers:
         for address in args.brokers.split(","):
             host = address.rsplit(":", 1)[0].strip("[]")
@@ -123,6 +128,16 @@ def _is_loopback(host):
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def store_arguments(args):
+    return ["--store", args.store] if args.store else []
+
+
+def redacted_store(url):
+    """The store as `StoreBackend.description` names it: a URI's password replaced by ***."""
+    match = re.match(r"^([a-z]+://)([^/@]*?):([^/@]*)@(.*)$", url)
+    return f"{match.group(1)}{match.group(2)}:***@{match.group(4)}" if match else url
 
 
 def build_release():
@@ -180,6 +195,7 @@ class LoadTest:
                 "--batch-interval-seconds", "86400", "--log-level", "warning"]
         if a.brokers:
             argv += ["--brokers", a.brokers]
+        argv += store_arguments(a)
         self.service = self.children.start("counterpoint-run", argv)
         reader = wait_for_line(self.service, r"reader listening on http://([0-9.]+):(\d+)/", 120)
         self.host, self.port = reader.group(1), int(reader.group(2))
@@ -230,7 +246,7 @@ class LoadTest:
             step["batch"] = {"start": self.sampler.now()}
             batch = self.children.start(f"batch-{tag}", [
                 self.binary, "batch", "--data-dir", os.path.join(self.work, "data"), "--logs", self.logs,
-                "--json", "--log-level", "warning"])
+                "--json", "--log-level", "warning"] + store_arguments(a))
             self.sampler.watch("counterpoint batch", batch.pid)
         step["http"] = dashboard.collect(wrks, self.sampler, timeout=a.step_seconds + 30)
         if batch is not None:
@@ -361,7 +377,8 @@ def main(argv):
         log("no step finished; no report")
         return 1
     figures = [analysis.step_figures(step, test.sampler.samples, test.prober.probes) for step in test.steps]
-    context = {"args": vars(args), "machine": machine.describe(), "generated": test.generated,
+    # The report and figures.json name the store without its password.
+    context = {"args": dict(vars(args), store=redacted_store(args.store)), "machine": machine.describe(), "generated": test.generated,
                "started": stamp, "interrupted": test.interrupted, "steps": test.steps,
                "sampler_errors": test.sampler.errors}
     charts.draw(out, test.sampler.samples, test.prober.probes, figures, test.steps, args)

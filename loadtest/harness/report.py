@@ -185,6 +185,7 @@ def write(out, figures, context):
     args, m, generated = context["args"], context["machine"], context["generated"]
     broker = f"the Kafka at `{args['brokers']}`" if args.get("brokers") else \
         f"the embedded broker (librdkafka mock cluster, {args['partitions']} partitions)"
+    store = f"PostgreSQL at `{args['store']}`" if args.get("store") else "SQLite files in the scratch folder"
     text = [
         f"# Counterpoint load test — {context['started']}",
         "",
@@ -196,7 +197,7 @@ def write(out, figures, context):
         "machine, over loopback.",
         "",
         f"**Setup:** `counterpoint run` (consumer, archiver, reader; flush interval {args['flush_interval_ms']} ms) "
-        f"on {broker}. Event logs: {_n(generated['events'])} generated events ({_n(generated['bytes'] / 1e6)} MB, "
+        f"on {broker}; stores: {store}. Event logs: {_n(generated['events'])} generated events ({_n(generated['bytes'] / 1e6)} MB, "
         f"{generated['hours']} hours, {_n(generated['tracks'])} tracks played, Zipf popularity), replayed in a loop "
         f"by `counterpoint replay` at each step's rate. Each step: {args['warmup_seconds']:g} s warm-up, then "
         f"{args['step_seconds']:g} s measured; between steps the consumer may catch up for up to "
