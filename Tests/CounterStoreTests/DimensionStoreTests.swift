@@ -83,7 +83,7 @@ struct DimensionStoreTests {
             var model = Model()
             var random = SystemRandomNumberGenerator()
             // 2026-10-28 … 2026-11-06: crosses a month boundary, so month rollups are used.
-            let origin = UTCCalendar.days(fromCivil: 2026, 10, 28) * 24
+            let origin = UTCTime.daysFromCivil(year: 2026, month: 10, day: 28) * 24
             let span: Int64 = 24 * 9
             let tracks: ClosedRange<Int64> = 1...6
             var offset: Int64 = 0

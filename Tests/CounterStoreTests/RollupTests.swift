@@ -36,7 +36,7 @@ struct RollupTests {
     }
 
     /// 2026-10-20T00:00Z: the random history crosses the October/November month boundary.
-    static let origin: Int64 = UTCCalendar.days(fromCivil: 2026, 10, 20) * 24
+    static let origin: Int64 = UTCTime.daysFromCivil(year: 2026, month: 10, day: 20) * 24
 
     @Test("totals, day timelines and top-N equal the model after random batch runs and flushes",
           arguments: Backend.allCases, [1, 2, 3] as [UInt64])

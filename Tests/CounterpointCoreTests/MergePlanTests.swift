@@ -12,9 +12,9 @@ struct MergePlanTests {
         for day in stride(from: Int64(0), to: 47_482, by: 13) {
             let date = Date(timeIntervalSince1970: Double(day) * 86_400)
             let parts = calendar.dateComponents([.year, .month, .day], from: date)
-            let civil = UTCCalendar.civil(fromDays: day)
+            let civil = UTCTime.civilFromDays(day)
             #expect(civil.year == Int64(parts.year!) && civil.month == Int64(parts.month!) && civil.day == Int64(parts.day!))
-            #expect(UTCCalendar.days(fromCivil: civil.year, civil.month, civil.day) == day)
+            #expect(UTCTime.daysFromCivil(year: civil.year, month: civil.month, day: civil.day) == day)
             let month = UTCCalendar.month(ofDay: day)
             #expect(month == Int64((parts.year! - 1970) * 12 + parts.month! - 1))
             #expect(UTCCalendar.firstDay(ofMonth: month) == day - Int64(parts.day! - 1))

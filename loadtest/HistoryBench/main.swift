@@ -19,7 +19,7 @@ func fail(_ message: String) -> Never {
 }
 
 /// The first hour of the history: 2024-01-01T00:00Z, so a year and three years fit before 2027.
-let firstHour = Hour(index: UTCCalendar.days(fromCivil: 2024, 1, 1) * 24)
+let firstHour = Hour(index: UTCTime.daysFromCivil(year: 2024, month: 1, day: 1) * 24)
 let realtimeHours: Int64 = 6
 
 func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws {
