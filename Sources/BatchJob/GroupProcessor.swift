@@ -49,9 +49,10 @@ final class GroupProcessor {
     /// Adds the records an `UnpartitionedPass` kept for `hour` (already validated and in the
     /// target), de-duplicated with the unit's other events.
     func absorb(_ records: HourRecords, hour: Hour) throws {
-        try records.forEachRecord(of: hour) { trackID, eventID in
+        try records.forEachRecord(of: hour) { trackID, eventID, playDimensions in
             if seen.insert(eventID, in: hour) {
                 counts.add(trackID: trackID, hour: hour)
+                dimensions.add(trackID: trackID, hour: hour, playDimensions)
             } else {
                 tally.duplicates += 1
             }

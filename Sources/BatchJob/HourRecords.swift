@@ -2,8 +2,9 @@ import CounterpointCore
 import Foundation
 
 /// The valid, in-range events one worker read from unpartitioned files, kept per UTC hour as
-/// compact records — track id (8 bytes), id length (1 byte), the `event_id`'s bytes — until
-/// the hour's unit de-duplicates and counts them. A 26-character ULID takes 35 bytes instead
+/// compact records — track id (8 bytes), id length (1 byte), the `event_id`'s bytes, then the
+/// play's dimensions (waveform bucket, client, country: a byte each for "absent" or a length,
+/// then the value's bytes) — until the hour's unit de-duplicates and counts them. A 26-character ULID takes 35 bytes instead
 /// of the ~200 of its JSON line, and the full id is kept (not a hash of it), so that
 /// de-duplication stays exact.
 ///
@@ -40,7 +41,7 @@ final class HourRecords: @unchecked Sendable {
     }
 
     @inline(__always)
-    func append(trackID: Int64, eventID: EventID, hour: Hour) throws {
+    func append(trackID: Int64, eventID: EventID, hour: Hour, dimensions: PlayDimensions) throws {
         if hour != lastHour {
             if let index = indexOfHour[hour] {
                 lastIndex = index
@@ -53,10 +54,20 @@ final class HourRecords: @unchecked Sendable {
             }
             lastHour = hour
         }
-        let size = 9 + eventID.count
+        let before = buffers[lastIndex].count
         withUnsafeBytes(of: trackID.littleEndian) { buffers[lastIndex].append(contentsOf: $0) }
         buffers[lastIndex].append(UInt8(eventID.count))
         eventID.withUnsafeBytes { buffers[lastIndex].append(contentsOf: $0) }
+        buffers[lastIndex].append(dimensions.waveformBucket.map { UInt8($0) } ?? Self.absent)
+        for value in [dimensions.client, dimensions.country] {
+            if let value {
+                buffers[lastIndex].append(value.count)
+                value.withBytes { buffers[lastIndex].append(contentsOf: $0) }
+            } else {
+                buffers[lastIndex].append(Self.absent)
+            }
+        }
+        let size = buffers[lastIndex].count - before
         sizes[lastIndex] += size
         buffered += size
         if buffered > budget { try spill() }
@@ -82,8 +93,12 @@ final class HourRecords: @unchecked Sendable {
         buffered = 0
     }
 
-    /// Calls `body` with the track id and `event_id` of every record of `hour`, spilled ones first.
-    func forEachRecord(of hour: Hour, _ body: (Int64, EventID) -> Void) throws {
+    /// Marks an absent bucket or value (buckets are 0…99, values at most 32 bytes).
+    private static let absent: UInt8 = 0xFF
+
+    /// Calls `body` with the track id, `event_id` and dimensions of every record of `hour`,
+    /// spilled ones first.
+    func forEachRecord(of hour: Hour, _ body: (Int64, EventID, PlayDimensions) -> Void) throws {
         if spilledHours.contains(hour) {
             let data = try Data(contentsOf: URL(fileURLWithPath: spillPath(hour)))
             data.withUnsafeBytes { Self.decode($0, body) }
@@ -93,16 +108,31 @@ final class HourRecords: @unchecked Sendable {
         }
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (Int64, EventID) -> Void) {
+    private static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (Int64, EventID, PlayDimensions) -> Void) {
+        // Only whole records of valid values were written; a torn spill file cannot happen
+        // within one run.
         var offset = 0
         while offset + 9 <= bytes.count {
             let trackID = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
             let length = Int(bytes[offset + 8])
             let id = EventID(validating: UnsafeRawBufferPointer(rebasing: bytes[(offset + 9)..<(offset + 9 + length)]))
-            // Only valid ids were written; a torn spill file cannot happen within one run.
-            if let id { body(trackID, id) }
             offset += 9 + length
+            var dimensions = PlayDimensions()
+            if bytes[offset] != absent { dimensions.waveformBucket = Int8(bytes[offset]) }
+            offset += 1
+            dimensions.client = readValue(bytes, &offset)
+            dimensions.country = readValue(bytes, &offset)
+            if let id { body(trackID, id, dimensions) }
         }
+    }
+
+    @inline(__always)
+    private static func readValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> DimensionValue? {
+        let count = bytes[offset]
+        offset += 1
+        guard count != absent else { return nil }
+        defer { offset += Int(count) }
+        return DimensionValue(copying: bytes.baseAddress! + offset, count: Int(count))
     }
 
     private func spillPath(_ hour: Hour) -> String {

@@ -92,7 +92,8 @@ private struct RecordParser {
         var lineNumber = chunk.firstLineNumber
         try LineSplitter.forEachLine(in: UnsafeRawBufferPointer(rebasing: chunk.buffer[..<chunk.count])) { line in
             defer { lineNumber += 1 }
-            switch EventParser.parse(line) {
+            var dimensions = PlayDimensions()
+            switch EventParser.parse(line, dimensions: &dimensions) {
             case .success(let event):
                 tally.eventsRead += 1
                 tally.valid += 1
@@ -104,7 +105,7 @@ private struct RecordParser {
                     }
                     lastTargetHour = hour
                 }
-                try records.append(trackID: event.trackID, eventID: event.eventID, hour: hour)
+                try records.append(trackID: event.trackID, eventID: event.eventID, hour: hour, dimensions: dimensions)
             case .failure(let rejection):
                 // Blank lines separate nothing in NDJSON; they are not events.
                 guard rejection.reason != .empty else { return }

@@ -125,3 +125,35 @@ struct DeduplicationTests {
         }
     }
 }
+
+@Suite("Dimension counts from unpartitioned files")
+struct UnpartitionedDimensionTests {
+    @Test("the same logs read as hour files and as one unpartitioned file, in memory or spilled, give the same waveform and breakdown counts",
+          arguments: [nil, 1] as [Int?])
+    func unpartitionedKeepsDimensions(spillBudget: Int?) throws {
+        try Workspace.with { hourFiles in
+            try Workspace.with { oneFile in
+                let generated = try generateLogs(into: hourFiles.logs, events: 4_000, hours: 4, duplicateRate: 0.02)
+                var bytes: [UInt8] = []
+                for offset in 0..<4 {
+                    let path = LogLayout.hourFilePath(root: hourFiles.logs, hour: generated.start.advanced(by: Int64(offset)))
+                    bytes += try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+                }
+                try oneFile.writeRaw(bytes, to: oneFile.logs + "/all-events.ndjson")
+                let range = HourRange(generated.start, generated.start.advanced(by: 4))
+                _ = try hourFiles.run(from: range.lower, to: range.upper)
+                _ = try oneFile.run(from: range.lower, to: range.upper, spillBudget: spillBudget)
+
+                let expected = try CounterReader(location: hourFiles.location)
+                let actual = try CounterReader(location: oneFile.location)
+                let tracks = Set(generated.truthCells.keys.map(\.track)).sorted().prefix(40)
+                #expect(!tracks.isEmpty)
+                for track in tracks {
+                    let want = try expected.dimensions(track: track, in: range)
+                    #expect(want.totals.waveform.reduce(0, +) > 0 || want.plays.plays < 5, "track \(track) has no positions at all")
+                    #expect(try actual.dimensions(track: track, in: range) == want, "track \(track)")
+                }
+            }
+        }
+    }
+}
