@@ -106,7 +106,7 @@ let package = Package(
         .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer"]),
         .testTarget(name: "CounterStoreTests", dependencies: [
-            "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer",
+            "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator",
         ]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),

@@ -79,14 +79,14 @@ struct RollupSums {
 }
 
 /// Takes the dimension counts of hours a run replaces out of their day and month rows before the
-/// hours are deleted — the counterpart of `BatchRollups.apply(sign: -1)` for plays. A first run
+/// hours are deleted — the counterpart of `BatchRollups.subtractReplacedHours()` for plays. A first run
 /// over new hours finds nothing to subtract; a rerun pays per old row.
 struct BatchDimensionRollups {
     let db: Database
 
     init(_ db: Database) { self.db = db }
 
-    func subtract(hours pieces: [(hours: HourRange, day: Int64, month: Int64)]) throws {
+    func subtract(hours pieces: [RollupPiece]) throws {
         let select = try db.cachedStatement("""
             SELECT track_id, dimensions FROM batch_hours INDEXED BY batch_hours_ranked
             WHERE hour >= ?1 AND hour < ?2 AND dimensions IS NOT NULL ORDER BY track_id

@@ -30,21 +30,18 @@ public final class BatchStore: BatchWriter {
     @discardableResult
     public func replace(ranges: [HourRange], startedAt: Int64, sources: [HourSource],
                         rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
-        let target = Coverage(ranges)
-        guard let first = target.ranges.first, let last = target.ranges.last else {
-            throw CounterStoreError.emptyRange(ranges.first ?? HourRange(Hour(index: 0), Hour(index: 0)))
-        }
-        let span = HourRange(first.lower, last.upper)
+        let replaced = try ReplaceTarget(ranges)
+        let target = replaced.coverage
         try database.setCacheSize(kibibytes: configuration.replaceCacheSizeKiB)
         defer { try? database.setCacheSize(kibibytes: configuration.database.cacheSizeKiB) }
 
         return try database.write { db in
-            let rollups = try BatchRollups(db, target: target)
+            let rollups = BatchRollups(db, pieces: replaced.pieces)
             let dimensionRollups = BatchDimensionRollups(db)
 
             // The old hours leave the rollups before they go, the new ones join them after.
-            try rollups.apply(sign: -1)
-            try dimensionRollups.subtract(hours: rollups.pieces.map { ($0.hours, $0.day, $0.month) })
+            try rollups.subtractReplacedHours()
+            try dimensionRollups.subtract(hours: replaced.pieces)
             let deleteHours = try db.cachedStatement("DELETE FROM batch_hours WHERE hour >= ?1 AND hour < ?2")
             for range in target.ranges {
                 try deleteHours.bind(range.lower.index, at: 1)
@@ -59,7 +56,7 @@ public final class BatchStore: BatchWriter {
             try sink.writeRollups(db)
             try rollups.dropEmptyBuckets()
 
-            recorded.range = span
+            recorded.range = replaced.span
             recorded.id = try BatchRunsTable.insert(recorded, db)
             var coverage = try CoverageTable.load(db)
             for range in target.ranges { coverage.insert(range) }
@@ -155,32 +152,31 @@ struct BufferedRow {
 
 /// Keeps `batch_days` and `batch_months` equal to the sums of `batch_hours` while a run
 /// replaces hours: the hours of each (day, month) piece of the target are subtracted before
-/// they are deleted and added once rewritten, so the cost follows the hours replaced, not the
-/// days or months around them.
+/// they are deleted (the new ones are added from the sums `BatchRowSink` gathers), so the cost
+/// follows the hours replaced, not the days or months around them.
 private struct BatchRollups {
     let db: Database
     let pieces: [RollupPiece]
 
-    init(_ db: Database, target: Coverage) throws {
+    init(_ db: Database, pieces: [RollupPiece]) {
         // (Dimension counts are rolled up by `BatchDimensionRollups`.)
         self.db = db
-        pieces = RollupPiece.pieces(of: target)
+        self.pieces = pieces
     }
 
-    /// Adds `sign` × the hours of every piece into its day and month rows.
-    func apply(sign: Int64) throws {
+    /// Subtracts the hours of every piece from its day and month rows.
+    func subtractReplacedHours() throws {
         for (table, column) in [("batch_days", "day"), ("batch_months", "month")] {
-            let add = try db.cachedStatement("""
+            let subtract = try db.cachedStatement("""
                 INSERT INTO \(table) (track_id, \(column), plays)
-                SELECT track_id, ?3, ?4 * sum(plays) FROM batch_hours WHERE hour >= ?1 AND hour < ?2 GROUP BY track_id
+                SELECT track_id, ?3, -sum(plays) FROM batch_hours WHERE hour >= ?1 AND hour < ?2 GROUP BY track_id
                 ON CONFLICT (track_id, \(column)) DO UPDATE SET plays = plays + excluded.plays
                 """)
             for piece in pieces {
-                try add.bind(piece.hours.lower.index, at: 1)
-                try add.bind(piece.hours.upper.index, at: 2)
-                try add.bind(column == "day" ? piece.day : piece.month, at: 3)
-                try add.bind(sign, at: 4)
-                try add.execute()
+                try subtract.bind(piece.hours.lower.index, at: 1)
+                try subtract.bind(piece.hours.upper.index, at: 2)
+                try subtract.bind(column == "day" ? piece.day : piece.month, at: 3)
+                try subtract.execute()
             }
         }
     }

@@ -1,5 +1,25 @@
 import CounterpointCore
 
+/// The hours one batch replacement covers, checked the same way by every backend.
+struct ReplaceTarget {
+    /// The normalized ranges.
+    let coverage: Coverage
+    /// From the first hour to the last: what the run is recorded over.
+    let span: HourRange
+    /// `coverage` cut at day boundaries, for the rollups.
+    let pieces: [RollupPiece]
+
+    /// Throws `CounterStoreError.emptyRange` when `ranges` hold no hour.
+    init(_ ranges: [HourRange]) throws {
+        coverage = Coverage(ranges)
+        guard let first = coverage.ranges.first, let last = coverage.ranges.last else {
+            throw CounterStoreError.emptyRange(ranges.first ?? HourRange(Hour(index: 0), Hour(index: 0)))
+        }
+        span = HourRange(first.lower, last.upper)
+        pieces = RollupPiece.pieces(of: coverage)
+    }
+}
+
 /// A part of a batch run's target inside one UTC day (and so one month): the unit in which
 /// both backends move hours into and out of the day and month rollups, so that the cost of a
 /// replacement follows the hours replaced, not the days or months around them.

@@ -1,6 +1,7 @@
 @testable import CounterStore
 import CounterpointCore
 import Foundation
+import Generator
 import SQLiteDB
 import Testing
 
@@ -41,7 +42,7 @@ struct RollupTests {
     @Test("totals, day timelines and top-N equal the model after random batch runs and flushes",
           arguments: Backend.allCases, [1, 2, 3] as [UInt64])
     func randomHistory(backend: Backend, seed: UInt64) throws {
-        var random = SplitMix(seed: seed)
+        var random = SeededRandom(seed: seed)
         try withStores(backend) { stores in
             let batch = try stores.batch()
             let realtime = try stores.realtime()
@@ -145,16 +146,7 @@ struct RollupTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a failing seed reproduces.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
+extension SeededRandom {
+    /// `next(below:)` for the unsigned bounds these tests compute.
+    mutating func next(below bound: UInt64) -> UInt64 { UInt64(next(below: Int(bound))) }
 }

@@ -1,6 +1,7 @@
 import CounterStore
 import CounterpointCore
 import Foundation
+import Generator
 import PostgresDB
 import PostgresTestServer
 import Testing
@@ -29,7 +30,7 @@ struct StoreBenchmark {
     func realtimeFlushes(_ backend: Backend) throws {
         try withStores(backend) { stores in
             let writer = try stores.realtime()
-            var random = SplitMix(seed: 7)
+            var random = SeededRandom(seed: 7)
             var offset: Int64?
             var elapsed = Duration.zero
             for flushIndex in 0..<Self.flushes {
@@ -83,7 +84,7 @@ struct StoreBenchmark {
                                  flushedAt: 1)
 
             let reader = try stores.reader()
-            var random = SplitMix(seed: 3)
+            var random = SeededRandom(seed: 3)
             var total: Int64 = 0
             let lookupStart = ContinuousClock.now
             for _ in 0..<Self.lookups {

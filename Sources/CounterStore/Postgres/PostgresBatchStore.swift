@@ -38,12 +38,9 @@ public final class PostgresBatchStore: BatchWriter {
     @discardableResult
     public func replace(ranges: [HourRange], startedAt: Int64, sources: [HourSource],
                         rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
-        let target = Coverage(ranges)
-        guard let first = target.ranges.first, let last = target.ranges.last else {
-            throw CounterStoreError.emptyRange(ranges.first ?? HourRange(Hour(index: 0), Hour(index: 0)))
-        }
-        let span = HourRange(first.lower, last.upper)
-        let pieces = RollupPiece.pieces(of: target)
+        let replaced = try ReplaceTarget(ranges)
+        let target = replaced.coverage
+        let pieces = replaced.pieces
         return try database.withConnection { connection in
             try connection.write(isolation: .readCommitted) { db in
                 try db.query("SELECT pg_advisory_xact_lock($1)", [Self.writerLock])
@@ -58,7 +55,7 @@ public final class PostgresBatchStore: BatchWriter {
                 try PostgresRollups.apply(pieces, sign: +1, db)
                 try PostgresRollups.dropEmptyBuckets(pieces, db)
 
-                recorded.range = span
+                recorded.range = replaced.span
                 recorded.id = try PostgresBatchTables.insertRun(recorded, db)
                 var coverage = try PostgresBatchTables.coverage(db)
                 for range in target.ranges { coverage.insert(range) }
