@@ -36,6 +36,19 @@ public final class PostgresDatabase {
         }
     }
 
+    /// `withConnection`, but when a connection opened by an earlier call turns out to be lost —
+    /// the server restarted or closed it while it sat idle, which libpq only notices on its next
+    /// use — `body` runs once more on a new connection, instead of failing a call that never
+    /// reached a live server. Only for bodies that are safe to rerun (reads).
+    public func withReconnect<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let reused = current?.isHealthy == true
+        do {
+            return try withConnection(body)
+        } catch let error as PostgresError where error.kind == .connection && reused {
+            return try withConnection(body)
+        }
+    }
+
     /// Drops the connection (closing it); the next call opens a new one.
     public func disconnect() {
         current = nil

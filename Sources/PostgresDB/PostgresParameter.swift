@@ -29,19 +29,26 @@ extension Optional: PostgresParameter where Wrapped: PostgresParameter {
     public var postgresText: String? { self?.postgresText }
 }
 
-/// A one-dimensional `bigint[]` literal, `{1,2,3}`: the shape `unnest($1::bigint[], …)` takes,
-/// which turns one parameter per column into one statement for any number of rows.
+/// A one-dimensional `bigint[]` literal, `{1,2,NULL}`: the shape `unnest($1::bigint[], …)`
+/// takes, which turns one parameter per column into one statement for any number of rows.
 public struct PostgresInt64Array: PostgresParameter {
-    public var values: [Int64]
+    public let postgresText: String?
 
-    public init(_ values: [Int64]) { self.values = values }
+    public init(_ values: some Collection<Int64>) {
+        postgresText = Self.literal(values) { String($0) }
+    }
 
-    public var postgresText: String? {
+    /// nil elements are SQL NULL.
+    public init(_ values: some Collection<Int64?>) {
+        postgresText = Self.literal(values) { $0.map { String($0) } ?? "NULL" }
+    }
+
+    private static func literal<C: Collection>(_ values: C, _ element: (C.Element) -> String) -> String {
         var text = "{"
         text.reserveCapacity(values.count * 8 + 2)
         for (index, value) in values.enumerated() {
             if index > 0 { text.append(",") }
-            text.append(String(value))
+            text.append(element(value))
         }
         text.append("}")
         return text

@@ -39,6 +39,9 @@ struct ConnectionTests {
         #expect(sum.int64(row: 0, column: 0) == values.reduce(0) { $0 + $1 * $1 * 2 })
         #expect(sum.int64(row: 0, column: 1) == 10_000)
         #expect(try connection.query("SELECT NULL::bigint").singleInt64 == nil)
+        let withNulls = try connection.query("SELECT count(*), count(v), sum(v)::bigint FROM unnest($1::bigint[]) AS t (v)",
+                                             [PostgresInt64Array([Int64?(3), nil, -4, nil])])
+        #expect([0, 1, 2].map { withNulls.int64(row: 0, column: $0) } == [4, 2, -1])
     }
 
     @Test("a server error carries its SQLSTATE, message and statement, and the connection stays usable")
@@ -103,5 +106,32 @@ struct ConnectionTests {
         #expect(try database.withConnection { try $0.query("SELECT 1").singleInt64 } == 1)
         #expect(try database.withConnection { $0.backendPID } != first)
         #expect(connects == 2)
+    }
+
+    @Test("a body that finds its reused connection lost runs once more on a new one; on a new connection it fails")
+    func reconnectOnce() throws {
+        let url = try PostgresTestServer.shared().makeDatabase()
+        let database = PostgresDatabase(url: url)
+        let first = try database.withReconnect { $0.backendPID }
+        try PostgresConnection(url: url).query("SELECT pg_terminate_backend($1)", [first])
+        var runs = 0
+        let answer = try database.withReconnect { connection in
+            runs += 1
+            return try connection.query("SELECT 1").singleInt64
+        }
+        #expect(answer == 1)
+        #expect(runs == 2)
+
+        // A connection opened by this call is not retried: its failure is the server's answer.
+        let fresh = PostgresDatabase(url: url)
+        runs = 0
+        let error = try #require(throws: PostgresError.self) {
+            try fresh.withReconnect { connection in
+                runs += 1
+                try connection.query("SELECT pg_terminate_backend(pg_backend_pid())")
+            }
+        }
+        #expect(error.kind == .connection)
+        #expect(runs == 1)
     }
 }

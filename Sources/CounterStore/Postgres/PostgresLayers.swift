@@ -22,16 +22,20 @@ public final class PostgresLayers: LayerReads {
     // MARK: Snapshots
 
     public func beginSnapshots() throws -> SnapshotState {
-        let connection = try database.connection()
         do {
             // The snapshot's state in the same round trip as BEGIN; coverage as "lower:upper,…".
-            snapshot = connection
-            let state = try connection.beginRead(firstQuery: """
-                SELECT (SELECT max(flushed_at) FROM realtime_flushes),
-                       (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
-                        WHERE high_watermark IS NOT NULL)::bigint,
-                       (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage)
-                """)
+            // After a server restart the idle connection is replaced here, so no reader thread
+            // answers 503 for a database that is up again.
+            let state = try database.withReconnect { connection in
+                endSnapshots()
+                snapshot = connection
+                return try connection.beginRead(firstQuery: """
+                    SELECT (SELECT max(flushed_at) FROM realtime_flushes),
+                           (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
+                            WHERE high_watermark IS NOT NULL)::bigint,
+                           (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage)
+                    """)
+            }
             let ranges = state.string(row: 0, column: 2).split(separator: ",").compactMap { range -> HourRange? in
                 let bounds = range.split(separator: ":").compactMap { Int64($0) }
                 return bounds.count == 2 ? HourRange(Hour(index: bounds[0]), Hour(index: bounds[1])) : nil
@@ -40,7 +44,6 @@ public final class PostgresLayers: LayerReads {
                                  realtimeLagEvents: state.optionalInt64(row: 0, column: 1))
         } catch {
             endSnapshots()
-            dropIfLost(error)
             throw error
         }
     }
