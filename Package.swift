@@ -120,7 +120,9 @@ let package = Package(
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),
-        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "Kafka", "CounterStore", "SQLiteDB", "CounterpointCore", "Generator"]),
+        .testTarget(name: "RealtimeTests", dependencies: [
+            "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "Generator", "PostgresTestServer",
+        ]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -60,15 +60,34 @@ public final class PostgresConnection {
         _ = try check(result, operation: sql)
     }
 
-    /// Runs `sql` with `parameters` bound to $1, $2, … (text format), preparing it on first use.
+    /// Runs `sql` with `parameters` bound to $1, $2, … (text format, or binary for those that
+    /// have one), preparing it on first use.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any PostgresParameter] = []) throws -> PostgresResult {
         let name = try preparedName(sql, parameterCount: parameters.count)
-        let texts: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.postgresText.flatMap { strdup($0) } }
-        defer { texts.forEach { free($0) } }
-        let result = texts.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, nil, nil, 0)
+        // Each value copied into memory libpq reads until PQexecPrepared returns.
+        var values: [UnsafeMutablePointer<CChar>?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        for parameter in parameters {
+            if let binary = parameter.postgresBinary {
+                let copy = malloc(max(1, binary.count))!
+                binary.withUnsafeBytes { bytes in
+                    if let base = bytes.baseAddress { copy.copyMemory(from: base, byteCount: bytes.count) }
+                }
+                values.append(copy.assumingMemoryBound(to: CChar.self))
+                lengths.append(Int32(binary.count))
+                formats.append(1)
+            } else {
+                values.append(parameter.postgresText.flatMap { strdup($0) })
+                lengths.append(0)
+                formats.append(0)
+            }
+        }
+        defer { values.forEach { free($0) } }
+        let result = values.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { pointers in
+                PQexecPrepared(handle, name, Int32(parameters.count), pointers.baseAddress, lengths, formats, 0)
             }
         }
         return try check(result, operation: sql)

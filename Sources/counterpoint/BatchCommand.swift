@@ -9,17 +9,17 @@ struct BatchCommand: ParsableCommand {
         commandName: "batch",
         abstract: "Recompute authoritative counts from event logs and replace the covered hours atomically.",
         discussion: """
-        Reads log files or directories (plain or gzip NDJSON), validates every event, de-duplicates
-        by event_id within each UTC hour, and replaces the counts of the chosen hours in
-        <data-dir>/batch.sqlite in one transaction: readers see the old counts or the new ones,
+        Reads log files or directories (plain or gzip NDJSON), validates every event, de-duplicates \
+        by event_id within each UTC hour, and replaces the counts of the chosen hours in \
+        <data-dir>/batch.sqlite in one transaction: readers see the old counts or the new ones, \
         never a mix. Safe to re-run at any time; the same logs give identical rows.
 
         Hours: --from/--to (RFC 3339 UTC, floored to the hour; --to exclusive): exactly that range.
-        --all: every closed hour in the logs (hours with an <HH>.closed marker). Neither: the closed
-        hours not covered yet or whose files changed since they were covered (a late file, a file
-        that grew or was replaced), so a scheduled run costs what changed, not the whole history;
-        the summary says how many hours were processed and how many were skipped as unchanged.
-        Every hour rebuilt is covered — an hour without plays counts 0 from then on, whatever the
+        --all: every closed hour in the logs (hours with an <HH>.closed marker). Neither: the closed \
+        hours not covered yet or whose files changed since they were covered (a late file, a file \
+        that grew or was replaced), so a scheduled run costs what changed, not the whole history; \
+        the summary says how many hours were processed and how many were skipped as unchanged. \
+        Every hour rebuilt is covered — an hour without plays counts 0 from then on, whatever the \
         realtime layer says.
         """)
 

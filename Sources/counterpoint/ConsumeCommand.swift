@@ -9,11 +9,11 @@ struct ConsumeCommand: AsyncParsableCommand {
         commandName: "consume",
         abstract: "The realtime layer: count plays from Kafka into the realtime store.",
         discussion: """
-        Joins the consumer group on the topic, counts plays per track and UTC hour in memory and
-        flushes the counts and each partition's next offset in one transaction every
-        --flush-interval-ms. On assignment every partition resumes at the offset stored with the
-        counts, so a restart after a crash neither loses nor double-counts a play. A flush the
-        store refuses (a full disk) is retried, re-reading from the stored offsets. Runs until
+        Joins the consumer group on the topic, counts plays per track and UTC hour in memory and \
+        flushes the counts and each partition's next offset in one transaction every \
+        --flush-interval-ms. On assignment every partition resumes at the offset stored with the \
+        counts, so a restart after a crash neither loses nor double-counts a play. A flush the \
+        store refuses (a full disk) is retried, re-reading from the stored offsets. Runs until \
         SIGINT/SIGTERM, then flushes and exits 0.
         """)
 

@@ -9,11 +9,11 @@ struct Counterpoint: AsyncParsableCommand {
         commandName: "counterpoint",
         abstract: "Real-time play counters: a realtime layer, a batch layer, and a reader that merges them.",
         discussion: """
-        Every flag can also be set by an environment variable COUNTERPOINT_<FLAG>, e.g.
+        Every flag can also be set by an environment variable COUNTERPOINT_<FLAG>, e.g. \
         COUNTERPOINT_DATA_DIR=/var/lib/counterpoint for --data-dir. Flags win over the environment.
         """,
         subcommands: [RunCommand.self, ConsumeCommand.self, ArchiveCommand.self, BatchCommand.self, ServeCommand.self,
-                      ReplayCommand.self, GenerateCommand.self])
+                      ReplayCommand.self, GenerateCommand.self, CopyStoreCommand.self])
 
     /// Like ArgumentParser's own `main()`, except that a failure is ONE line on stderr (SPEC §4:
     /// scripts read it), without the usage text; `--help` and clean exits are unchanged.

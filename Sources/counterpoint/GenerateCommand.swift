@@ -8,9 +8,9 @@ struct GenerateCommand: ParsableCommand {
         commandName: "generate",
         abstract: "Write synthetic waveform-play event logs for demos, tests and load tests.",
         discussion: """
-        Events are written one file per UTC hour in the layout `batch` and the archiver use
-        (<logs>/<YYYY-MM-DD>/<HH>.ndjson[.gz] plus <HH>.closed markers). Track popularity follows
-        a Zipf law, the hourly volume a daily rhythm; --duplicates and --malformed add lines the
+        Events are written one file per UTC hour in the layout `batch` and the archiver use \
+        (<logs>/<YYYY-MM-DD>/<HH>.ndjson[.gz] plus <HH>.closed markers). Track popularity follows \
+        a Zipf law, the hourly volume a daily rhythm; --duplicates and --malformed add lines the \
         batch layer must de-duplicate or reject. The same --seed gives the same bytes.
         """)
 

@@ -65,7 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Answer dashboards over HTTP: merged counts, timelines, top tracks, status and metrics.",
         discussion: """
-        For every hour the batch layer has covered the answer is the batch count; for every other
+        For every hour the batch layer has covered the answer is the batch count; for every other \
         hour, the realtime count. See docs/openapi.yaml for the API. Stops cleanly on SIGINT/SIGTERM.
         """)
 

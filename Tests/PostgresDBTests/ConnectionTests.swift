@@ -26,7 +26,7 @@ struct ConnectionTests {
         #expect(error.message.contains("no_such_database"))
     }
 
-    @Test("parameters bind as text, including NULL and bigint arrays through unnest")
+    @Test("parameters bind as text, and bigint arrays in binary — with NULLs, empty, at the extremes — through unnest")
     func parameters() throws {
         let connection = try PostgresConnection(url: PostgresTestServer.shared().makeDatabase())
         let row = try connection.query("SELECT $1::bigint + 1, $2::text, $3::bigint IS NULL", [Int64(41), "plays", Int64?.none])
@@ -42,6 +42,11 @@ struct ConnectionTests {
         let withNulls = try connection.query("SELECT count(*), count(v), sum(v)::bigint FROM unnest($1::bigint[]) AS t (v)",
                                              [PostgresInt64Array([Int64?(3), nil, -4, nil])])
         #expect([0, 1, 2].map { withNulls.int64(row: 0, column: $0) } == [4, 2, -1])
+        let empty = try connection.query("SELECT cardinality($1::bigint[]), $1::bigint[]::text", [PostgresInt64Array([Int64]())])
+        #expect(empty.int64(row: 0, column: 0) == 0 && empty.string(row: 0, column: 1) == "{}")
+        let extremes: [Int64] = [.min, -1, 0, 1, .max]
+        let echoed = try connection.query("SELECT $1::bigint[]::text", [PostgresInt64Array(extremes)]).string(row: 0, column: 0)
+        #expect(echoed == PostgresInt64Array(extremes).postgresText)
     }
 
     @Test("a server error carries its SQLSTATE, message and statement, and the connection stays usable")

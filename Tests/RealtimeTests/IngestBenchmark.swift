@@ -3,6 +3,8 @@ import CounterStore
 import Foundation
 import Generator
 import Kafka
+import PostgresDB
+import PostgresTestServer
 import Realtime
 import SQLiteDB
 import Testing
@@ -40,7 +42,7 @@ struct IngestBenchmark {
         }
     }
 
-    @Test("ingest into committed counts versus a bare librdkafka loop that only counts, over the same pre-loaded events")
+    @Test("ingest into committed counts on SQLite and on PostgreSQL versus a bare librdkafka loop that only counts, over the same pre-loaded events")
     func ingestVersusBareLoop() async throws {
         try await withTemporaryDirectory { directory in
             let cluster = try Fixtures.cluster(partitions: Self.partitions)
@@ -78,39 +80,65 @@ struct IngestBenchmark {
             try await Self.run(bareConsumer, handler: handler, until: { handler.count >= expected })
             let bareDuration = try #require(handler.last) - #require(handler.first)
 
-            // The realtime consumer: from its first message to the flush that commits the last.
-            var realtime = Fixtures.configuration(cluster, directory: directory)
-            realtime.flushInterval = .milliseconds(Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_FLUSH_MS"] ?? "") ?? 250)
-            realtime.group = "bench-realtime"
-            let consumer = try RealtimeConsumer(configuration: realtime, logger: Fixtures.logger)
-            try consumer.start()
-            var first: ContinuousClock.Instant?
-            var committed: ContinuousClock.Instant?
-            var consumedAll: ContinuousClock.Instant?
-            let deadline = ContinuousClock.now + .seconds(300)
-            while committed == nil, ContinuousClock.now < deadline {
-                let consumed = consumer.status().eventsConsumed
-                if first == nil, consumed > 0 { first = .now }
-                if consumedAll == nil, consumed >= expected { consumedAll = .now }
-                if first != nil, try Self.storedOffsetTotal(realtime.location) >= Int64(expected) { committed = .now }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            let status = consumer.status()
-            try consumer.stop()
-            let ingestDuration = try #require(committed) - #require(first)
-            let contents = try StoreContents.read(realtime.location)
-            #expect(contents.counts.values.reduce(0, +) == Int64(expected))
+            // The realtime consumer into each store, the same events from the start (a group of
+            // its own each): from its first message to the flush that commits the last.
+            let server = try PostgresTestServer.shared()
+            let postgresURL = try server.makeDatabase()
+            let sqlite = try await Self.ingest(cluster, into: .sqlite(StoreLocation(directory: directory.path)), group: "bench-sqlite")
+            let postgres = try await Self.ingest(cluster, into: .postgres(url: postgresURL), group: "bench-postgres")
+            let sqliteRows = try StoreContents.read(StoreLocation(directory: directory.path))
+            #expect(sqliteRows.counts.values.reduce(0, +) == Int64(expected))
+            let postgresTotal = try PostgresConnection(url: postgresURL).query("SELECT sum(plays)::bigint FROM realtime_counts").singleInt64
+            #expect(postgresTotal == Int64(expected))
 
             let bareRate = Double(expected) / bareDuration.timeInterval
-            let ingestRate = Double(expected) / ingestDuration.timeInterval
-            print("""
-                bare librdkafka loop: \(expected) events (\(handler.bytes / 1_000_000) MB) in \(bareDuration): \(Int(bareRate)) events/s
-                realtime ingest into committed counts: \(expected) events in \(ingestDuration): \(Int(ingestRate)) events/s \
-                = \(String(format: "%.2f", ingestRate / bareRate)) of the bare loop (all read after \
-                \((consumedAll ?? .now) - first!)); \(contents.counts.count) (track, hour) rows; \
-                last flush \(status.lastFlush.map { "\($0.rows) rows in \($0.duration)" } ?? "none")
-                """)
+            print("bare librdkafka loop: \(expected) events (\(handler.bytes / 1_000_000) MB) in \(bareDuration): \(Int(bareRate)) events/s")
+            for (name, run) in [("SQLite", sqlite), ("PostgreSQL", postgres)] {
+                let rate = Double(expected) / run.duration.timeInterval
+                print("""
+                    realtime ingest into committed counts on \(name): \(expected) events in \(run.duration): \(Int(rate)) events/s \
+                    = \(String(format: "%.2f", rate / bareRate)) of the bare loop (all read after \(run.consumedAll)); \
+                    last flush \(run.lastFlush)
+                    """)
+            }
+            let ratio = sqlite.duration.timeInterval / postgres.duration.timeInterval
+            print("PostgreSQL / SQLite ingest: \(String(format: "%.2f", ratio)); \(sqliteRows.counts.count) (track, hour) rows")
         }
+    }
+
+    struct IngestRun {
+        var duration: Duration
+        var consumedAll: Duration
+        var lastFlush: String
+    }
+
+    /// Runs a realtime consumer of `group` into `store` until its flushes have committed every
+    /// event of the topic.
+    static func ingest(_ cluster: KafkaMockCluster, into store: StoreBackend, group: String) async throws -> IngestRun {
+        var realtime = RealtimeConfiguration(bootstrapServers: cluster.bootstrapServers, store: store)
+        realtime.sessionTimeoutMilliseconds = 6_000
+        realtime.heartbeatIntervalMilliseconds = 500
+        realtime.flushInterval = .milliseconds(Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_FLUSH_MS"] ?? "") ?? 250)
+        realtime.group = group
+        let consumer = try RealtimeConsumer(configuration: realtime, logger: Fixtures.logger)
+        try consumer.start()
+        let reader = try store.openReader()
+        var first: ContinuousClock.Instant?
+        var committed: ContinuousClock.Instant?
+        var consumedAll: ContinuousClock.Instant?
+        let deadline = ContinuousClock.now + .seconds(300)
+        while committed == nil, ContinuousClock.now < deadline {
+            let consumed = consumer.status().eventsConsumed
+            if first == nil, consumed > 0 { first = .now }
+            if consumedAll == nil, consumed >= events { consumedAll = .now }
+            if first != nil, try reader.partitions().reduce(0, { $0 + $1.nextOffset }) >= Int64(events) { committed = .now }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        let status = consumer.status()
+        try consumer.stop()
+        let start = try #require(first)
+        return IngestRun(duration: try #require(committed) - start, consumedAll: (consumedAll ?? .now) - start,
+                         lastFlush: status.lastFlush.map { "\($0.rows) rows in \($0.duration)" } ?? "none")
     }
 
     @Test("resident memory of consume holding a million distinct tracks before one flush")

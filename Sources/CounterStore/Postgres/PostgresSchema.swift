@@ -106,6 +106,9 @@ enum PostgresSchema {
     static func migrate(_ connection: PostgresConnection) throws {
         try connection.write { db in
             try db.query("SELECT pg_advisory_xact_lock($1)", [migrationLock])
+            // libpq prints the server's notices on stderr; "already exists, skipping" on every
+            // start says nothing to an operator.
+            try db.execute("SET LOCAL client_min_messages = warning")
             try db.execute("""
                 CREATE TABLE IF NOT EXISTS counterpoint_schema (
                     id integer PRIMARY KEY CHECK (id = 1),
