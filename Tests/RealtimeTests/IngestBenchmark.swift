@@ -20,6 +20,8 @@ struct IngestBenchmark {
     /// Enough partitions that the mock's retention (about 5 MiB each, some 20,000 events of
     /// 200 B) deletes nothing.
     static let partitions = max(64, events / 15_000)
+    /// Rounds of SQLite then PostgreSQL ingest (`COUNTERPOINT_BENCHMARK_ROUNDS`, default 3).
+    static let rounds = max(1, Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_ROUNDS"] ?? "") ?? 3)
 
     /// The yardstick: a consume loop that only counts messages and touches their bytes.
     final class CountingHandler: KafkaConsumerHandler, @unchecked Sendable {
@@ -80,29 +82,45 @@ struct IngestBenchmark {
             try await Self.run(bareConsumer, handler: handler, until: { handler.count >= expected })
             let bareDuration = try #require(handler.last) - #require(handler.first)
 
-            // The realtime consumer into each store, the same events from the start (a group of
-            // its own each): from its first message to the flush that commits the last.
-            let server = try PostgresTestServer.shared()
-            let postgresURL = try server.makeDatabase()
-            let sqlite = try await Self.ingest(cluster, into: .sqlite(StoreLocation(directory: directory.path)), group: "bench-sqlite")
-            let postgres = try await Self.ingest(cluster, into: .postgres(url: postgresURL), group: "bench-postgres")
-            let sqliteRows = try StoreContents.read(StoreLocation(directory: directory.path))
-            #expect(sqliteRows.counts.values.reduce(0, +) == Int64(expected))
-            let postgresTotal = try PostgresConnection(url: postgresURL).query("SELECT sum(plays)::bigint FROM realtime_counts").singleInt64
-            #expect(postgresTotal == Int64(expected))
-
             let bareRate = Double(expected) / bareDuration.timeInterval
             print("bare librdkafka loop: \(expected) events (\(handler.bytes / 1_000_000) MB) in \(bareDuration): \(Int(bareRate)) events/s")
-            for (name, run) in [("SQLite", sqlite), ("PostgreSQL", postgres)] {
-                let rate = Double(expected) / run.duration.timeInterval
-                print("""
-                    realtime ingest into committed counts on \(name): \(expected) events in \(run.duration): \(Int(rate)) events/s \
-                    = \(String(format: "%.2f", rate / bareRate)) of the bare loop (all read after \(run.consumedAll)); \
-                    last flush \(run.lastFlush)
-                    """)
+
+            // The realtime consumer into each store, the same events from the start (a group and
+            // a store of its own each time): from its first message to the flush that commits the
+            // last. Rounds alternate which store goes first, so that the machine's load falls on both alike.
+            let server = try PostgresTestServer.shared()
+            var ratios: [Double] = []
+            for round in 1...Self.rounds {
+                let location = StoreLocation(directory: directory.appendingPathComponent("round-\(round)").path)
+                let postgresURL = try server.makeDatabase()
+                defer { server.dropDatabase(url: postgresURL) }
+                var sqlite: IngestRun?
+                var postgres: IngestRun?
+                for store in round % 2 == 1 ? ["sqlite", "postgres"] : ["postgres", "sqlite"] {
+                    if store == "sqlite" {
+                        sqlite = try await Self.ingest(cluster, into: .sqlite(location), group: "bench-sqlite-\(round)")
+                    } else {
+                        postgres = try await Self.ingest(cluster, into: .postgres(url: postgresURL), group: "bench-postgres-\(round)")
+                    }
+                }
+                let (sqliteRun, postgresRun) = (try #require(sqlite), try #require(postgres))
+                let sqliteRows = try StoreContents.read(location)
+                #expect(sqliteRows.counts.values.reduce(0, +) == Int64(expected))
+                let postgresTotal = try PostgresConnection(url: postgresURL).query("SELECT sum(plays)::bigint FROM realtime_counts").singleInt64
+                #expect(postgresTotal == Int64(expected))
+                for (name, run) in [("SQLite", sqliteRun), ("PostgreSQL", postgresRun)] {
+                    let rate = Double(expected) / run.duration.timeInterval
+                    print("""
+                        round \(round): realtime ingest into committed counts on \(name): \(expected) events in \(run.duration): \
+                        \(Int(rate)) events/s = \(String(format: "%.2f", rate / bareRate)) of the bare loop (all read after \
+                        \(run.consumedAll)); last flush \(run.lastFlush)
+                        """)
+                }
+                ratios.append(sqliteRun.duration.timeInterval / postgresRun.duration.timeInterval)
+                print("round \(round): PostgreSQL / SQLite ingest \(String(format: "%.2f", ratios.last!)); \(sqliteRows.counts.count) (track, hour) rows")
             }
-            let ratio = sqlite.duration.timeInterval / postgres.duration.timeInterval
-            print("PostgreSQL / SQLite ingest: \(String(format: "%.2f", ratio)); \(sqliteRows.counts.count) (track, hour) rows")
+            print("PostgreSQL / SQLite ingest over \(ratios.count) rounds: median \(String(format: "%.2f", ratios.sorted()[ratios.count / 2])), "
+                  + "range \(String(format: "%.2f", ratios.min()!))–\(String(format: "%.2f", ratios.max()!))")
         }
     }
 
