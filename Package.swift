@@ -97,7 +97,7 @@ let package = Package(
         // MARK: Tests, one target per module plus end-to-end tests of the executable, and the
         // helpers they share.
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
-        .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore"]),
+        .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
             "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),

@@ -11,24 +11,24 @@ import EventLogs
 /// its own hour (the store adds up counts that arrive for one (track, hour) twice), but is
 /// de-duplicated only within its unit; the archiver and `generate` never misfile events.
 final class GroupProcessor {
-    private let target: Coverage
+    private var filter: EventFilter
     private var seen: SeenEvents
     private var counts: PlayCounts
     private var dimensions: DimensionCounts
-    private(set) var tally = GroupTally()
-    /// The hour last found inside the target, to skip the coverage lookup for the next event.
-    private var lastTargetHour = Hour(index: .min)
 
     /// - Parameters:
     ///   - target: the hours being rebuilt; valid events of other hours are only counted
     ///     as `outsideRange`.
     ///   - expectedEventsPerUnit: a sizing hint, so hash tables do not rehash as they fill.
     init(target: Coverage, expectedEventsPerUnit: Int) {
-        self.target = target
+        filter = EventFilter(target: target)
         seen = SeenEvents(minimumCapacity: expectedEventsPerUnit)
         counts = PlayCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 4))
         dimensions = DimensionCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
     }
+
+    /// What this processor has counted so far, over all its units.
+    var tally: GroupTally { filter.tally }
 
     /// Reads one file, calling `progress` with the bytes consumed after each chunk.
     func process(_ file: LogFile, progress: (Int64) -> Void) throws {
@@ -54,7 +54,7 @@ final class GroupProcessor {
                 counts.add(trackID: trackID, hour: hour)
                 dimensions.add(trackID: trackID, hour: hour, playDimensions)
             } else {
-                tally.duplicates += 1
+                filter.tally.duplicates += 1
             }
         }
     }
@@ -73,29 +73,13 @@ final class GroupProcessor {
     @inline(__always)
     private func handle(_ line: UnsafeRawBufferPointer, lineNumber: Int, path: String) {
         var playDimensions = PlayDimensions()
-        switch EventParser.parse(line, dimensions: &playDimensions) {
-        case .success(let event):
-            tally.eventsRead += 1
-            tally.valid += 1
-            let hour = event.hour
-            if hour != lastTargetHour {
-                guard target.contains(hour) else {
-                    tally.outsideRange += 1
-                    return
-                }
-                lastTargetHour = hour
-            }
-            if seen.insert(event.eventID, in: hour) {
-                counts.add(trackID: event.trackID, hour: hour)
-                dimensions.add(trackID: event.trackID, hour: hour, playDimensions)
-            } else {
-                tally.duplicates += 1
-            }
-        case .failure(let rejection):
-            // Blank lines separate nothing in NDJSON; they are not events.
-            if rejection.reason == .empty { return }
-            tally.eventsRead += 1
-            tally.rejections.record(rejection, source: "\(path):\(lineNumber)", payload: line)
+        guard let event = filter.admit(line, dimensions: &playDimensions, path: path, lineNumber: lineNumber) else { return }
+        let hour = event.hour
+        if seen.insert(event.eventID, in: hour) {
+            counts.add(trackID: event.trackID, hour: hour)
+            dimensions.add(trackID: event.trackID, hour: hour, playDimensions)
+        } else {
+            filter.tally.duplicates += 1
         }
     }
 }

@@ -40,7 +40,7 @@ struct UnpartitionedPass {
                         try parser.parse(chunk, path: paths[chunk.file])
                         pipeline.recycle(chunk.buffer)
                     }
-                    tallies.add(parser.tally)
+                    tallies.add(parser.filter.tally)
                     pipeline.workerFinished(with: nil)
                 } catch {
                     pipeline.workerFinished(with: error)
@@ -78,13 +78,11 @@ struct UnpartitionedPass {
 
 /// One worker's parsing of chunks into records.
 private struct RecordParser {
-    let target: Coverage
+    private(set) var filter: EventFilter
     let records: HourRecords
-    var tally = GroupTally()
-    private var lastTargetHour = Hour(index: .min)
 
     init(target: Coverage, records: HourRecords) {
-        self.target = target
+        filter = EventFilter(target: target)
         self.records = records
     }
 
@@ -93,25 +91,8 @@ private struct RecordParser {
         try LineSplitter.forEachLine(in: UnsafeRawBufferPointer(rebasing: chunk.buffer[..<chunk.count])) { line in
             defer { lineNumber += 1 }
             var dimensions = PlayDimensions()
-            switch EventParser.parse(line, dimensions: &dimensions) {
-            case .success(let event):
-                tally.eventsRead += 1
-                tally.valid += 1
-                let hour = event.hour
-                if hour != lastTargetHour {
-                    guard target.contains(hour) else {
-                        tally.outsideRange += 1
-                        return
-                    }
-                    lastTargetHour = hour
-                }
-                try records.append(trackID: event.trackID, eventID: event.eventID, hour: hour, dimensions: dimensions)
-            case .failure(let rejection):
-                // Blank lines separate nothing in NDJSON; they are not events.
-                guard rejection.reason != .empty else { return }
-                tally.eventsRead += 1
-                tally.rejections.record(rejection, source: "\(path):\(lineNumber)", payload: line)
-            }
+            guard let event = filter.admit(line, dimensions: &dimensions, path: path, lineNumber: lineNumber) else { return }
+            try records.append(trackID: event.trackID, eventID: event.eventID, hour: event.hour, dimensions: dimensions)
         }
     }
 }

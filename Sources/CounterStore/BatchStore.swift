@@ -49,20 +49,13 @@ public final class BatchStore: BatchWriter {
                 try deleteHours.execute()
             }
             let sink = try BatchRowSink(database: db, target: target, capacity: configuration.sortBufferRows)
-            var recorded = try rows(BatchRowWriter(sink: sink.write))
+            let run = try rows(BatchRowWriter(sink: sink.write))
             try sink.finish()
             // The new hours join the rollups from the sums the sink gathered while writing them
             // (every row of the replaced hours went through it): no second read of the hours.
             try sink.writeRollups(db)
             try rollups.dropEmptyBuckets()
-
-            recorded.range = replaced.span
-            recorded.id = try BatchRunsTable.insert(recorded, db)
-            var coverage = try CoverageTable.load(db)
-            for range in target.ranges { coverage.insert(range) }
-            try CoverageTable.save(coverage, db)
-            try HourSourcesTable.save(sources, runID: recorded.id, db)
-            return recorded
+            return try replaced.finishReplacement(run, sources: sources, in: db, SQLiteBatchRecordTables.self)
         }
     }
 
@@ -194,6 +187,16 @@ private struct BatchRollups {
             try months.bind(month, at: 1)
             try months.execute()
         }
+    }
+}
+
+/// The SQLite tables a replacement ends by writing, for `ReplaceTarget.finishReplacement`.
+private enum SQLiteBatchRecordTables: BatchRecordTables {
+    static func insertRun(_ run: BatchRun, _ db: Database) throws -> Int64 { try BatchRunsTable.insert(run, db) }
+    static func coverage(_ db: Database) throws -> Coverage { try CoverageTable.load(db) }
+    static func saveCoverage(_ coverage: Coverage, _ db: Database) throws { try CoverageTable.save(coverage, db) }
+    static func saveSources(_ sources: [HourSource], runID: Int64, _ db: Database) throws {
+        try HourSourcesTable.save(sources, runID: runID, db)
     }
 }
 

@@ -1,3 +1,4 @@
+import Generator
 import Testing
 @testable import CounterpointCore
 
@@ -24,7 +25,7 @@ struct AggregationTests {
     func exactWhileGrowing() {
         var seen = SeenEvents(minimumCapacity: 1)
         var reference = Set<String>()
-        var rng = SplitMix64(seed: 5)
+        var rng = SeededRandom(seed: 5)
         let alphabet = Array("ABCDEFGHJKMNPQRSTVWXYZ0123456789_-")
         for _ in 0..<20_000 {
             let length = Int.random(in: 1...64, using: &rng)
@@ -59,7 +60,7 @@ struct AggregationTests {
     func playCounts() {
         var counts = PlayCounts(minimumCapacity: 1)
         var reference: [String: Int64] = [:]
-        var rng = SplitMix64(seed: 11)
+        var rng = SeededRandom(seed: 11)
         for _ in 0..<10_000 {
             let track = Int64.random(in: 1...500, using: &rng)
             let hour = Int64.random(in: -5...5, using: &rng)

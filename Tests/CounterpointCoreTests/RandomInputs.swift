@@ -1,8 +1,10 @@
+import Generator
+
 /// Seeded generators of JSON-ish inputs for the randomized parser tests.
 struct RandomInputs {
-    var rng: SplitMix64
+    var rng: SeededRandom
 
-    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    init(seed: UInt64) { rng = SeededRandom(seed: seed) }
 
     mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
     mutating func int(_ range: Range<Int>) -> Int { Int.random(in: range, using: &rng) }

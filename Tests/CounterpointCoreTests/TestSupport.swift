@@ -50,21 +50,6 @@ func rejection(_ text: String) -> EventRejection? {
     return nil
 }
 
-/// SplitMix64: a tiny seeded generator, so that every randomized failure reproduces.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Epoch milliseconds of a UTC civil time, computed independently of the parser.
 func epochMilliseconds(_ year: Int64, _ month: Int64, _ day: Int64,
                        _ hour: Int64 = 0, _ minute: Int64 = 0, _ second: Int64 = 0, _ millisecond: Int64 = 0) -> Int64 {

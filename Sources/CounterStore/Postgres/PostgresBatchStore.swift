@@ -50,18 +50,11 @@ public final class PostgresBatchStore: BatchWriter {
                     try db.query("DELETE FROM batch_hours WHERE hour >= $1 AND hour < $2", [range.lower.index, range.upper.index])
                 }
                 let sink = PostgresBatchRowSink(db, target: target, configuration: configuration)
-                var recorded = try rows(BatchRowWriter(sink: sink.write))
+                let run = try rows(BatchRowWriter(sink: sink.write))
                 try sink.finish()
                 try PostgresRollups.apply(pieces, sign: +1, db)
                 try PostgresRollups.dropEmptyBuckets(pieces, db)
-
-                recorded.range = replaced.span
-                recorded.id = try PostgresBatchTables.insertRun(recorded, db)
-                var coverage = try PostgresBatchTables.coverage(db)
-                for range in target.ranges { coverage.insert(range) }
-                try PostgresBatchTables.saveCoverage(coverage, db)
-                try PostgresBatchTables.saveSources(sources, runID: recorded.id, db)
-                return recorded
+                return try replaced.finishReplacement(run, sources: sources, in: db, PostgresBatchTables.self)
             }
         }
     }
@@ -156,8 +149,8 @@ private enum PostgresRollups {
     }
 }
 
-/// The `coverage`, `batch_runs` and `batch_run_rejections` tables.
-enum PostgresBatchTables {
+/// The `coverage`, `batch_runs`, `batch_run_rejections` and `hour_sources` tables.
+enum PostgresBatchTables: BatchRecordTables {
     static func coverage(_ db: PostgresConnection) throws -> Coverage {
         let result = try db.query("SELECT lower, upper FROM coverage ORDER BY lower")
         return Coverage((0..<result.rowCount).map { row in

@@ -1,0 +1,47 @@
+import CounterpointCore
+
+/// The per-line step both ways of reading a batch share (`GroupProcessor` for files of one
+/// hour, `UnpartitionedPass` for files of any hour): parse the line with the core parser,
+/// count it, record a rejection with its file and line, count a valid event of an hour outside
+/// the target, and hand back the events that remain. One filter per worker; what each path then
+/// does with an event (de-duplicate and count, or keep a record of it) stays with that path.
+struct EventFilter {
+    let target: Coverage
+    /// Lines read, valid events, events outside the target and rejections so far; the caller
+    /// adds what it finds later (duplicates).
+    var tally = GroupTally()
+    /// The hour last found inside the target, to skip the coverage lookup for the next event.
+    private var lastTargetHour = Hour(index: .min)
+
+    init(target: Coverage) {
+        self.target = target
+    }
+
+    /// The event on `line` if it is a valid play of a target hour, with its waveform bucket,
+    /// client and country in `dimensions`; `nil` for a blank line (not an event), a rejected
+    /// line or an event of another hour, each counted in `tally`.
+    @inline(__always)
+    mutating func admit(_ line: UnsafeRawBufferPointer, dimensions: inout PlayDimensions,
+                        path: String, lineNumber: Int) -> PlayEvent? {
+        switch EventParser.parse(line, dimensions: &dimensions) {
+        case .success(let event):
+            tally.eventsRead += 1
+            tally.valid += 1
+            let hour = event.hour
+            if hour != lastTargetHour {
+                guard target.contains(hour) else {
+                    tally.outsideRange += 1
+                    return nil
+                }
+                lastTargetHour = hour
+            }
+            return event
+        case .failure(let rejection):
+            // Blank lines separate nothing in NDJSON; they are not events.
+            guard rejection.reason != .empty else { return nil }
+            tally.eventsRead += 1
+            tally.rejections.record(rejection, source: "\(path):\(lineNumber)", payload: line)
+            return nil
+        }
+    }
+}
