@@ -120,8 +120,10 @@ public final class PostgresLayers: LayerReads {
     }
 
     public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
-        let result = try query("SELECT track_id, plays FROM realtime_counts WHERE hour >= $1 AND hour < $2",
-                               [gap.lower.index, gap.upper.index])
+        // Summed per track by the server: a row per track crosses the wire, not one per (track, hour).
+        let result = try query("""
+            SELECT track_id, sum(plays)::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2 GROUP BY track_id
+            """, [gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
