@@ -16,7 +16,7 @@ public final class PostgresBatchStore: BatchWriter {
         /// Rows buffered, summed and sorted by (track, hour) before they are sent, so that the
         /// upserts sweep the primary key in order. 24 bytes a row. Default 1 Mi.
         public var sortBufferRows: Int = 1 << 20
-        /// Rows per INSERT statement (three array parameters). Default 200 Ki.
+        /// Rows per INSERT statement (four array parameters). Default 200 Ki.
         public var rowsPerStatement: Int = 200_000
 
         public init() {}
@@ -86,12 +86,17 @@ public final class PostgresBatchStore: BatchWriter {
 @available(*, unavailable)
 extension PostgresBatchStore: Sendable {}
 
-/// Buffers a run's rows and upserts each full buffer, summed and in key order.
+/// Buffers a run's rows — plays and dimension counts — and merges each full buffer into
+/// `batch_hours`, summed and in key order (`PostgresDimensionRows`); a key in two buffers adds
+/// its plays and merges its blobs.
 private final class PostgresBatchRowSink {
     private let db: PostgresConnection
     private let target: Coverage
     private let configuration: PostgresBatchStore.Configuration
-    private var buffer: [CountRow] = []
+    private var buffer: [BufferedRow] = []
+    /// The buffered rows' dimension counts, back to back (as `BatchRowSink` keeps them).
+    private var arena: [UInt8] = []
+    private var rows = PostgresDimensionRows(.batchHours)
 
     init(_ db: PostgresConnection, target: Coverage, configuration: PostgresBatchStore.Configuration) {
         self.db = db
@@ -99,8 +104,7 @@ private final class PostgresBatchRowSink {
         self.configuration = configuration
     }
 
-    /// Dimension counts are not kept on PostgreSQL yet (see `PostgresRealtimeStore.apply`).
-    func write(_ row: CountRow, dimensions _: [UInt8]) throws {
+    func write(_ row: CountRow, dimensions: [UInt8]) throws {
         guard target.contains(row.hour) else {
             throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
         }
@@ -108,7 +112,8 @@ private final class PostgresBatchRowSink {
             throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: row.plays)
         }
         guard row.plays > 0 else { return }
-        buffer.append(row)
+        buffer.append(BufferedRow(row: row, dimensions: arena.count..<arena.count + dimensions.count))
+        arena.append(contentsOf: dimensions)
         if buffer.count >= max(1, configuration.sortBufferRows) { try drain() }
     }
 
@@ -118,13 +123,18 @@ private final class PostgresBatchRowSink {
 
     private func drain() throws {
         guard !buffer.isEmpty else { return }
-        let rows = PostgresBulkRows(buffer, order: CountRow.byTrackThenHour)
-        try rows.upsert("""
-            INSERT INTO batch_hours AS b (hour, track_id, plays)
-            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
-            ON CONFLICT (track_id, hour) DO UPDATE SET plays = b.plays + excluded.plays
-            """, on: db, chunkRows: configuration.rowsPerStatement)
+        buffer.sort { CountRow.byTrackThenHour($0.row, $1.row) }
+        rows.removeAll()
+        rows.reserveCapacity(buffer.count)
+        try arena.withUnsafeBytes { arena in
+            for buffered in buffer {
+                try rows.append(buffered.row.trackID, buffered.row.hour.index, plays: buffered.row.plays,
+                                dimensions: UnsafeRawBufferPointer(rebasing: arena[buffered.dimensions]))
+            }
+        }
+        try rows.write(on: db, chunkRows: configuration.rowsPerStatement)
         buffer.removeAll(keepingCapacity: true)
+        arena.removeAll(keepingCapacity: true)
     }
 }
 
@@ -142,6 +152,50 @@ private enum PostgresRollups {
                 try db.query(sql, [piece.hours.lower.index, piece.hours.upper.index,
                                    column == "day" ? piece.day : piece.month, sign])
             }
+        }
+        try applyDimensions(pieces, sign: sign, db)
+    }
+
+    /// The dimension counts of each piece's hours, merged per track here (PostgreSQL cannot
+    /// merge blobs) and merged — negated for `sign` −1 — into the piece's day and month rows,
+    /// which the plays rollup has just made sure exist.
+    private static func applyDimensions(_ pieces: [RollupPiece], sign: Int64, _ db: PostgresConnection) throws {
+        var merged: [UInt8] = []
+        var scratch: [UInt8] = []
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        for piece in pieces {
+            let hours = try db.query("""
+                SELECT track_id, dimensions FROM batch_hours
+                WHERE hour >= $1 AND hour < $2 AND dimensions IS NOT NULL ORDER BY track_id
+                """, [piece.hours.lower.index, piece.hours.upper.index])
+            var days = PostgresDimensionRows(.batchDays)
+            var months = PostgresDimensionRows(.batchMonths)
+            var row = 0
+            while row < hours.rowCount {
+                let track = hours.int64(row: row, column: 0)
+                merged.removeAll(keepingCapacity: true)
+                while row < hours.rowCount, hours.int64(row: row, column: 0) == track {
+                    let ok = hours.withBytes(row: row, column: 1) { blob in
+                        merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
+                    }
+                    guard ok else { throw CounterStoreError.malformedDimensions(trackID: track) }
+                    swap(&merged, &scratch)
+                    row += 1
+                }
+                if sign < 0 {
+                    guard merged.withUnsafeBytes({ DimensionEncoding.merge(none, $0, sign: -1, into: &scratch) }) else {
+                        throw CounterStoreError.malformedDimensions(trackID: track)
+                    }
+                    swap(&merged, &scratch)
+                }
+                guard !merged.isEmpty else { continue }
+                try merged.withUnsafeBytes { blob in
+                    try days.append(track, piece.day, dimensions: blob)
+                    try months.append(track, piece.month, dimensions: blob)
+                }
+            }
+            try days.write(on: db)
+            try months.write(on: db)
         }
     }
 
