@@ -66,7 +66,6 @@ public struct PostgresByteaArray: PostgresParameter {
     /// Appends one element holding `bytes`.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         startElement()
-        text.reserveCapacity(text.count + 2 * bytes.count + 6)
         text.append(contentsOf: #""\\x"#.utf8)
         for byte in bytes {
             text.append(PostgresHex.digit(byte >> 4))
