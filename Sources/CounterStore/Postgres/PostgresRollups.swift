@@ -1,8 +1,8 @@
 import CounterpointCore
 import PostgresDB
 
-/// Keeps `batch_days` and `batch_months` equal to the sums of `batch_hours` — plays and dimension
-/// counts — (see `RollupPiece`).
+/// Keeps `batch_days` and `batch_months` equal to the sums of `batch_hours`, plays and dimension
+/// counts (see `RollupPiece`).
 enum PostgresRollups {
     static func apply(_ pieces: [RollupPiece], sign: Int64, _ db: PostgresConnection) throws {
         for (table, column) in [("batch_days", "day"), ("batch_months", "month")] {
