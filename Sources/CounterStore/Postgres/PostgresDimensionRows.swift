@@ -120,7 +120,8 @@ struct PostgresDimensionRows {
             try arena.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[blobs[row]])) }
         })
         // The ordinals of the rows not inserted: a data-modifying CTE's RETURNING anti-joined
-        // with the input, so that only conflicts (usually few) travel back, not every key.
+        // with the input, so that only conflicts travel back (none in a fresh batch run), not
+        // every inserted key.
         let result = try db.query(sql.insert, parameters)
         return (0..<result.rowCount).map { rows[Int(result.int64(row: $0, column: 0)) - 1] }
     }
