@@ -19,8 +19,6 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     case unsupportedStore(String)
     /// A store copy's target already holds counts (`StoreCopy`).
     case targetNotEmpty(String)
-    /// Counts this store backend does not keep yet.
-    case notKeptOnStore(what: String, store: String)
     /// A stored dimension blob that `DimensionEncoding` cannot read (a damaged file).
     case malformedDimensions(trackID: Int64)
 
@@ -40,8 +38,6 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             return "\(target) already holds counts; copy into an empty database"
         case let .unsupportedStore(value):
             return "unsupported store \"\(value)\": give a postgresql:// or postgres:// connection URI, or nothing for SQLite under the data directory"
-        case let .notKeptOnStore(what, store):
-            return "the \(store) store does not keep \(what) yet; use the SQLite store for them"
         case let .malformedDimensions(trackID):
             return "the stored dimension counts of track \(trackID) are malformed"
         }

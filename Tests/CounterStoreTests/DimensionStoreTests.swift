@@ -1,6 +1,8 @@
 @testable import CounterStore
 import CounterpointCore
 import Foundation
+import PostgresDB
+import PostgresTestServer
 import SQLiteDB
 import Testing
 
@@ -74,12 +76,30 @@ struct DimensionStoreTests {
         if plays.contains(where: { $0.client == nil }) { #expect(breakdown.last?.value == nil, comment) }
     }
 
-    @Test("merged dimension counts equal the model over random ranges, through reruns, flushes and compaction")
-    func randomHistory() throws {
-        try withStoreLocation { location in
-            let batch = try BatchStore(location: location)
-            let realtime = try RealtimeStore(location: location)
-            let reader = try CounterReader(location: location)
+    /// (integer, integer, blob) rows of `sql`, read from the store's tables directly: the batch
+    /// file or the realtime file on SQLite, the one database on PostgreSQL.
+    static func tableRows(_ stores: TestStores, batch: Bool, _ sql: String) throws -> [(Int64, Int64, [UInt8])] {
+        switch stores.backend {
+        case let .sqlite(location):
+            var rows: [(Int64, Int64, [UInt8])] = []
+            let database = try Database(path: batch ? location.batchPath : location.realtimePath, mode: .readOnly)
+            try database.makeStatement(sql).forEachRow { rows.append(($0.int64(at: 0), $0.int64(at: 1), $0.bytes(at: 2))) }
+            return rows
+        case let .postgres(url):
+            let result = try PostgresConnection(url: url).query(sql)
+            return (0..<result.rowCount).map {
+                (result.int64(row: $0, column: 0), result.int64(row: $0, column: 1), result.bytes(row: $0, column: 2))
+            }
+        }
+    }
+
+    @Test("merged dimension counts equal the model over random ranges, through reruns, flushes and compaction",
+          arguments: Backend.allCases)
+    func randomHistory(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let batch = try stores.batch(sortBufferRows: 50)
+            let realtime = try stores.realtime()
+            let reader = try stores.reader()
             var model = Model()
             var random = SystemRandomNumberGenerator()
             // 2026-10-28 … 2026-11-06: crosses a month boundary, so month rollups are used.
@@ -142,38 +162,158 @@ struct DimensionStoreTests {
                 }
             }
             // The rollups hold exactly the merged hours: recomputing them from the hour table agrees.
-            let database = try Database(path: location.batchPath, mode: .readOnly)
-            var fromHours: [String: [UInt8]] = [:]
-            try database.makeStatement("SELECT track_id, hour / 24, dimensions FROM batch_hours ORDER BY hour").forEachRow { row in
-                let name = "\(row.int64(at: 0))/\(row.int64(at: 1))"
-                fromHours[name] = DimensionEncoding.merged(fromHours[name] ?? [], row.bytes(at: 2))
+            let levels: [(table: String, key: String, bucket: (Hour) -> Int64)] = [
+                ("batch_days", "day", { UTCCalendar.day(of: $0) }),
+                ("batch_months", "month", { UTCCalendar.month(ofDay: UTCCalendar.day(of: $0)) }),
+            ]
+            for (table, key, bucket) in levels {
+                var fromHours: [String: [UInt8]] = [:]
+                for (track, hourIndex, blob) in try Self.tableRows(stores, batch: true, "SELECT track_id, hour, dimensions FROM batch_hours ORDER BY hour") {
+                    let name = "\(track)/\(bucket(Hour(index: hourIndex)))"
+                    fromHours[name] = DimensionEncoding.merged(fromHours[name] ?? [], blob)
+                }
+                var stored: [String: [UInt8]] = [:]
+                for (track, bucket, blob) in try Self.tableRows(stores, batch: true, "SELECT track_id, \(key), dimensions FROM \(table)") {
+                    stored["\(track)/\(bucket)"] = blob
+                }
+                #expect(stored.filter { !$0.value.isEmpty } == fromHours.filter { !$0.value.isEmpty }, "\(table)")
             }
-            var stored: [String: [UInt8]] = [:]
-            try database.makeStatement("SELECT track_id, day, dimensions FROM batch_days").forEachRow { row in
-                stored["\(row.int64(at: 0))/\(row.int64(at: 1))"] = row.bytes(at: 2)
-            }
-            #expect(stored.filter { !$0.value.isEmpty } == fromHours.filter { !$0.value.isEmpty })
         }
     }
 
-    @Test("compaction deletes the dimension rows of covered hours with their counts")
-    func compactionDeletesDimensions() throws {
-        try withStoreLocation { location in
-            let batch = try BatchStore(location: location)
-            let realtime = try RealtimeStore(location: location)
+    @Test("compaction deletes the dimension rows of covered hours with their counts", arguments: Backend.allCases)
+    func compactionDeletesDimensions(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let batch = try stores.batch()
+            let realtime = try stores.realtime()
             let (counts, dimensions) = Self.rows((0..<10).map { (track: 1, hour: hour($0).index, play: Play(bucket: 3, client: "ios", country: "SE")) })
             _ = try realtime.apply(increments: counts, dimensions: dimensions,
                                    progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 1, highWatermark: nil)],
                                    flushedAt: 1)
             try replace(batch, hours(0, 4), [])
             #expect(try realtime.compactCoveredHours(maxRows: 100) == 4)
-            let database = try Database(path: location.realtimePath, mode: .readOnly)
-            #expect(try database.makeStatement("SELECT min(hour), count(*) FROM realtime_dimensions").singleInt64() == hour(4).index)
-            #expect(try database.makeStatement("SELECT count(*) FROM realtime_dimensions").singleInt64() == 6)
+            let left = try Self.tableRows(stores, batch: false, "SELECT hour, track_id, dimensions FROM realtime_dimensions")
+            #expect(left.map(\.0).min() == hour(4).index)
+            #expect(left.count == 6)
             // A covered hour without batch rows counts zero, dimensions included.
-            let reader = try CounterReader(location: location)
+            let reader = try stores.reader()
             let answer = try reader.dimensions(track: 1, in: hours(0, 6))
             #expect(answer.plays.plays == 2 && answer.waveform[3] == 2 && answer.playsWithoutPosition == 0)
         }
+    }
+
+    @Test("two PostgreSQL writers flushing dimension counts of the same (track, hour)s at once end with exactly the merged counts")
+    func concurrentPostgresWriters() throws {
+        let url = try PostgresTestServer.shared().makeDatabase()
+        defer { try? PostgresTestServer.shared().dropDatabase(url: url) }
+        let flushes = 60
+        let written = Written()
+        let threads = (0..<2).map { writer in
+            Thread {
+                do {
+                    // Each thread is a consumer of its own partition, on its own connection;
+                    // both add to the same few (track, hour)s, so most merges meet the other's rows.
+                    let store = try PostgresRealtimeStore(url: url)
+                    var random = SystemRandomNumberGenerator()
+                    for flush in 0..<flushes {
+                        var plays: [(track: Int64, hour: Int64, play: Play)] = []
+                        for _ in 0..<8 {
+                            let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<3, using: &random)).index
+                            plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
+                        }
+                        let (counts, dimensions) = Self.rows(plays)
+                        let outcome = try store.apply(increments: counts, dimensions: dimensions, progress: [
+                            PartitionProgress(topic: "plays", partition: Int32(writer), startOffset: flush == 0 ? nil : Int64(flush),
+                                              nextOffset: Int64(flush + 1), highWatermark: nil),
+                        ], flushedAt: 1)
+                        if outcome == .committed { written.add(plays) } else { written.fail("flush \(flush) of writer \(writer): \(outcome)") }
+                    }
+                } catch {
+                    written.fail("writer \(writer): \(error)")
+                }
+                written.done()
+            }
+        }
+        threads.forEach { $0.start() }
+        written.waitForDone(2)
+        #expect(written.failures.isEmpty, "\(written.failures)")
+        let reader = try TestStores(backend: .postgres(url: url)).reader()
+        let plays = written.plays
+        #expect(plays.count > flushes)
+        for track in Int64(1)...3 {
+            for range in [hours(0, 3), hours(0, 1), hours(1, 2), hours(2, 3)] {
+                let expected = plays.filter { $0.track == track && range.contains(Hour(index: $0.hour)) }.map(\.play)
+                Self.check(try reader.dimensions(track: track, in: range), expected, "track \(track), \(range)")
+            }
+        }
+    }
+
+    @Test("the merging upsert alone, without the counts' row locks, keeps two concurrent writers' blobs exact")
+    func concurrentMergesWithoutCounts() throws {
+        let url = try PostgresTestServer.shared().makeDatabase()
+        defer { try? PostgresTestServer.shared().dropDatabase(url: url) }
+        _ = try PostgresRealtimeStore(url: url) // the schema
+        let transactions = 80
+        let written = Written()
+        let threads = (0..<2).map { writer in
+            Thread {
+                do {
+                    let connection = try PostgresConnection(url: url)
+                    var random = SystemRandomNumberGenerator()
+                    for _ in 0..<transactions {
+                        var plays: [(track: Int64, hour: Int64, play: Play)] = []
+                        for _ in 0..<6 {
+                            let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<2, using: &random)).index
+                            plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
+                        }
+                        var rows = PostgresDimensionRows(.realtime)
+                        for row in Self.rows(plays).1.sorted(by: { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }) {
+                            try row.encoded.withUnsafeBytes { try rows.append(row.hour.index, row.trackID, dimensions: $0) }
+                        }
+                        try retryingConflicts { try connection.write { try rows.write(on: $0) } }
+                        written.add(plays)
+                    }
+                } catch {
+                    written.fail("writer \(writer): \(error)")
+                }
+                written.done()
+            }
+        }
+        threads.forEach { $0.start() }
+        written.waitForDone(2)
+        #expect(written.failures.isEmpty, "\(written.failures)")
+        let (_, expected) = Self.rows(written.plays)
+        let stored = try PostgresConnection(url: url).query("SELECT hour, track_id, dimensions FROM realtime_dimensions ORDER BY hour, track_id")
+        let rows = (0..<stored.rowCount).map {
+            DimensionRow(trackID: stored.int64(row: $0, column: 1), hour: Hour(index: stored.int64(row: $0, column: 0)),
+                         encoded: stored.bytes(row: $0, column: 2))
+        }
+        #expect(Set(rows) == Set(expected))
+        #expect(rows.count == 6)
+    }
+}
+
+/// The plays the writer threads committed, and what went wrong.
+/// @unchecked Sendable: every field is guarded by `condition`.
+private final class Written: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var committed: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] = []
+    private var problems: [String] = []
+    private var finished = 0
+
+    var plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] { condition.withLock { committed } }
+    var failures: [String] { condition.withLock { problems } }
+    func add(_ plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)]) { condition.withLock { committed += plays } }
+    func fail(_ problem: String) { condition.withLock { problems.append(problem) } }
+
+    func done() {
+        condition.withLock {
+            finished += 1
+            condition.broadcast()
+        }
+    }
+
+    func waitForDone(_ expected: Int) {
+        condition.withLock { while finished < expected { condition.wait() } }
     }
 }

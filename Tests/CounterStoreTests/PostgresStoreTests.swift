@@ -93,7 +93,7 @@ struct PostgresStoreTests {
         #expect(failures.value == 0)
         let connection = try PostgresConnection(url: url)
         #expect(try PostgresSchema.currentVersion(connection) == PostgresSchema.version)
-        #expect(PostgresSchema.version == 2)
+        #expect(PostgresSchema.version == 3)
     }
 
     @Test("a database with a newer schema version than this program knows is refused")
@@ -159,12 +159,33 @@ final class Counter: @unchecked Sendable {
 struct StoreCopyTests {
     @Test("a copied store answers every query as the SQLite store did, and consumption resumes from its offsets")
     func copyAnswersAlike() throws {
+        /// `plays` plays of `track` in hour `offset`, with positions, clients and countries (some missing).
+        func plays(_ track: Int64, _ offset: Int64, _ plays: Int64) -> [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] {
+            (0..<plays).map { index in
+                (track, hour(offset).index, DimensionStoreTests.Play(
+                    bucket: index == 2 ? nil : Int8((track * 7 + offset + index) % 100), client: ["ios", "web", nil][Int(index % 3)],
+                    country: track % 4 == 0 ? nil : ["DE", "SE", "é"][Int((track + offset) % 3)]))
+            }
+        }
         try withStoreLocation { location in
             let realtime = try RealtimeStore(location: location)
-            try flush(realtime, (1...Int64(40)).flatMap { track in (0..<Int64(60)).map { (track, $0, track % 5 + 1) } },
-                      from: nil, to: 77, highWatermark: 90, at: 4_000)
+            let (increments, dimensions) = DimensionStoreTests.rows((1...Int64(40)).flatMap { track in
+                (0..<Int64(60)).flatMap { plays(track, $0, track % 5 + 1) }
+            })
+            #expect(try realtime.apply(increments: increments, dimensions: dimensions, progress: [
+                PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 77, highWatermark: 90),
+            ], flushedAt: 4_000) == .committed)
             let batch = try BatchStore(location: location)
-            try replace(batch, hours(0, 30), (1...Int64(40)).flatMap { track in (0..<Int64(30)).map { (track, $0, track % 3 + 2) } })
+            let (rows, blobs) = DimensionStoreTests.rows((1...Int64(40)).flatMap { track in
+                (0..<Int64(30)).flatMap { plays(track, $0, track % 3 + 2) }
+            })
+            try batch.replace(range: hours(0, 30), run: batchRun(hours(0, 30), rows: rows.count)) { writer in
+                let byKey = Dictionary(uniqueKeysWithValues: blobs.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
+                for row in rows {
+                    try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays,
+                                     dimensions: byKey["\(row.trackID)/\(row.hour.index)"] ?? [])
+                }
+            }
             _ = try realtime.compactCoveredHours(maxRows: 100_000)
             let source = try CounterReader(location: location)
 
@@ -180,6 +201,14 @@ struct StoreCopyTests {
             }
             #expect(try copy.timeline(track: 7, in: hours(0, 72), step: .day) == source.timeline(track: 7, in: hours(0, 72), step: .day))
             #expect(try copy.freshness() == source.freshness())
+            // Waveforms and breakdowns: the blobs of both layers and the rebuilt rollups.
+            for track in [1, 4, 7, 40, 41] as [Int64] {
+                for range in [HourRange.allTime, hours(10, 40), hours(29, 31), hours(0, 24 * 40)] {
+                    let answer = try copy.dimensions(track: track, in: range)
+                    #expect(answer == (try source.dimensions(track: track, in: range)), "track \(track), \(range)")
+                    #expect(track == 41 || answer.totals.countries.count > 0 || track % 4 == 0)
+                }
+            }
             #expect(try PostgresRealtimeStore(url: url).storedOffsets(topic: "plays") == [0: 77])
 
             // A second copy into the same database is refused and changes nothing.

@@ -26,8 +26,34 @@ struct StoreBenchmark {
         print("[store-benchmark] \(line)")
     }
 
-    @Test("realtime flushes of 20k (track, hour) rows", arguments: Backend.allCases)
-    func realtimeFlushes(_ backend: Backend) throws {
+    /// Dimension blobs as the aggregation makes them for a (track, hour) of `plays` plays
+    /// (`blobs[plays][variant]`, 1…9 plays): positions over the 100 buckets (a third of them at
+    /// 0, as drops are), 4 clients and 30 countries, each field missing for some plays.
+    static let blobs: [[[UInt8]]] = {
+        var random = SeededRandom(seed: 11)
+        let clients = ["ios", "android", "web", "desktop"].compactMap(DimensionValue.init)
+        let countries = (0..<30).compactMap { DimensionValue(String(UnicodeScalar(65 + $0 / 6)!) + String(UnicodeScalar(65 + $0 % 6)!)) }
+        return (0...9).map { plays in
+            (0..<64).map { _ in
+                var counts = DimensionCounts()
+                for _ in 0..<plays {
+                    let position = random.next(below: 12)
+                    counts.add(trackID: 1, hour: Hour(index: 0), PlayDimensions(
+                        waveformBucket: position == 0 ? nil : position < 5 ? 0 : Int8(random.next(below: 100)),
+                        client: position == 1 ? nil : clients[random.next(below: clients.count)],
+                        country: position == 2 ? nil : countries[random.next(below: countries.count)]))
+                }
+                return counts.rows().first?.encoded ?? []
+            }
+        }
+    }()
+
+    static func label(_ backend: Backend, _ withDimensions: Bool) -> String {
+        "\(backend) \(withDimensions ? "with dimension rows" : "plays only")"
+    }
+
+    @Test("realtime flushes of 20k (track, hour) rows", arguments: Backend.allCases, [false, true])
+    func realtimeFlushes(_ backend: Backend, withDimensions: Bool) throws {
         try withStores(backend) { stores in
             let writer = try stores.realtime()
             var random = SeededRandom(seed: 7)
@@ -42,9 +68,13 @@ struct StoreBenchmark {
                     let hourIndex = day.index + 48 + Int64(random.next(below: 2))
                     rows[track * 4 + hourIndex % 2] = CountRow(trackID: track, hour: Hour(index: hourIndex), plays: 1 + Int64(random.next(below: 3)))
                 }
+                // Each row's dimension counts, as many plays as it counts.
+                let dimensions = withDimensions ? rows.values.map { row in
+                    DimensionRow(trackID: row.trackID, hour: row.hour, encoded: Self.blobs[Int(row.plays)][random.next(below: 64)])
+                } : []
                 let next = Int64(flushIndex + 1) * 1_000
                 let start = ContinuousClock.now
-                let outcome = try writer.apply(increments: Array(rows.values), progress: [
+                let outcome = try writer.apply(increments: Array(rows.values), dimensions: dimensions, progress: [
                     PartitionProgress(topic: "plays", partition: 0, startOffset: offset, nextOffset: next, highWatermark: next),
                 ], flushedAt: next)
                 elapsed += ContinuousClock.now - start
@@ -52,13 +82,13 @@ struct StoreBenchmark {
                 offset = next
             }
             let rows = Double(Self.flushes * Self.flushRows)
-            Self.report("\(backend): realtime flush \(Self.flushes) × \(Self.flushRows) rows: "
+            Self.report("\(Self.label(backend, withDimensions)): realtime flush \(Self.flushes) × \(Self.flushRows) rows: "
                         + "\(Int(rows / Self.seconds(elapsed))) rows/s, \(Int(Self.seconds(elapsed) / Double(Self.flushes) * 1000)) ms a flush")
         }
     }
 
-    @Test("batch write of 1 M (track, hour) rows, then point lookups through CounterReader", arguments: Backend.allCases)
-    func batchAndLookups(_ backend: Backend) throws {
+    @Test("batch write of 1 M (track, hour) rows, then point lookups through CounterReader", arguments: Backend.allCases, [false, true])
+    func batchAndLookups(_ backend: Backend, withDimensions: Bool) throws {
         try withStores(backend) { stores in
             let batch = try stores.batch()
             // 30 days × 24 hours × ~1,389 tracks: a month rebuilt by one run.
@@ -68,14 +98,15 @@ struct StoreBenchmark {
             try batch.replace(range: range, run: batchRun(range, rows: Self.batchRows)) { writer in
                 for hourOffset in 0..<Int64(24 * 30) {
                     for track in 0..<Int64(tracksPerHour) {
-                        try writer.write(trackID: 1 + (track * 7 + hourOffset) % 20_000, hour: day.advanced(by: hourOffset),
-                                         plays: 1 + (track + hourOffset) % 9)
+                        let plays = 1 + (track + hourOffset) % 9
+                        try writer.write(trackID: 1 + (track * 7 + hourOffset) % 20_000, hour: day.advanced(by: hourOffset), plays: plays,
+                                         dimensions: withDimensions ? Self.blobs[Int(plays)][Int(track % 64)] : [])
                     }
                 }
             }
             let written = tracksPerHour * 24 * 30
             let batchSeconds = Self.seconds(ContinuousClock.now - start)
-            Self.report("\(backend): batch write \(written) rows: \(String(format: "%.2f", batchSeconds)) s, \(Int(Double(written) / batchSeconds)) rows/s")
+            Self.report("\(Self.label(backend, withDimensions)): batch write \(written) rows: \(String(format: "%.2f", batchSeconds)) s, \(Int(Double(written) / batchSeconds)) rows/s")
 
             // Realtime rows after the batch's coverage, as a consumer would have left them.
             let writer = try stores.realtime()
@@ -93,7 +124,7 @@ struct StoreBenchmark {
                                            in: HourRange(lower, range.upper.advanced(by: 1))).plays
             }
             let lookupSeconds = Self.seconds(ContinuousClock.now - lookupStart)
-            Self.report("\(backend): point lookups (one snapshot each, batch days+hours and realtime): "
+            Self.report("\(Self.label(backend, withDimensions)): point lookups (one snapshot each, batch days+hours and realtime): "
                         + "\(Int(Double(Self.lookups) / lookupSeconds))/s on one thread, "
                         + "\(String(format: "%.0f", lookupSeconds / Double(Self.lookups) * 1e6)) µs each")
             #expect(total > 0)

@@ -88,6 +88,7 @@ struct PostgresEndToEndTests {
                     try await Self.startServe(store: store, name: "serve-b", scratch: scratch, processes: processes),
                 ]
                 let merged = HistoryRankingTests.merge(exact: exact.plays, realtime: everyCopy, covered: covered)
+                let dimensions = try DimensionTruth(logs: logs)
                 let hours = first..<(first + 4)
                 let timelineTracks = Array(exact.trackIDs.prefix(5))
                 var answers: [[String: String]] = []
@@ -102,6 +103,9 @@ struct PostgresEndToEndTests {
                     for range in [nil, hours, covered, (first + 1)..<(first + 3), (first + 2)..<(first + 4)] as [Range<Int64>?] {
                         try HistoryRankingTests.expectTop(replica, range: range, truth: merged, "port \(replica.port)")
                     }
+                    // Waveforms and breakdowns by the same rule: batch blobs in covered hours, the
+                    // consumers' merged blobs (every copy) elsewhere.
+                    try RunMergeTests.checkDimensions(replica, dimensions, hours: hours, covered: covered)
                 }
                 #expect(answers[0].count == answers[1].count)
                 for (target, body) in answers[0] {
@@ -110,6 +114,56 @@ struct PostgresEndToEndTests {
                 for replica in replicas { try await replica.stop(timeout: .seconds(10)) }
                 try await Server(command: consume, port: 0).stop(timeout: .seconds(15))
                 try await run.stop(timeout: .seconds(15))
+            } catch {
+                await processes.killAll()
+                throw error
+            }
+        }
+    }
+
+    @Test("waveforms and breakdowns on PostgreSQL answer 200 and equal a SQLite store's after the same batch runs")
+    func dimensionAnswersLikeSQLite() async throws {
+        let postgres = try PostgresTestServer.shared()
+        let store = try postgres.makeDatabase()
+        defer { postgres.dropDatabase(url: store) }
+        try await withTemporaryDirectory { scratch in
+            let logs = scratch.appendingPathComponent("logs")
+            try await Self.generate(logs: logs, scratch: scratch, events: 6_000, seed: 53, duplicates: 0.02)
+            let sqliteData = scratch.appendingPathComponent("sqlite-data")
+            let first = TestDay.firstHour
+            // The second run replaces hours the first wrote: its rollups subtract and add blobs.
+            for hours in [first..<(first + 3), (first + 1)..<(first + 4)] {
+                let range = ["--logs", logs.path, "--from", Hours.text(hours.lowerBound), "--to", Hours.text(hours.upperBound), "--json"]
+                try await runCounterpointJSON(["batch", "--store", store, "--data-dir", scratch.appendingPathComponent("pg-data").path]
+                                              + range, scratch: scratch)
+                try await runCounterpointJSON(["batch", "--data-dir", sqliteData.path] + range, scratch: scratch)
+            }
+            let processes = Processes()
+            do {
+                let onPostgres = try await Self.startServe(store: store, name: "serve-pg", scratch: scratch, processes: processes)
+                let onSQLite = try await Server.start(dataDirectory: sqliteData, scratch: scratch, extraArguments: ["--snapshot-age-ms", "0"])
+                processes.add(onSQLite.command)
+                var targets: [String] = []
+                for track in [1, 2, 3, 17, 99, 999_999] {
+                    for range in ["", "?from=2026-11-20T01:00:00Z&to=2026-11-20T03:00:00Z", "?from=2026-11-19T00:00:00Z&to=2026-12-02T00:00:00Z"] {
+                        targets.append("/v1/tracks/\(track)/waveform\(range)")
+                        targets.append("/v1/tracks/\(track)/breakdown\(range.isEmpty ? "?" : range + "&")by=country")
+                    }
+                    targets.append("/v1/tracks/\(track)/breakdown?by=client")
+                }
+                var nonEmpty = 0
+                for target in targets {
+                    let answers = try [onPostgres, onSQLite].map { server in
+                        let response = try server.request(target)
+                        #expect(response.status == 200, "\(target) → \(response.status) \(response.text.prefix(300))")
+                        return response.text.replacing(/"freshness":\{[^}]*\}/, with: "")
+                    }
+                    #expect(answers[0] == answers[1], "PostgreSQL and SQLite differ on \(target)")
+                    if !answers[0].contains(#""plays":0"#) { nonEmpty += 1 }
+                }
+                #expect(nonEmpty > targets.count / 2, "the answers should mostly count plays")
+                try await onPostgres.stop(timeout: .seconds(10))
+                try await onSQLite.stop(timeout: .seconds(10))
             } catch {
                 await processes.killAll()
                 throw error

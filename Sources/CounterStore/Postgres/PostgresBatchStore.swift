@@ -16,7 +16,7 @@ public final class PostgresBatchStore: BatchWriter {
         /// Rows buffered, summed and sorted by (track, hour) before they are sent, so that the
         /// upserts sweep the primary key in order. 24 bytes a row. Default 1 Mi.
         public var sortBufferRows: Int = 1 << 20
-        /// Rows per INSERT statement (three array parameters). Default 200 Ki.
+        /// Rows per INSERT statement (four array parameters). Default 200 Ki.
         public var rowsPerStatement: Int = 200_000
 
         public init() {}
@@ -79,12 +79,17 @@ public final class PostgresBatchStore: BatchWriter {
 @available(*, unavailable)
 extension PostgresBatchStore: Sendable {}
 
-/// Buffers a run's rows and upserts each full buffer, summed and in key order.
+/// Buffers a run's rows — plays and dimension counts — and merges each full buffer into
+/// `batch_hours`, summed and in key order (`PostgresDimensionRows`); a key in two buffers adds
+/// its plays and merges its blobs.
 private final class PostgresBatchRowSink {
     private let db: PostgresConnection
     private let target: Coverage
     private let configuration: PostgresBatchStore.Configuration
-    private var buffer: [CountRow] = []
+    private var buffer: [BufferedRow] = []
+    /// The buffered rows' dimension counts, back to back (as `BatchRowSink` keeps them).
+    private var arena: [UInt8] = []
+    private var rows = PostgresDimensionRows(.batchHours)
 
     init(_ db: PostgresConnection, target: Coverage, configuration: PostgresBatchStore.Configuration) {
         self.db = db
@@ -92,8 +97,7 @@ private final class PostgresBatchRowSink {
         self.configuration = configuration
     }
 
-    /// Dimension counts are not kept on PostgreSQL yet (see `PostgresRealtimeStore.apply`).
-    func write(_ row: CountRow, dimensions _: [UInt8]) throws {
+    func write(_ row: CountRow, dimensions: [UInt8]) throws {
         guard target.contains(row.hour) else {
             throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
         }
@@ -101,7 +105,8 @@ private final class PostgresBatchRowSink {
             throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: row.plays)
         }
         guard row.plays > 0 else { return }
-        buffer.append(row)
+        buffer.append(BufferedRow(row: row, dimensions: arena.count..<arena.count + dimensions.count))
+        arena.append(contentsOf: dimensions)
         if buffer.count >= max(1, configuration.sortBufferRows) { try drain() }
     }
 
@@ -111,41 +116,18 @@ private final class PostgresBatchRowSink {
 
     private func drain() throws {
         guard !buffer.isEmpty else { return }
-        let rows = PostgresBulkRows(buffer, order: CountRow.byTrackThenHour)
-        try rows.upsert("""
-            INSERT INTO batch_hours AS b (hour, track_id, plays)
-            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
-            ON CONFLICT (track_id, hour) DO UPDATE SET plays = b.plays + excluded.plays
-            """, on: db, chunkRows: configuration.rowsPerStatement)
-        buffer.removeAll(keepingCapacity: true)
-    }
-}
-
-/// Keeps `batch_days` and `batch_months` equal to the sums of `batch_hours` (see `RollupPiece`).
-private enum PostgresRollups {
-    static func apply(_ pieces: [RollupPiece], sign: Int64, _ db: PostgresConnection) throws {
-        for (table, column) in [("batch_days", "day"), ("batch_months", "month")] {
-            let sql = """
-                INSERT INTO \(table) AS r (track_id, \(column), plays)
-                SELECT track_id, $3::bigint, $4::bigint * sum(plays) FROM batch_hours
-                WHERE hour >= $1 AND hour < $2 GROUP BY track_id
-                ON CONFLICT (track_id, \(column)) DO UPDATE SET plays = r.plays + excluded.plays
-                """
-            for piece in pieces {
-                try db.query(sql, [piece.hours.lower.index, piece.hours.upper.index,
-                                   column == "day" ? piece.day : piece.month, sign])
+        buffer.sort { CountRow.byTrackThenHour($0.row, $1.row) }
+        rows.removeAll()
+        rows.reserveCapacity(buffer.count)
+        try arena.withUnsafeBytes { arena in
+            for buffered in buffer {
+                try rows.append(buffered.row.trackID, buffered.row.hour.index, plays: buffered.row.plays,
+                                dimensions: UnsafeRawBufferPointer(rebasing: arena[buffered.dimensions]))
             }
         }
-    }
-
-    /// Removes rollup rows left at 0, so every rollup row, like every hour row, has plays > 0.
-    static func dropEmptyBuckets(_ pieces: [RollupPiece], _ db: PostgresConnection) throws {
-        for day in Set(pieces.map(\.day)) {
-            try db.query("DELETE FROM batch_days WHERE day = $1 AND plays = 0", [day])
-        }
-        for month in Set(pieces.map(\.month)) {
-            try db.query("DELETE FROM batch_months WHERE month = $1 AND plays = 0", [month])
-        }
+        try rows.write(on: db, chunkRows: configuration.rowsPerStatement)
+        buffer.removeAll(keepingCapacity: true)
+        arena.removeAll(keepingCapacity: true)
     }
 }
 

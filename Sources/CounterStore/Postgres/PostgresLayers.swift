@@ -112,11 +112,15 @@ public final class PostgresLayers: LayerReads {
     }
 
     public func batchDimensions(track: Int64, in span: RollupSpan, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        throw CounterStoreError.notKeptOnStore(what: "waveform and breakdown counts", store: "PostgreSQL")
+        let result = try query(PostgresSQL.dimensions[span.level.rawValue], [track, span.lower, span.upper])
+        for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
     public func realtimeDimensions(track: Int64, in gap: HourRange, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        throw CounterStoreError.notKeptOnStore(what: "waveform and breakdown counts", store: "PostgreSQL")
+        let result = try query("""
+            SELECT dimensions FROM realtime_dimensions WHERE track_id = $1 AND hour >= $2 AND hour < $3
+            """, [track, gap.lower.index, gap.upper.index])
+        for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
     public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
@@ -185,6 +189,11 @@ private enum PostgresSQL {
 
     static let buckets: [String] = tables.map { table, key in
         "SELECT \(key), plays FROM \(table) WHERE track_id = $1 AND \(key) >= $2 AND \(key) < $3"
+    }
+
+    /// The dimension blobs of track $1 in [$2, $3); NULL (none) is left out.
+    static let dimensions: [String] = tables.map { table, key in
+        "SELECT dimensions FROM \(table) WHERE track_id = $1 AND \(key) >= $2 AND \(key) < $3 AND dimensions IS NOT NULL"
     }
 
     static let ranked: [String] = tables.map { table, key in

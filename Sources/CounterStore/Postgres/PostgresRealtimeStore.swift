@@ -37,14 +37,13 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         var partitions: Set<Int32>
     }
 
-    /// Dimension counts are not kept on PostgreSQL yet (see docs/postgresql.md): `dimensions`
-    /// is not stored, and the waveform and breakdown answers say so.
     public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
                       flushedAt: Int64) throws -> FlushOutcome {
         if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
             throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)
         }
         let rows = PostgresBulkRows(Array(increments)) { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }
+        var dimensionRows = try Self.dimensionRows(dimensions)
         let ordered = progress.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
         do {
             try retryingConflicts {
@@ -56,6 +55,7 @@ public final class PostgresRealtimeStore: RealtimeWriter {
                             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
                             ON CONFLICT (hour, track_id) DO UPDATE SET plays = c.plays + excluded.plays
                             """, on: db)
+                        try dimensionRows.write(on: db)
                         try advance(ordered, flushedAt: flushedAt, db)
                         try db.query("""
                             INSERT INTO realtime_flushes (writer, flushed_at) VALUES ($1, $2)
@@ -68,6 +68,17 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         } catch let fenced as Fenced {
             return .fenced(partitions: progress.map(\.partition).filter { fenced.partitions.contains($0) })
         }
+    }
+
+    /// `dimensions` merged per (hour, track), in the key order every writer locks them in.
+    private static func dimensionRows(_ dimensions: [DimensionRow]) throws -> PostgresDimensionRows {
+        var rows = PostgresDimensionRows(.realtime)
+        rows.reserveCapacity(dimensions.count)
+        for row in dimensions.sorted(by: { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }) where !row.encoded.isEmpty {
+            guard row.trackID >= 1 else { throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: 0) }
+            try row.encoded.withUnsafeBytes { try rows.append(row.hour.index, row.trackID, dimensions: $0) }
+        }
+        return rows
     }
 
     /// Locks or claims every partition of the flush; throws `Fenced` (rolling the transaction
@@ -149,15 +160,20 @@ public final class PostgresRealtimeStore: RealtimeWriter {
     }
 
     /// One statement, so one short transaction: it reads the coverage committed when it starts
-    /// (the batch layer is in the same database) and deletes at most `maxRows` rows in it.
+    /// (the batch layer is in the same database) and deletes at most `maxRows` rows in it, and
+    /// the dimension rows of the same keys.
     public func compactCoveredHours(maxRows: Int) throws -> Int {
         try retryingConflicts {
             try database.withConnection { db in
                 let deleted = try db.query("""
-                    DELETE FROM realtime_counts WHERE (hour, track_id) IN (
+                    WITH covered AS MATERIALIZED (
                         SELECT r.hour, r.track_id FROM coverage c
                         JOIN realtime_counts r ON r.hour >= c.lower AND r.hour < c.upper
-                        LIMIT $1)
+                        LIMIT $1
+                    ), dimensions AS (
+                        DELETE FROM realtime_dimensions d USING covered k WHERE d.hour = k.hour AND d.track_id = k.track_id
+                    )
+                    DELETE FROM realtime_counts WHERE (hour, track_id) IN (SELECT hour, track_id FROM covered)
                     """, [max(0, maxRows)]).affectedRows
                 // Rows of writers gone for a day no longer say anything about freshness.
                 try db.query("""

@@ -98,6 +98,22 @@ enum PostgresSchema {
             run_id bigint NOT NULL
         );
         """,
+        // Dimension counts (`DimensionEncoding` blobs, see `PostgresDimensionMerge`): a realtime
+        // table keyed like the counts, so that compaction deletes both by the same keys; a
+        // column of the batch rows, NULL meaning none. Free space in the realtime pages for the
+        // same reason as `realtime_counts`: a merged blob can then replace its row in place.
+        """
+        CREATE TABLE realtime_dimensions (
+            hour bigint NOT NULL,
+            track_id bigint NOT NULL,
+            dimensions bytea NOT NULL,
+            PRIMARY KEY (hour, track_id)
+        ) WITH (fillfactor = 70);
+        CREATE INDEX realtime_dimensions_by_track ON realtime_dimensions (track_id, hour);
+        ALTER TABLE batch_hours ADD COLUMN dimensions bytea;
+        ALTER TABLE batch_days ADD COLUMN dimensions bytea;
+        ALTER TABLE batch_months ADD COLUMN dimensions bytea;
+        """,
     ]
 
     static var version: Int { migrations.count }
