@@ -47,12 +47,11 @@ struct CopyStoreCommand: ParsableCommand {
     }
 
     func run() throws {
-        _ = Bootstrap.logging(level: common.logLevel)
-        guard case let .postgres(url) = try target() else { return }
+        let logger = Bootstrap.logging(level: common.logLevel)
+        let backend = try target()
+        guard case let .postgres(url) = backend else { return }
         let source = StoreLocation(directory: common.dataDirectory)
-        if !json {
-            FileHandle.standardError.write(Data("copy-store: copying \(source.directory) into \(try target())…\n".utf8))
-        }
+        logger.info("copying the SQLite stores into PostgreSQL", metadata: ["from": "\(source.directory)", "to": "\(backend)"])
         let start = ContinuousClock.now
         let summary = try StoreCopy.copy(from: source, toPostgres: url)
         let elapsed = ContinuousClock.now - start
