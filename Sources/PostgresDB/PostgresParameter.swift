@@ -58,40 +58,58 @@ public struct PostgresInt64Array: PostgresParameter {
         "{" + values.map { $0.map { String($0) } ?? "NULL" }.joined(separator: ",") + "}"
     }
 
-    /// `array_recv`'s format: dimensions, a has-nulls flag, the element type (int8, OID 20), the
-    /// length and lower bound of the one dimension, then each element as its length (8, or -1
+    /// `array_recv`'s format (see `PostgresBinaryArray`): each element its length (8, or -1
     /// for NULL) and its big-endian value.
     public var postgresBinary: [UInt8]? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(20 + values.count * 12)
-        func append<T: FixedWidthInteger>(_ value: T) {
-            withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
-        }
-        // An empty array has no dimensions at all.
-        append(Int32(values.isEmpty ? 0 : 1))
-        append(Int32(values.contains(nil) ? 1 : 0))
-        append(UInt32(20))
-        guard !values.isEmpty else { return bytes }
-        append(Int32(values.count))
-        append(Int32(1))
+        var bytes = PostgresBinaryArray.header(elementType: PostgresBinaryArray.int8, count: values.count,
+                                               hasNulls: values.contains(nil), reserving: values.count * 12)
         for value in values {
             if let value {
-                append(Int32(8))
-                append(value)
+                PostgresBinaryArray.append(Int32(8), to: &bytes)
+                PostgresBinaryArray.append(value, to: &bytes)
             } else {
-                append(Int32(-1))
+                PostgresBinaryArray.append(Int32(-1), to: &bytes)
             }
         }
         return bytes
     }
 }
 
-/// A one-dimensional `bytea[]` literal for `unnest(…, $n::bytea[])`: each element a
-/// double-quoted hex bytea, `{"\\x0a1b",NULL}` (inside an array literal `\\` is one backslash,
-/// so the element reads as `\x0a1b`). Built element by element straight into the text sent,
-/// so large arrays of blobs cost one buffer, not one array per element.
+/// PostgreSQL's binary form of a one-dimensional array (`array_recv`): the number of
+/// dimensions, a has-nulls flag, the element type's OID, the dimension's length and lower
+/// bound, then the elements, each as a 4-byte length (-1 for NULL) and its bytes. Every integer
+/// big-endian; an empty array has no dimensions at all.
+enum PostgresBinaryArray {
+    static let int8: UInt32 = 20
+    static let bytea: UInt32 = 17
+
+    static func header(elementType: UInt32, count: Int, hasNulls: Bool, reserving: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20 + reserving)
+        append(Int32(count == 0 ? 0 : 1), to: &bytes)
+        append(Int32(hasNulls ? 1 : 0), to: &bytes)
+        append(elementType, to: &bytes)
+        if count > 0 {
+            append(Int32(count), to: &bytes)
+            append(Int32(1), to: &bytes)
+        }
+        return bytes
+    }
+
+    @inline(__always)
+    static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+}
+
+/// A one-dimensional `bytea[]` for `unnest(…, $n::bytea[])`, built element by element into
+/// one buffer (large arrays of blobs cost one buffer, not one array per element) and sent in
+/// binary: the blobs travel as they are, not as hex text twice their size. `postgresText` is
+/// the equivalent literal, `{"\\x0a1b",NULL}`.
 public struct PostgresByteaArray: PostgresParameter {
-    private var text: [UInt8] = [UInt8(ascii: "{")]
+    /// The elements in `PostgresBinaryArray`'s form, without the header.
+    private var elements: [UInt8] = []
+    private var hasNulls = false
     public private(set) var count = 0
 
     public init() {}
@@ -103,28 +121,46 @@ public struct PostgresByteaArray: PostgresParameter {
 
     /// Appends one element holding `bytes`.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        startElement()
-        text.append(contentsOf: #""\\x"#.utf8)
-        for byte in bytes {
-            text.append(PostgresHex.digit(byte >> 4))
-            text.append(PostgresHex.digit(byte & 0x0F))
-        }
-        text.append(UInt8(ascii: "\""))
+        count += 1
+        PostgresBinaryArray.append(Int32(bytes.count), to: &elements)
+        elements.append(contentsOf: bytes)
     }
 
     /// Appends a NULL element.
     public mutating func appendNull() {
-        startElement()
-        text.append(contentsOf: "NULL".utf8)
+        count += 1
+        hasNulls = true
+        PostgresBinaryArray.append(Int32(-1), to: &elements)
     }
 
-    private mutating func startElement() {
-        if count > 0 { text.append(UInt8(ascii: ",")) }
-        count += 1
+    public var postgresBinary: [UInt8]? {
+        var bytes = PostgresBinaryArray.header(elementType: PostgresBinaryArray.bytea, count: count, hasNulls: hasNulls,
+                                               reserving: elements.count)
+        bytes.append(contentsOf: elements)
+        return bytes
     }
 
     public var postgresText: String? {
-        String(decoding: text, as: UTF8.self) + "}"
+        var text: [UInt8] = [UInt8(ascii: "{")]
+        var offset = 0
+        while offset < elements.count {
+            if offset > 0 { text.append(UInt8(ascii: ",")) }
+            let length = elements[offset..<offset + 4].reduce(Int32(0)) { $0 << 8 | Int32($1) }
+            offset += 4
+            guard length >= 0 else {
+                text.append(contentsOf: "NULL".utf8)
+                continue
+            }
+            text.append(contentsOf: #""\\x"#.utf8)
+            for byte in elements[offset..<offset + Int(length)] {
+                text.append(PostgresHex.digit(byte >> 4))
+                text.append(PostgresHex.digit(byte & 0x0F))
+            }
+            text.append(UInt8(ascii: "\""))
+            offset += Int(length)
+        }
+        text.append(UInt8(ascii: "}"))
+        return String(decoding: text, as: UTF8.self)
     }
 }
 

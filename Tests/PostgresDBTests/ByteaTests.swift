@@ -16,7 +16,7 @@ struct ByteaTests {
         return blobs
     }
 
-    @Test("a bytea[] parameter round-trips any bytes through unnest, empty elements and NULLs included")
+    @Test("a bytea[] parameter round-trips any bytes through unnest, empty elements and NULLs included, in binary and as its text literal")
     func arrayRoundTrip() throws {
         let connection = try PostgresConnection(url: PostgresTestServer.shared().makeDatabase())
         let blobs = Self.blobs()
@@ -38,6 +38,11 @@ struct ByteaTests {
         let again = try connection.query("SELECT b FROM unnest($1::bytea[]) WITH ORDINALITY AS t (b, i) ORDER BY i",
                                           [PostgresByteaArray(blobs)])
         #expect((0..<again.rowCount).map { again.bytes(row: $0, column: 0) } == blobs)
+        // The array goes in binary; its text literal, parsed by the server, is the same array.
+        let literal = try #require(array.postgresText)
+        #expect(try connection.query("SELECT $1::text::bytea[] IS NOT DISTINCT FROM $2::bytea[]", [literal, array])
+            .string(row: 0, column: 0) == "t")
+        #expect(try connection.query("SELECT cardinality($1::bytea[])", [PostgresByteaArray()]).singleInt64 == 0)
     }
 
     @Test("a single bytea parameter is stored and read back as the same bytes, also in the escape output format")

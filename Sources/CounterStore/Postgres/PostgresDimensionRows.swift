@@ -16,6 +16,9 @@ import PostgresDB
 ///    latest committed blobs; the merged blobs go back in one `UPDATE … FROM unnest(…)`.
 /// 3. A key whose row vanished in between (compaction of a covered hour) goes round again.
 ///
+/// Tables whose keys mostly exist already (`Table.mostlyExisting`) start at step 2 and insert
+/// only the keys it found no row for, which then go round the same way.
+///
 /// Statements take the rows as array parameters (`unnest`) in chunks of at most `chunkRows`.
 struct PostgresDimensionRows {
     /// A table whose rows hold a `dimensions` bytea, keyed by two bigint columns.
@@ -30,10 +33,20 @@ struct PostgresDimensionRows {
         /// dimension counts are not written at all.
         var nullable: Bool
 
-        static let realtime = Table(name: "realtime_dimensions", keys: ("hour", "track_id"), trackKey: 1, hasPlays: false, nullable: false)
-        static let batchHours = Table(name: "batch_hours", keys: ("track_id", "hour"), trackKey: 0, hasPlays: true, nullable: true)
-        static let batchDays = Table(name: "batch_days", keys: ("track_id", "day"), trackKey: 0, hasPlays: true, nullable: true)
-        static let batchMonths = Table(name: "batch_months", keys: ("track_id", "month"), trackKey: 0, hasPlays: true, nullable: true)
+        /// Most keys written already have a row (a flush adds to the counters of tracks playing
+        /// now; rollup rows exist once their plays are rolled up): the merge of existing rows
+        /// goes first, and only the keys it did not find are inserted. Otherwise (a batch run's
+        /// fresh hours) the insert goes first and only its conflicts are merged.
+        var mostlyExisting: Bool
+
+        static let realtime = Table(name: "realtime_dimensions", keys: ("hour", "track_id"), trackKey: 1, hasPlays: false,
+                                    nullable: false, mostlyExisting: true)
+        static let batchHours = Table(name: "batch_hours", keys: ("track_id", "hour"), trackKey: 0, hasPlays: true,
+                                      nullable: true, mostlyExisting: false)
+        static let batchDays = Table(name: "batch_days", keys: ("track_id", "day"), trackKey: 0, hasPlays: true,
+                                     nullable: true, mostlyExisting: true)
+        static let batchMonths = Table(name: "batch_months", keys: ("track_id", "month"), trackKey: 0, hasPlays: true,
+                                       nullable: true, mostlyExisting: true)
     }
 
     let table: Table
@@ -104,9 +117,12 @@ struct PostgresDimensionRows {
         while start < count {
             let end = min(count, start + max(1, chunkRows))
             var pending = (start..<end).filter { table.nullable || !blobs[$0].isEmpty }
+            // Each step hands the other the rows it could not write: the insert its conflicts,
+            // the merge the keys it found no row for (new, or compacted meanwhile).
+            var inserting = !table.mostlyExisting
             while !pending.isEmpty {
-                let conflicting = try insertNew(pending, db)
-                pending = try mergeExisting(conflicting, db)
+                pending = inserting ? try insertNew(pending, db) : try mergeExisting(pending, db)
+                inserting.toggle()
             }
             start = end
         }
