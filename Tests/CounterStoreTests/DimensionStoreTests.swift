@@ -192,7 +192,9 @@ struct DimensionStoreTests {
                                    flushedAt: 1)
             try replace(batch, hours(0, 4), [])
             #expect(try realtime.compactCoveredHours(maxRows: 100) == 4)
-            let left = try Self.tableRows(stores, batch: false, "SELECT hour, track_id, dimensions FROM realtime_dimensions")
+            // SQLite keeps the realtime blobs in a table of their own, PostgreSQL in the counters' rows.
+            let table = backend == .sqlite ? "realtime_dimensions" : "realtime_counts WHERE dimensions IS NOT NULL"
+            let left = try Self.tableRows(stores, batch: false, "SELECT hour, track_id, dimensions FROM \(table)")
             #expect(left.map(\.0).min() == hour(4).index)
             #expect(left.count == 6)
             // A covered hour without batch rows counts zero, dimensions included.
@@ -266,7 +268,7 @@ struct DimensionStoreTests {
                             let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<2, using: &random)).index
                             plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
                         }
-                        var rows = PostgresDimensionRows(.realtime)
+                        var rows = PostgresCounterRows(.realtime)
                         for row in Self.rows(plays).1.sorted(by: { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }) {
                             try row.encoded.withUnsafeBytes { try rows.append(row.hour.index, row.trackID, dimensions: $0) }
                         }
@@ -283,7 +285,7 @@ struct DimensionStoreTests {
         written.waitForDone(2)
         #expect(written.failures.isEmpty, "\(written.failures)")
         let (_, expected) = Self.rows(written.plays)
-        let stored = try PostgresConnection(url: url).query("SELECT hour, track_id, dimensions FROM realtime_dimensions ORDER BY hour, track_id")
+        let stored = try PostgresConnection(url: url).query("SELECT hour, track_id, dimensions FROM realtime_counts ORDER BY hour, track_id")
         let rows = (0..<stored.rowCount).map {
             DimensionRow(trackID: stored.int64(row: $0, column: 1), hour: Hour(index: stored.int64(row: $0, column: 0)),
                          encoded: stored.bytes(row: $0, column: 2))

@@ -80,7 +80,7 @@ public final class PostgresBatchStore: BatchWriter {
 extension PostgresBatchStore: Sendable {}
 
 /// Buffers a run's rows — plays and dimension counts — and merges each full buffer into
-/// `batch_hours`, summed and in key order (`PostgresDimensionRows`); a key in two buffers adds
+/// `batch_hours`, summed and in key order (`PostgresCounterRows`); a key in two buffers adds
 /// its plays and merges its blobs.
 private final class PostgresBatchRowSink {
     private let db: PostgresConnection
@@ -89,7 +89,7 @@ private final class PostgresBatchRowSink {
     private var buffer: [BufferedRow] = []
     /// The buffered rows' dimension counts, back to back (as `BatchRowSink` keeps them).
     private var arena: [UInt8] = []
-    private var rows = PostgresDimensionRows(.batchHours)
+    private var rows = PostgresCounterRows(.batchHours)
 
     init(_ db: PostgresConnection, target: Coverage, configuration: PostgresBatchStore.Configuration) {
         self.db = db

@@ -118,7 +118,7 @@ public final class PostgresLayers: LayerReads {
 
     public func realtimeDimensions(track: Int64, in gap: HourRange, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         let result = try query("""
-            SELECT dimensions FROM realtime_dimensions WHERE track_id = $1 AND hour >= $2 AND hour < $3
+            SELECT dimensions FROM realtime_counts WHERE track_id = $1 AND hour >= $2 AND hour < $3 AND dimensions IS NOT NULL
             """, [track, gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }

@@ -42,20 +42,14 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
             throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)
         }
-        let rows = PostgresBulkRows(Array(increments)) { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }
-        var dimensionRows = try Self.dimensionRows(dimensions)
+        var rows = try Self.rows(increments, dimensions)
         let ordered = progress.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
         do {
             try retryingConflicts {
                 try database.withConnection { connection in
                     try connection.write(isolation: .readCommitted) { db in
                         try fence(ordered, flushedAt: flushedAt, db)
-                        try rows.upsert("""
-                            INSERT INTO realtime_counts AS c (hour, track_id, plays)
-                            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
-                            ON CONFLICT (hour, track_id) DO UPDATE SET plays = c.plays + excluded.plays
-                            """, on: db)
-                        try dimensionRows.write(on: db)
+                        try rows.write(on: db)
                         try advance(ordered, flushedAt: flushedAt, db)
                         try db.query("""
                             INSERT INTO realtime_flushes (writer, flushed_at) VALUES ($1, $2)
@@ -70,13 +64,27 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         }
     }
 
-    /// `dimensions` merged per (hour, track), in the key order every writer locks them in.
-    private static func dimensionRows(_ dimensions: [DimensionRow]) throws -> PostgresDimensionRows {
-        var rows = PostgresDimensionRows(.realtime)
-        rows.reserveCapacity(dimensions.count)
-        for row in dimensions.sorted(by: { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }) where !row.encoded.isEmpty {
-            guard row.trackID >= 1 else { throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: 0) }
-            try row.encoded.withUnsafeBytes { try rows.append(row.hour.index, row.trackID, dimensions: $0) }
+    /// The increments and their dimension counts summed and merged per (hour, track), in the
+    /// key order every writer locks them in; increments of 0 plays are left out.
+    private static func rows(_ increments: some Collection<CountRow>, _ dimensions: [DimensionRow]) throws -> PostgresCounterRows {
+        if let invalid = dimensions.first(where: { $0.trackID < 1 }) {
+            throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: 0)
+        }
+        let counts = increments.filter { $0.plays > 0 }.sorted { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }
+        let blobs = dimensions.filter { !$0.encoded.isEmpty }.sorted { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }
+        var rows = PostgresCounterRows(.realtime)
+        rows.reserveCapacity(counts.count)
+        // Two sorted lists merged: `append` adds up the rows of a key that come one after another.
+        var next = 0
+        for count in counts {
+            while next < blobs.count, (blobs[next].hour, blobs[next].trackID) <= (count.hour, count.trackID) {
+                try blobs[next].encoded.withUnsafeBytes { try rows.append(blobs[next].hour.index, blobs[next].trackID, dimensions: $0) }
+                next += 1
+            }
+            try rows.append(count.hour.index, count.trackID, plays: count.plays, dimensions: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        for blob in blobs[next...] {
+            try blob.encoded.withUnsafeBytes { try rows.append(blob.hour.index, blob.trackID, dimensions: $0) }
         }
         return rows
     }
@@ -160,20 +168,16 @@ public final class PostgresRealtimeStore: RealtimeWriter {
     }
 
     /// One statement, so one short transaction: it reads the coverage committed when it starts
-    /// (the batch layer is in the same database) and deletes at most `maxRows` rows in it, and
-    /// the dimension rows of the same keys.
+    /// (the batch layer is in the same database) and deletes at most `maxRows` rows in it,
+    /// their dimension counts with them.
     public func compactCoveredHours(maxRows: Int) throws -> Int {
         try retryingConflicts {
             try database.withConnection { db in
                 let deleted = try db.query("""
-                    WITH covered AS MATERIALIZED (
+                    DELETE FROM realtime_counts WHERE (hour, track_id) IN (
                         SELECT r.hour, r.track_id FROM coverage c
                         JOIN realtime_counts r ON r.hour >= c.lower AND r.hour < c.upper
-                        LIMIT $1
-                    ), dimensions AS (
-                        DELETE FROM realtime_dimensions d USING covered k WHERE d.hour = k.hour AND d.track_id = k.track_id
-                    )
-                    DELETE FROM realtime_counts WHERE (hour, track_id) IN (SELECT hour, track_id FROM covered)
+                        LIMIT $1)
                     """, [max(0, maxRows)]).affectedRows
                 // Rows of writers gone for a day no longer say anything about freshness.
                 try db.query("""

@@ -29,7 +29,7 @@ enum PostgresRollups {
         var scratch: [UInt8] = []
         var months: [Int64: [Int64: [UInt8]]] = [:]
         for piece in pieces {
-            var days = PostgresDimensionRows(.batchDays)
+            var days = PostgresCounterRows(.batchDays)
             try trackSums(of: piece, sign: sign, db) { track, blob in
                 try days.append(track, piece.day, dimensions: blob)
                 let month = months[piece.month]?[track] ?? []
@@ -41,7 +41,7 @@ enum PostgresRollups {
             try days.write(on: db)
         }
         for (month, tracks) in months.sorted(by: { $0.key < $1.key }) {
-            var rows = PostgresDimensionRows(.batchMonths)
+            var rows = PostgresCounterRows(.batchMonths)
             for (track, blob) in tracks.sorted(by: { $0.key < $1.key }) where !blob.isEmpty {
                 try blob.withUnsafeBytes { try rows.append(track, month, dimensions: $0) }
             }

@@ -98,18 +98,13 @@ enum PostgresSchema {
             run_id bigint NOT NULL
         );
         """,
-        // Dimension counts (`DimensionEncoding` blobs, see `PostgresDimensionMerge`): a realtime
-        // table keyed like the counts, so that compaction deletes both by the same keys; a
-        // column of the batch rows, NULL meaning none. Free space in the realtime pages for the
-        // same reason as `realtime_counts`: a merged blob can then replace its row in place.
+        // Dimension counts (`DimensionEncoding` blobs, merged by `PostgresCounterRows`): a
+        // column of the realtime and batch rows, NULL meaning none. The realtime counters and
+        // their blobs share a row, so a flush locks, merges and writes each key once (measured:
+        // a separate blob table made a 20 k-row flush cost 254 ms instead of about 170), and
+        // compaction deletes both with the row.
         """
-        CREATE TABLE realtime_dimensions (
-            hour bigint NOT NULL,
-            track_id bigint NOT NULL,
-            dimensions bytea NOT NULL,
-            PRIMARY KEY (hour, track_id)
-        ) WITH (fillfactor = 70);
-        CREATE INDEX realtime_dimensions_by_track ON realtime_dimensions (track_id, hour);
+        ALTER TABLE realtime_counts ADD COLUMN dimensions bytea;
         ALTER TABLE batch_hours ADD COLUMN dimensions bytea;
         ALTER TABLE batch_days ADD COLUMN dimensions bytea;
         ALTER TABLE batch_months ADD COLUMN dimensions bytea;

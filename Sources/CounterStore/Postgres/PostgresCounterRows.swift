@@ -1,9 +1,9 @@
 import CounterpointCore
 import PostgresDB
 
-/// Keyed rows carrying dimension counts (`DimensionEncoding` blobs) and, for the batch tables,
-/// plays — merged per key as they are appended in key order — and the one way they are merged
-/// into a PostgreSQL table, by every dimension write of the backend.
+/// Keyed rows carrying plays and dimension counts (`DimensionEncoding` blobs) — summed and
+/// merged per key as they are appended in key order — and the one way they are added to a
+/// PostgreSQL table, by every counter write of the backend (flushes, batch hours, rollups).
 ///
 /// PostgreSQL cannot merge two blobs itself (that would need a server-side function or
 /// extension, which managed and distributed engines do not all allow), so the merge happens
@@ -17,21 +17,18 @@ import PostgresDB
 /// 3. A key whose row vanished in between (compaction of a covered hour) goes round again.
 ///
 /// Tables whose keys mostly exist already (`Table.mostlyExisting`) start at step 2 and insert
-/// only the keys it found no row for, which then go round the same way.
+/// only the keys it found no row for, which then go round the same way. Rows without dimension
+/// counts skip all this: their plays go in one `INSERT … ON CONFLICT DO UPDATE SET plays =
+/// plays + excluded.plays`, added up by the server.
 ///
 /// Statements take the rows as array parameters (`unnest`) in chunks of at most `chunkRows`.
-struct PostgresDimensionRows {
+struct PostgresCounterRows {
     /// A table whose rows hold a `dimensions` bytea, keyed by two bigint columns.
     struct Table {
         var name: String
         var keys: (String, String)
         /// Which of the two keys is the track id (for errors).
         var trackKey: Int
-        /// Rows have a `plays` column: inserted with the row, added on a merge.
-        var hasPlays: Bool
-        /// NULL stands for no dimension counts (the batch tables). Otherwise rows without
-        /// dimension counts are not written at all.
-        var nullable: Bool
 
         /// Most keys written already have a row (a flush adds to the counters of tracks playing
         /// now; rollup rows exist once their plays are rolled up): the merge of existing rows
@@ -39,14 +36,10 @@ struct PostgresDimensionRows {
         /// fresh hours) the insert goes first and only its conflicts are merged.
         var mostlyExisting: Bool
 
-        static let realtime = Table(name: "realtime_dimensions", keys: ("hour", "track_id"), trackKey: 1, hasPlays: false,
-                                    nullable: false, mostlyExisting: true)
-        static let batchHours = Table(name: "batch_hours", keys: ("track_id", "hour"), trackKey: 0, hasPlays: true,
-                                      nullable: true, mostlyExisting: false)
-        static let batchDays = Table(name: "batch_days", keys: ("track_id", "day"), trackKey: 0, hasPlays: true,
-                                     nullable: true, mostlyExisting: true)
-        static let batchMonths = Table(name: "batch_months", keys: ("track_id", "month"), trackKey: 0, hasPlays: true,
-                                       nullable: true, mostlyExisting: true)
+        static let realtime = Table(name: "realtime_counts", keys: ("hour", "track_id"), trackKey: 1, mostlyExisting: true)
+        static let batchHours = Table(name: "batch_hours", keys: ("track_id", "hour"), trackKey: 0, mostlyExisting: false)
+        static let batchDays = Table(name: "batch_days", keys: ("track_id", "day"), trackKey: 0, mostlyExisting: true)
+        static let batchMonths = Table(name: "batch_months", keys: ("track_id", "month"), trackKey: 0, mostlyExisting: true)
     }
 
     let table: Table
@@ -88,7 +81,7 @@ struct PostgresDimensionRows {
             blobs[last] = range.lowerBound..<arena.count
         } else {
             precondition(firstKeys.last.map { ($0, secondKeys.last!) < (first, second) } ?? true,
-                         "PostgresDimensionRows: rows out of key order")
+                         "PostgresCounterRows: rows out of key order")
             firstKeys.append(first)
             secondKeys.append(second)
             plays.append(rowPlays)
@@ -116,7 +109,11 @@ struct PostgresDimensionRows {
         var start = 0
         while start < count {
             let end = min(count, start + max(1, chunkRows))
-            var pending = (start..<end).filter { table.nullable || !blobs[$0].isEmpty }
+            // Rows without dimension counts only add plays: one upsert the server adds up itself
+            // (and rows with neither add nothing).
+            let plain = (start..<end).filter { blobs[$0].isEmpty && plays[$0] != 0 }
+            if !plain.isEmpty { try addPlays(plain, db) }
+            var pending = (start..<end).filter { !blobs[$0].isEmpty }
             // Each step hands the other the rows it could not write: the insert its conflicts,
             // the merge the keys it found no row for (new, or compacted meanwhile).
             var inserting = !table.mostlyExisting
@@ -128,10 +125,18 @@ struct PostgresDimensionRows {
         }
     }
 
+    /// Adds the plays of `rows` (which have no dimension counts), inserting the keys the table
+    /// lacks; their blobs, if any, stay as they are.
+    private func addPlays(_ rows: [Int], _ db: PostgresConnection) throws {
+        var parameters = keyArrays(rows)
+        parameters.append(PostgresInt64Array(rows.map { plays[$0] }))
+        try db.query(sql.addPlays, parameters)
+    }
+
     /// Inserts the rows of keys the table lacks; returns the others (in key order).
     private func insertNew(_ rows: [Int], _ db: PostgresConnection) throws -> [Int] {
         var parameters = keyArrays(rows)
-        if table.hasPlays { parameters.append(PostgresInt64Array(rows.map { plays[$0] })) }
+        parameters.append(PostgresInt64Array(rows.map { plays[$0] }))
         parameters.append(try blobArray(rows) { row, body in
             try arena.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[blobs[row]])) }
         })
@@ -167,7 +172,7 @@ struct PostgresDimensionRows {
         }
         if !merged.isEmpty {
             var parameters = keyArrays(merged.map(\.row))
-            if table.hasPlays { parameters.append(PostgresInt64Array(merged.map { plays[$0.row] })) }
+            parameters.append(PostgresInt64Array(merged.map { plays[$0.row] }))
             parameters.append(try blobArray(merged.indices) { index, body in try merged[index].blob.withUnsafeBytes(body) })
             try db.query(sql.update, parameters)
         }
@@ -183,7 +188,7 @@ struct PostgresDimensionRows {
         var array = PostgresByteaArray()
         for row in rows {
             try blob(row) { bytes in
-                if bytes.isEmpty && table.nullable { array.appendNull() } else { array.append(bytes) }
+                if bytes.isEmpty { array.appendNull() } else { array.append(bytes) }
             }
         }
         return array
@@ -193,14 +198,15 @@ struct PostgresDimensionRows {
 
     /// The three statements of a table.
     struct Statements {
+        var addPlays: String
         var insert: String
         var lock: String
         var update: String
 
         static func of(_ table: Table) -> Statements {
             let (first, second) = table.keys
-            let valueColumns = table.hasPlays ? "plays, dimensions" : "dimensions"
-            let valueTypes = table.hasPlays ? "$3::bigint[], $4::bytea[]" : "$3::bytea[]"
+            let valueColumns = "plays, dimensions"
+            let valueTypes = "$3::bigint[], $4::bytea[]"
             let insert = """
                 WITH input AS (
                     SELECT * FROM unnest($1::bigint[], $2::bigint[], \(valueTypes)) WITH ORDINALITY
@@ -219,11 +225,16 @@ struct PostgresDimensionRows {
                 ORDER BY \(first), \(second) FOR UPDATE
                 """
             let update = """
-                UPDATE \(table.name) AS t SET dimensions = u.dimensions\(table.hasPlays ? ", plays = t.plays + u.plays" : "")
+                UPDATE \(table.name) AS t SET dimensions = u.dimensions, plays = t.plays + u.plays
                 FROM unnest($1::bigint[], $2::bigint[], \(valueTypes)) AS u (\(first), \(second), \(valueColumns))
                 WHERE t.\(first) = u.\(first) AND t.\(second) = u.\(second)
                 """
-            return Statements(insert: insert, lock: lock, update: update)
+            let addPlays = """
+                INSERT INTO \(table.name) AS t (\(first), \(second), plays)
+                SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
+                ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = t.plays + excluded.plays
+                """
+            return Statements(addPlays: addPlays, insert: insert, lock: lock, update: update)
         }
     }
 }
