@@ -39,11 +39,11 @@ extension CounterReader {
                 guard ok else { throw CounterStoreError.malformedDimensions(trackID: track) }
                 swap(&merged, &scratch)
             }
-            for span in plan.batchSpans {
-                try layers.batchDimensions(track: track, in: span, absorb)
+            for part in plan.batchParts {
+                try layers.batchDimensions(track: track, over: part, absorb)
             }
-            for gap in plan.realtimeGaps {
-                try layers.realtimeDimensions(track: track, in: gap, absorb)
+            if !plan.realtimeGaps.isEmpty {
+                try layers.realtimeDimensions(track: track, over: plan.realtimeGaps, absorb)
             }
             guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(trackID: track) }
             return TrackDimensions(plays: plays, totals: totals)

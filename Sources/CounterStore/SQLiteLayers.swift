@@ -116,20 +116,25 @@ public final class SQLiteLayers: LayerReads {
 
     // MARK: Dimensions
 
-    public func batchDimensions(track: Int64, in span: RollupSpan, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let rows = try batch.cachedStatement(DimensionTables.batchReads[span.level.rawValue])
-        try rows.bind(track, at: 1)
-        try rows.bind(span.lower, at: 2)
-        try rows.bind(span.upper, at: 3)
-        try rows.forEachRow { try $0.withBytes(at: 0, visit) }
+    public func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        // In process, a statement per span costs nothing more than one over them all.
+        for span in part.spans {
+            let rows = try batch.cachedStatement(DimensionTables.batchReads[span.level.rawValue])
+            try rows.bind(track, at: 1)
+            try rows.bind(span.lower, at: 2)
+            try rows.bind(span.upper, at: 3)
+            try rows.forEachRow { try $0.withBytes(at: 0, visit) }
+        }
     }
 
-    public func realtimeDimensions(track: Int64, in gap: HourRange, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let rows = try realtime.cachedStatement(DimensionTables.realtimeRead)
-        try rows.bind(track, at: 1)
-        try rows.bind(gap.lower.index, at: 2)
-        try rows.bind(gap.upper.index, at: 3)
-        try rows.forEachRow { try $0.withBytes(at: 0, visit) }
+    public func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        for gap in gaps {
+            let rows = try realtime.cachedStatement(DimensionTables.realtimeRead)
+            try rows.bind(track, at: 1)
+            try rows.bind(gap.lower.index, at: 2)
+            try rows.bind(gap.upper.index, at: 3)
+            try rows.forEachRow { try $0.withBytes(at: 0, visit) }
+        }
     }
 
     // MARK: Status

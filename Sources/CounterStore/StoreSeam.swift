@@ -140,10 +140,11 @@ public protocol LayerReads: AnyObject {
     /// only the uncovered window, so this reads what has not been batched yet, never history.
     func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws
 
-    /// The batch dimension blobs (`DimensionEncoding`) of `track` in `span`, any order.
-    func batchDimensions(track: Int64, in span: RollupSpan, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
-    /// The realtime dimension blobs of `track` in `gap`, any order.
-    func realtimeDimensions(track: Int64, in gap: HourRange, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
+    /// The batch dimension blobs (`DimensionEncoding`) of `track` over the spans of `part`, any
+    /// order (like `batchSum`, one step whatever the range).
+    func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
+    /// The realtime dimension blobs of `track` in `gaps`, any order.
+    func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
 
     func recentRuns(limit: Int) throws -> [BatchRun]
     func partitions() throws -> [PartitionStatus]

@@ -71,12 +71,7 @@ public final class PostgresLayers: LayerReads {
 
     public func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 {
         // One statement over the non-empty spans: a point lookup is one round trip.
-        var mask = 0
-        var parameters: [any PostgresParameter] = [track]
-        for (index, span) in part.slots.enumerated() where !span.isEmpty {
-            mask |= 1 << index
-            parameters += [span.lower, span.upper]
-        }
+        let (mask, parameters) = PostgresSQL.slots(of: part, track: track)
         guard mask != 0 else { return 0 }
         return try query(PostgresSQL.sumBySlots[mask], parameters).singleInt64 ?? 0
     }
@@ -111,15 +106,20 @@ public final class PostgresLayers: LayerReads {
         for row in 0..<result.rowCount { visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1)) }
     }
 
-    public func batchDimensions(track: Int64, in span: RollupSpan, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let result = try query(PostgresSQL.dimensions[span.level.rawValue], [track, span.lower, span.upper])
+    public func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let (mask, parameters) = PostgresSQL.slots(of: part, track: track)
+        guard mask != 0 else { return }
+        let result = try query(PostgresSQL.dimensionsBySlots[mask], parameters)
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
-    public func realtimeDimensions(track: Int64, in gap: HourRange, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+    public func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard !gaps.isEmpty else { return }
         let result = try query("""
-            SELECT dimensions FROM realtime_counts WHERE track_id = $1 AND hour >= $2 AND hour < $3 AND dimensions IS NOT NULL
-            """, [track, gap.lower.index, gap.upper.index])
+            SELECT r.dimensions FROM unnest($2::bigint[], $3::bigint[]) AS g (lower, upper)
+            JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper
+            WHERE r.dimensions IS NOT NULL
+            """, [track, PostgresInt64Array(gaps.map(\.lower.index)), PostgresInt64Array(gaps.map(\.upper.index))])
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
@@ -175,25 +175,45 @@ extension PostgresLayers: Sendable {}
 private enum PostgresSQL {
     static let tables: [(table: String, key: String)] = [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")]
 
-    /// `sumBySlots[mask]`: Σ plays of track $1 over the slots of a `RollupDecomposition` whose
-    /// bits are set in `mask`, the i-th of them bound at $(2i+2), $(2i+3).
-    static let sumBySlots: [String] = (0..<32).map { mask in
+    /// The non-empty slots of `part` as a mask (bit i: slot i) and the parameters of the
+    /// `…BySlots[mask]` statements: the track, then each slot's bounds.
+    static func slots(of part: RollupDecomposition, track: Int64) -> (mask: Int, parameters: [any PostgresParameter]) {
+        var mask = 0
+        var parameters: [any PostgresParameter] = [track]
+        for (index, span) in part.slots.enumerated() where !span.isEmpty {
+            mask |= 1 << index
+            parameters += [span.lower, span.upper]
+        }
+        return (mask, parameters)
+    }
+
+    /// For each mask, one `WHERE` per slot whose bit is set: (table, condition on track $1 and
+    /// the slot's bounds, bound at $(2i+2), $(2i+3) for the i-th set slot).
+    private static func slotConditions(_ mask: Int) -> [(table: String, condition: String)] {
         let slotLevels: [RollupLevel] = [.hour, .day, .month, .day, .hour]
         let levels = slotLevels.indices.filter { mask & (1 << $0) != 0 }.map { slotLevels[$0] }
-        let parts = levels.enumerated().map { index, level in
+        return levels.enumerated().map { index, level in
             let (table, key) = tables[level.rawValue]
-            return "(SELECT coalesce(sum(plays), 0) FROM \(table) WHERE track_id = $1 AND \(key) >= $\(2 * index + 2) AND \(key) < $\(2 * index + 3))"
+            return (table, "track_id = $1 AND \(key) >= $\(2 * index + 2) AND \(key) < $\(2 * index + 3)")
         }
+    }
+
+    /// `sumBySlots[mask]`: Σ plays of track $1 over the slots of a `RollupDecomposition` whose
+    /// bits are set in `mask`.
+    static let sumBySlots: [String] = (0..<32).map { mask in
+        let parts = slotConditions(mask).map { "(SELECT coalesce(sum(plays), 0) FROM \($0.table) WHERE \($0.condition))" }
         return "SELECT (" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + ")::bigint"
+    }
+
+    /// `dimensionsBySlots[mask]`: the dimension blobs of track $1 over the same slots; NULL
+    /// (none) is left out.
+    static let dimensionsBySlots: [String] = (0..<32).map { mask in
+        let parts = slotConditions(mask).map { "SELECT dimensions FROM \($0.table) WHERE \($0.condition) AND dimensions IS NOT NULL" }
+        return parts.isEmpty ? "SELECT NULL::bytea WHERE false" : parts.joined(separator: " UNION ALL ")
     }
 
     static let buckets: [String] = tables.map { table, key in
         "SELECT \(key), plays FROM \(table) WHERE track_id = $1 AND \(key) >= $2 AND \(key) < $3"
-    }
-
-    /// The dimension blobs of track $1 in [$2, $3); NULL (none) is left out.
-    static let dimensions: [String] = tables.map { table, key in
-        "SELECT dimensions FROM \(table) WHERE track_id = $1 AND \(key) >= $2 AND \(key) < $3 AND dimensions IS NOT NULL"
     }
 
     static let ranked: [String] = tables.map { table, key in
