@@ -33,6 +33,8 @@ public final class CounterReader {
     /// When the held snapshots were opened; `nil` when none are held.
     public private(set) var snapshotsHeldSince: ContinuousClock.Instant?
     private var heldState: SnapshotState?
+    /// The last realtime window a ranking summed (see `realtimeWindow`).
+    private var lastWindow: RealtimeWindow?
 
     /// Keeps one snapshot of each layer open, so that the queries that follow — across
     /// requests — read them without taking new ones each time. The answers are then as of the
@@ -133,10 +135,8 @@ public final class CounterReader {
         guard limit > 0, !range.isEmpty else { return [] }
         return try withSnapshot { state in
             let plan = MergePlan(range: range, coverage: state.coverage)
-            var realtimeTotals: [Int64: Int64] = [:]
-            for gap in plan.realtimeGaps {
-                try layers.realtimeRows(in: gap) { track, count in realtimeTotals[track, default: 0] &+= count }
-            }
+            let window = try realtimeWindow(plan.realtimeGaps, state: state)
+            let realtimeTotals = window.totals
             var lists: [RankedList] = []
             for span in plan.batchSpans {
                 for key in span.lower..<span.upper {
@@ -146,11 +146,8 @@ public final class CounterReader {
                     })
                 }
             }
-            if !realtimeTotals.isEmpty {
-                let ranked = realtimeTotals.filter { $0.value > 0 }
-                    .map { RankedEntry(trackID: $0.key, plays: $0.value) }
-                    .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
-                lists.append(.inMemory(ranked))
+            if !window.ranked.isEmpty {
+                lists.append(.inMemory(window.ranked))
             }
             return try ThresholdTopK.top(limit: limit, lists: &lists) { track in
                 var batchPlays: Int64 = 0
@@ -160,6 +157,26 @@ public final class CounterReader {
                 return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimeTotals[track] ?? 0)
             }
         }
+    }
+
+    /// The realtime rows of `gaps` summed per track and ranked, as of `state`'s snapshot. The
+    /// last window is kept and reused while the snapshots' realtime version and the gaps are the
+    /// same — exact, since the same version means the same rows — so rankings asked between two
+    /// flushes read and sort the uncovered window once, not once per request.
+    private func realtimeWindow(_ gaps: [HourRange], state: SnapshotState) throws -> RealtimeWindow {
+        if let version = state.realtimeVersion, let last = lastWindow, last.version == version, last.gaps == gaps {
+            return last
+        }
+        var totals: [Int64: Int64] = [:]
+        for gap in gaps {
+            try layers.realtimeRows(in: gap) { track, count in totals[track, default: 0] &+= count }
+        }
+        let ranked = totals.filter { $0.value > 0 }
+            .map { RankedEntry(trackID: $0.key, plays: $0.value) }
+            .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
+        let window = RealtimeWindow(version: state.realtimeVersion, gaps: gaps, totals: totals, ranked: ranked)
+        lastWindow = state.realtimeVersion == nil ? nil : window
+        return window
     }
 
     // MARK: Status
@@ -191,3 +208,12 @@ public final class CounterReader {
 
 @available(*, unavailable)
 extension CounterReader: Sendable {}
+
+/// The realtime layer's rows over some gaps, summed per track and ranked by plays, and the
+/// snapshot version they were read at.
+private struct RealtimeWindow {
+    var version: String?
+    var gaps: [HourRange]
+    var totals: [Int64: Int64]
+    var ranked: [RankedEntry]
+}

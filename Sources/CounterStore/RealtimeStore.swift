@@ -61,8 +61,8 @@ public final class RealtimeStore: RealtimeWriter {
             }
 
             let saveFlush = try db.cachedStatement("""
-                INSERT INTO last_flush (id, flushed_at) VALUES (1, ?1)
-                ON CONFLICT (id) DO UPDATE SET flushed_at = excluded.flushed_at
+                INSERT INTO last_flush (id, flushed_at, changes) VALUES (1, ?1, 1)
+                ON CONFLICT (id) DO UPDATE SET flushed_at = excluded.flushed_at, changes = changes + 1
                 """)
             try saveFlush.bind(flushedAt, at: 1)
             try saveFlush.execute()
@@ -150,6 +150,9 @@ public final class RealtimeStore: RealtimeWriter {
                 }
                 deleted += db.changes
                 budget -= db.changes
+            }
+            if deleted > 0 {
+                try db.cachedStatement("UPDATE last_flush SET changes = changes + 1 WHERE id = 1").execute()
             }
             return deleted
         }

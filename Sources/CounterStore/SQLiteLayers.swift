@@ -25,15 +25,19 @@ public final class SQLiteLayers: LayerReads {
         do {
             let state = try realtime.cachedStatement("""
                 SELECT (SELECT flushed_at FROM last_flush WHERE id = 1),
-                       (SELECT sum(max(high_watermark - next_offset, 0)) FROM partition_offsets WHERE high_watermark IS NOT NULL)
+                       (SELECT sum(max(high_watermark - next_offset, 0)) FROM partition_offsets WHERE high_watermark IS NOT NULL),
+                       (SELECT changes FROM last_flush WHERE id = 1)
                 """)
             defer { state.reset() }
             try state.step()
             let flushedAt = state.optionalInt64(at: 0)
             let lag = state.optionalInt64(at: 1)
+            // One writer per file, and it counts each change it commits; the flush time too, so
+            // that a writer of an older version (which counts nothing) still changes it.
+            let version = "\(state.optionalInt64(at: 2) ?? 0):\(flushedAt ?? 0)"
             try batch.beginRead()
             let coverage = try CoverageTable.load(batch)
-            return SnapshotState(coverage: coverage, realtimeFlushedAt: flushedAt, realtimeLagEvents: lag)
+            return SnapshotState(coverage: coverage, realtimeFlushedAt: flushedAt, realtimeLagEvents: lag, realtimeVersion: version)
         } catch {
             endSnapshots()
             throw error

@@ -61,6 +61,9 @@ extension Schema {
         );
         """,
         DimensionTables.realtimeMigration,
+        // Counts every committed change of the realtime rows (flushes and compactions): the
+        // reader's `SnapshotState.realtimeVersion`.
+        "ALTER TABLE last_flush ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;",
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each

@@ -99,11 +99,16 @@ public struct SnapshotState: Sendable, Hashable {
     public var realtimeFlushedAt: Int64?
     /// Σ (high watermark − next offset) over partitions, as recorded at their last flush.
     public var realtimeLagEvents: Int64?
+    /// Names the realtime rows this snapshot sees: two snapshots with the same version see the
+    /// same realtime rows, so what was read from one may be reused by the other (a reader's
+    /// ranking reuses its summed realtime window). nil: unknown, reuse nothing.
+    public var realtimeVersion: String?
 
-    public init(coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?) {
+    public init(coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?, realtimeVersion: String? = nil) {
         self.coverage = coverage
         self.realtimeFlushedAt = realtimeFlushedAt
         self.realtimeLagEvents = realtimeLagEvents
+        self.realtimeVersion = realtimeVersion
     }
 
     public var freshness: Freshness {

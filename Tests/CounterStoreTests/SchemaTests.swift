@@ -19,7 +19,7 @@ struct SchemaTests {
                 _ = try BatchStore(location: location)
             }
             // Realtime: counts, then dimensions. Batch: hours, rollups, recorded sources, then dimensions.
-            #expect(try userVersion(ofFile: location.realtimePath) == 2)
+            #expect(try userVersion(ofFile: location.realtimePath) == 3)
             #expect(try userVersion(ofFile: location.batchPath) == 4)
         }
     }

@@ -33,15 +33,20 @@ public final class PostgresLayers: LayerReads {
                     SELECT (SELECT max(flushed_at) FROM realtime_flushes),
                            (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
                             WHERE high_watermark IS NOT NULL)::bigint,
-                           (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage)
+                           (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage),
+                           txid_current_snapshot()::text
                     """)
             }
             let ranges = state.string(row: 0, column: 2).split(separator: ",").compactMap { range -> HourRange? in
                 let bounds = range.split(separator: ":").compactMap { Int64($0) }
                 return bounds.count == 2 ? HourRange(Hour(index: bounds[0]), Hour(index: bounds[1])) : nil
             }
+            // The transaction's snapshot itself (xmin:xmax:in-progress ids): two snapshots that
+            // print alike see the same committed transactions, whichever writers made them.
+            // (`txid_current_snapshot`, not its PostgreSQL 13 successor, for the compatible engines.)
             return SnapshotState(coverage: Coverage(ranges), realtimeFlushedAt: state.optionalInt64(row: 0, column: 0),
-                                 realtimeLagEvents: state.optionalInt64(row: 0, column: 1))
+                                 realtimeLagEvents: state.optionalInt64(row: 0, column: 1),
+                                 realtimeVersion: state.string(row: 0, column: 3))
         } catch {
             endSnapshots()
             throw error

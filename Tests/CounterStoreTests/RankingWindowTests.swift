@@ -1,0 +1,75 @@
+@testable import CounterStore
+import CounterpointCore
+import Testing
+
+/// A reader's rankings reuse the realtime window they summed while the realtime rows are the
+/// same, and only then: every flush and every compaction shows in the next ranking.
+@Suite("Rankings reuse the summed realtime window only while it is unchanged")
+struct RankingWindowTests {
+    /// `LayerReads` of a real store, counting how often the realtime window is read.
+    final class CountingLayers: LayerReads {
+        let base: any LayerReads
+        var windowReads = 0
+
+        init(_ base: any LayerReads) { self.base = base }
+
+        func beginSnapshots() throws -> SnapshotState { try base.beginSnapshots() }
+        func endSnapshots() { base.endSnapshots() }
+        func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 { try base.batchSum(track: track, over: part) }
+        func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
+            try base.batchBuckets(track: track, in: span, visit)
+        }
+        func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
+            try base.batchRanked(level: level, key: key, offset: offset, limit: limit)
+        }
+        func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 { try base.realtimeSum(track: track, over: gaps) }
+        func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
+            try base.realtimeHours(track: track, in: gap, visit)
+        }
+        func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
+            windowReads += 1
+            try base.realtimeRows(in: gap, visit)
+        }
+        func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.batchDimensions(track: track, over: part, visit)
+        }
+        func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.realtimeDimensions(track: track, over: gaps, visit)
+        }
+        func recentRuns(limit: Int) throws -> [BatchRun] { try base.recentRuns(limit: limit) }
+        func partitions() throws -> [PartitionStatus] { try base.partitions() }
+        func isReadable() -> Bool { base.isReadable() }
+    }
+
+    static func ranking(_ reader: CounterReader) throws -> [Int64: Int64] {
+        Dictionary(uniqueKeysWithValues: try reader.top(in: hours(0, 24), limit: 10).map { ($0.trackID, $0.plays) })
+    }
+
+    @Test("a ranking after a flush or a compaction sees it; rankings in between read the window once", arguments: Backend.allCases)
+    func rankingsFollowEveryChange(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let realtime = try stores.realtime()
+            let batch = try stores.batch()
+            let layers = CountingLayers(try stores.backend.openLayers())
+            let reader = try CounterReader(layers: layers)
+
+            try flush(realtime, [(1, 1, 5), (2, 1, 3), (3, 2, 1)], from: nil, to: 1)
+            #expect(try Self.ranking(reader) == [1: 5, 2: 3, 3: 1])
+            #expect(try Self.ranking(reader) == [1: 5, 2: 3, 3: 1])
+            #expect(layers.windowReads == 1, "the unchanged window was read again")
+
+            // The same flush time as before: the change itself must be seen, not the clock.
+            try flush(realtime, [(3, 2, 10)], from: 1, to: 2)
+            #expect(try Self.ranking(reader) == [1: 5, 2: 3, 3: 11])
+            #expect(layers.windowReads == 2)
+
+            // Hour 1 batched (track 1 had 4 plays there, by the logs) and compacted away.
+            try replace(batch, hours(1, 2), [(1, 1, 4)])
+            #expect(try Self.ranking(reader) == [1: 4, 3: 11])
+            #expect(try realtime.compactCoveredHours(maxRows: 100) == 2)
+            #expect(try Self.ranking(reader) == [1: 4, 3: 11])
+            try flush(realtime, [(2, 3, 7)], from: 2, to: 3)
+            #expect(try Self.ranking(reader) == [1: 4, 2: 7, 3: 11])
+        }
+    }
+}
