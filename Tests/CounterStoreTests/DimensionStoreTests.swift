@@ -250,7 +250,7 @@ struct DimensionStoreTests {
         }
     }
 
-    @Test("the merging upsert alone, without the counts' row locks, keeps two concurrent writers' blobs exact")
+    @Test("PostgresCounterRows alone, two threads merging blobs into the same (track, hour)s, keeps every blob exact")
     func concurrentMergesWithoutCounts() throws {
         let url = try PostgresTestServer.shared().makeDatabase()
         defer { try? PostgresTestServer.shared().dropDatabase(url: url) }
