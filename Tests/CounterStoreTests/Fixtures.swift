@@ -53,8 +53,8 @@ func withStores<T>(_ kind: Backend, _ body: (TestStores) throws -> T) throws -> 
     }
 }
 
-/// Hours of a fixed day, 2026-11-20, so tests read as "hour 10 of the day".
-let day = Hour(index: 496_920) // 2026-11-20T00:00:00Z
+/// Hours of a fixed day, 2026-09-09, so tests read as "hour 10 of the day".
+let day = Hour(index: 496_920) // 2026-09-09T00:00:00Z
 func hour(_ offset: Int64) -> Hour { day.advanced(by: offset) }
 func hours(_ lower: Int64, _ upper: Int64) -> HourRange { HourRange(hour(lower), hour(upper)) }
 
