@@ -48,7 +48,7 @@ public final class BatchStore: BatchWriter {
                 try deleteHours.bind(range.upper.index, at: 2)
                 try deleteHours.execute()
             }
-            let sink = try BatchRowSink(database: db, target: target, capacity: configuration.sortBufferRows)
+            let sink = try BatchRowSink(database: db, target: replaced, capacity: configuration.sortBufferRows)
             let run = try rows(BatchRowWriter(sink: sink.write))
             try sink.finish()
             // The new hours join the rollups from the sums the sink gathered while writing them
@@ -80,7 +80,7 @@ extension BatchStore: Sendable {}
 /// (track, day) and (track, month) for the rollups: in (track, hour) order those are runs of
 /// consecutive rows, so this costs one merge per row and no lookups.
 private final class BatchRowSink {
-    private let target: Coverage
+    private let target: ReplaceTarget
     private let capacity: Int
     private let insert: GroupedUpsert
     private var buffer: [BufferedRow] = []
@@ -89,7 +89,7 @@ private final class BatchRowSink {
     private var arena: [UInt8] = []
     private(set) var sums = RollupSums()
 
-    init(database: Database, target: Coverage, capacity: Int) throws {
+    init(database: Database, target: ReplaceTarget, capacity: Int) throws {
         self.target = target
         self.capacity = max(1, capacity)
         insert = try GroupedUpsert(database, firstRowParameter: 1, withBlob: true) { values in
@@ -102,13 +102,7 @@ private final class BatchRowSink {
     }
 
     func write(_ row: CountRow, dimensions: [UInt8]) throws {
-        guard target.contains(row.hour) else {
-            throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
-        }
-        guard row.trackID > 0, row.plays >= 0 else {
-            throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: row.plays)
-        }
-        guard row.plays > 0 else { return }
+        guard try target.admits(row) else { return }
         if buffer.isEmpty { buffer.reserveCapacity(min(capacity, 1 << 16)) }
         buffer.append(BufferedRow(row: row, dimensions: arena.count..<arena.count + dimensions.count))
         arena.append(contentsOf: dimensions)

@@ -18,6 +18,18 @@ struct ReplaceTarget {
         span = HourRange(first.lower, last.upper)
         pieces = RollupPiece.pieces(of: coverage)
     }
+
+    /// Whether a batch row sink keeps `row`: throws for a row outside the target's hours or with
+    /// an invalid track or plays; false for a row of 0 plays, which adds nothing.
+    func admits(_ row: CountRow) throws -> Bool {
+        guard coverage.contains(row.hour) else {
+            throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: coverage.ranges[0])
+        }
+        guard row.trackID > 0, row.plays >= 0 else {
+            throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: row.plays)
+        }
+        return row.plays > 0
+    }
 }
 
 /// The tables every replacement ends by writing, as one backend reaches them inside the

@@ -210,34 +210,29 @@ struct DimensionStoreTests {
         defer { try? PostgresTestServer.shared().dropDatabase(url: url) }
         let flushes = 60
         let written = Written()
-        let threads = (0..<2).map { writer in
-            Thread {
-                do {
-                    // Each thread is a consumer of its own partition, on its own connection;
-                    // both add to the same few (track, hour)s, so most merges meet the other's rows.
-                    let store = try PostgresRealtimeStore(url: url)
-                    var random = SystemRandomNumberGenerator()
-                    for flush in 0..<flushes {
-                        var plays: [(track: Int64, hour: Int64, play: Play)] = []
-                        for _ in 0..<8 {
-                            let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<3, using: &random)).index
-                            plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
-                        }
-                        let (counts, dimensions) = Self.rows(plays)
-                        let outcome = try store.apply(increments: counts, dimensions: dimensions, progress: [
-                            PartitionProgress(topic: "plays", partition: Int32(writer), startOffset: flush == 0 ? nil : Int64(flush),
-                                              nextOffset: Int64(flush + 1), highWatermark: nil),
-                        ], flushedAt: 1)
-                        if outcome == .committed { written.add(plays) } else { written.fail("flush \(flush) of writer \(writer): \(outcome)") }
+        onThreads(2) { writer in
+            do {
+                // Each thread is a consumer of its own partition, on its own connection;
+                // both add to the same few (track, hour)s, so most merges meet the other's rows.
+                let store = try PostgresRealtimeStore(url: url)
+                var random = SystemRandomNumberGenerator()
+                for flush in 0..<flushes {
+                    var plays: [(track: Int64, hour: Int64, play: Play)] = []
+                    for _ in 0..<8 {
+                        let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<3, using: &random)).index
+                        plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
                     }
-                } catch {
-                    written.fail("writer \(writer): \(error)")
+                    let (counts, dimensions) = Self.rows(plays)
+                    let outcome = try store.apply(increments: counts, dimensions: dimensions, progress: [
+                        PartitionProgress(topic: "plays", partition: Int32(writer), startOffset: flush == 0 ? nil : Int64(flush),
+                                          nextOffset: Int64(flush + 1), highWatermark: nil),
+                    ], flushedAt: 1)
+                    if outcome == .committed { written.add(plays) } else { written.fail("flush \(flush) of writer \(writer): \(outcome)") }
                 }
-                written.done()
+            } catch {
+                written.fail("writer \(writer): \(error)")
             }
         }
-        threads.forEach { $0.start() }
-        written.waitForDone(2)
         #expect(written.failures.isEmpty, "\(written.failures)")
         let reader = try TestStores(backend: .postgres(url: url)).reader()
         let plays = written.plays
@@ -257,32 +252,27 @@ struct DimensionStoreTests {
         _ = try PostgresRealtimeStore(url: url) // the schema
         let transactions = 80
         let written = Written()
-        let threads = (0..<2).map { writer in
-            Thread {
-                do {
-                    let connection = try PostgresConnection(url: url)
-                    var random = SystemRandomNumberGenerator()
-                    for _ in 0..<transactions {
-                        var plays: [(track: Int64, hour: Int64, play: Play)] = []
-                        for _ in 0..<6 {
-                            let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<2, using: &random)).index
-                            plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
-                        }
-                        var rows = PostgresCounterRows(.realtime)
-                        for row in Self.rows(plays).1.sorted(by: { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }) {
-                            try row.encoded.withUnsafeBytes { try rows.append(row.hour.index, row.trackID, dimensions: $0) }
-                        }
-                        try retryingConflicts { try connection.write { try rows.write(on: $0) } }
-                        written.add(plays)
+        onThreads(2) { writer in
+            do {
+                let connection = try PostgresConnection(url: url)
+                var random = SystemRandomNumberGenerator()
+                for _ in 0..<transactions {
+                    var plays: [(track: Int64, hour: Int64, play: Play)] = []
+                    for _ in 0..<6 {
+                        let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<2, using: &random)).index
+                        plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
                     }
-                } catch {
-                    written.fail("writer \(writer): \(error)")
+                    var rows = PostgresCounterRows(.realtime)
+                    for row in Self.rows(plays).1.sorted(by: { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }) {
+                        try row.encoded.withUnsafeBytes { try rows.append(row.hour.index, row.trackID, dimensions: $0) }
+                    }
+                    try retryingConflicts { try connection.write { try rows.write(on: $0) } }
+                    written.add(plays)
                 }
-                written.done()
+            } catch {
+                written.fail("writer \(writer): \(error)")
             }
         }
-        threads.forEach { $0.start() }
-        written.waitForDone(2)
         #expect(written.failures.isEmpty, "\(written.failures)")
         let (_, expected) = Self.rows(written.plays)
         let stored = try PostgresConnection(url: url).query("SELECT hour, track_id, dimensions FROM realtime_counts ORDER BY hour, track_id")
@@ -301,21 +291,9 @@ private final class Written: @unchecked Sendable {
     private let condition = NSCondition()
     private var committed: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] = []
     private var problems: [String] = []
-    private var finished = 0
 
     var plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] { condition.withLock { committed } }
     var failures: [String] { condition.withLock { problems } }
     func add(_ plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)]) { condition.withLock { committed += plays } }
     func fail(_ problem: String) { condition.withLock { problems.append(problem) } }
-
-    func done() {
-        condition.withLock {
-            finished += 1
-            condition.broadcast()
-        }
-    }
-
-    func waitForDone(_ expected: Int) {
-        condition.withLock { while finished < expected { condition.wait() } }
-    }
 }

@@ -15,28 +15,23 @@ struct PostgresStoreTests {
         let rounds = 150
         let committed = Counter()
         let failures = Counter()
-        let threads = (0..<2).map { _ in
-            Thread {
-                do {
-                    // Each thread is a consumer with its own connection, racing the other for partition 0.
-                    let store = try PostgresRealtimeStore(url: url)
-                    for _ in 0..<rounds {
-                        let stored = try store.storedOffsets(topic: "plays")[0]
-                        let next = (stored ?? 0) + 1
-                        let outcome = try store.apply(
-                            increments: [CountRow(trackID: 1, hour: hour(3), plays: 1), CountRow(trackID: 2, hour: hour(4), plays: 2)],
-                            progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: stored, nextOffset: next, highWatermark: nil)],
-                            flushedAt: next)
-                        if outcome == .committed { committed.add() }
-                    }
-                } catch {
-                    failures.add()
+        onThreads(2) { _ in
+            do {
+                // Each thread is a consumer with its own connection, racing the other for partition 0.
+                let store = try PostgresRealtimeStore(url: url)
+                for _ in 0..<rounds {
+                    let stored = try store.storedOffsets(topic: "plays")[0]
+                    let next = (stored ?? 0) + 1
+                    let outcome = try store.apply(
+                        increments: [CountRow(trackID: 1, hour: hour(3), plays: 1), CountRow(trackID: 2, hour: hour(4), plays: 2)],
+                        progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: stored, nextOffset: next, highWatermark: nil)],
+                        flushedAt: next)
+                    if outcome == .committed { committed.add() }
                 }
-                committed.done()
+            } catch {
+                failures.add()
             }
         }
-        threads.forEach { $0.start() }
-        committed.waitForDone(2)
         #expect(failures.value == 0)
         let stores = TestStores(backend: .postgres(url: url))
         let offset = try stores.realtime().storedOffsets(topic: "plays")[0]
@@ -74,22 +69,17 @@ struct PostgresStoreTests {
     func migrationVersion() throws {
         let url = try PostgresTestServer.shared().makeDatabase()
         let failures = Counter()
-        let threads = (0..<4).map { index in
-            Thread {
-                do {
-                    switch index % 3 {
-                    case 0: _ = try PostgresRealtimeStore(url: url)
-                    case 1: _ = try PostgresBatchStore(url: url)
-                    default: _ = try PostgresLayers(url: url)
-                    }
-                } catch {
-                    failures.add()
+        onThreads(4) { index in
+            do {
+                switch index % 3 {
+                case 0: _ = try PostgresRealtimeStore(url: url)
+                case 1: _ = try PostgresBatchStore(url: url)
+                default: _ = try PostgresLayers(url: url)
                 }
-                failures.done()
+            } catch {
+                failures.add()
             }
         }
-        threads.forEach { $0.start() }
-        failures.waitForDone(4)
         #expect(failures.value == 0)
         let connection = try PostgresConnection(url: url)
         #expect(try PostgresSchema.currentVersion(connection) == PostgresSchema.version)
@@ -138,21 +128,9 @@ struct PostgresStoreTests {
 final class Counter: @unchecked Sendable {
     private let condition = NSCondition()
     private var count = 0
-    private var finished = 0
 
     var value: Int { condition.withLock { count } }
     func add() { condition.withLock { count += 1 } }
-
-    func done() {
-        condition.withLock {
-            finished += 1
-            condition.broadcast()
-        }
-    }
-
-    func waitForDone(_ expected: Int) {
-        condition.withLock { while finished < expected { condition.wait() } }
-    }
 }
 
 @Suite("SQLite to PostgreSQL copy")

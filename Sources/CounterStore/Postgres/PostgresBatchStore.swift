@@ -49,7 +49,7 @@ public final class PostgresBatchStore: BatchWriter {
                 for range in target.ranges {
                     try db.query("DELETE FROM batch_hours WHERE hour >= $1 AND hour < $2", [range.lower.index, range.upper.index])
                 }
-                let sink = PostgresBatchRowSink(db, target: target, configuration: configuration)
+                let sink = PostgresBatchRowSink(db, target: replaced, configuration: configuration)
                 let run = try rows(BatchRowWriter(sink: sink.write))
                 try sink.finish()
                 try PostgresRollups.apply(pieces, sign: +1, db)
@@ -84,27 +84,21 @@ extension PostgresBatchStore: Sendable {}
 /// its plays and merges its blobs.
 private final class PostgresBatchRowSink {
     private let db: PostgresConnection
-    private let target: Coverage
+    private let target: ReplaceTarget
     private let configuration: PostgresBatchStore.Configuration
     private var buffer: [BufferedRow] = []
     /// The buffered rows' dimension counts, back to back (as `BatchRowSink` keeps them).
     private var arena: [UInt8] = []
     private var rows = PostgresCounterRows(.batchHours)
 
-    init(_ db: PostgresConnection, target: Coverage, configuration: PostgresBatchStore.Configuration) {
+    init(_ db: PostgresConnection, target: ReplaceTarget, configuration: PostgresBatchStore.Configuration) {
         self.db = db
         self.target = target
         self.configuration = configuration
     }
 
     func write(_ row: CountRow, dimensions: [UInt8]) throws {
-        guard target.contains(row.hour) else {
-            throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: target.ranges[0])
-        }
-        guard row.trackID > 0, row.plays >= 0 else {
-            throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: row.plays)
-        }
-        guard row.plays > 0 else { return }
+        guard try target.admits(row) else { return }
         buffer.append(BufferedRow(row: row, dimensions: arena.count..<arena.count + dimensions.count))
         arena.append(contentsOf: dimensions)
         if buffer.count >= max(1, configuration.sortBufferRows) { try drain() }
