@@ -1,6 +1,6 @@
-/// SHA-256 (FIPS 180-4), for the page's Content-Security-Policy hashes and its ETag. The
-/// reader links no crypto library, and hashing one small page once at startup needs none.
-enum SHA256 {
+/// SHA-256 (FIPS 180-4): the digests under which verified credentials are remembered, and the
+/// stats page's Content-Security-Policy hashes and ETag. Nothing here needs a crypto library.
+public enum SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -12,7 +12,7 @@ enum SHA256 {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
-    static func digest(_ message: [UInt8]) -> [UInt8] {
+    public static func digest(_ message: [UInt8]) -> [UInt8] {
         var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         var padded = message
         padded.append(0x80)
@@ -46,19 +46,5 @@ enum SHA256 {
 
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
         value >> count | value << (32 - count)
-    }
-
-    /// Standard base64 with padding, as CSP source expressions want it.
-    static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        for start in stride(from: 0, to: bytes.count, by: 3) {
-            let chunk = bytes[start..<min(start + 3, bytes.count)]
-            let value = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << UInt32(16 - 8 * $1.offset) }
-            for position in 0..<4 {
-                out.append(position <= chunk.count ? alphabet[Int(value >> UInt32(18 - 6 * position) & 63)] : UInt8(ascii: "="))
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
