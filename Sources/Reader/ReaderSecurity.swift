@@ -18,10 +18,10 @@ public struct TLSFiles: Sendable, Equatable {
         let certificate = try SecretFile.read(certificateFile, what: "the TLS certificate")
         let key = try SecretFile.read(keyFile, what: "the TLS key")
         guard contains(certificate, "-----BEGIN CERTIFICATE-----") else {
-            throw ReaderSecurityError("the TLS certificate \(certificateFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+            throw ReaderSecurityError("the TLS certificate \(certificateFile) holds no PEM certificate")
         }
         guard contains(key, "PRIVATE KEY-----") else {
-            throw ReaderSecurityError("the TLS key \(keyFile) holds no PEM private key (-----BEGIN … PRIVATE KEY-----)")
+            throw ReaderSecurityError("the TLS key \(keyFile) holds no PEM private key")
         }
         return TLSCredentials(certificatePEM: certificate, keyPEM: key)
     }

@@ -63,6 +63,8 @@ extension EndToEnd {
 
                 let plain = try Self.curl(["http://127.0.0.1:\(server.port)/healthz"], scratch: scratch)
                 #expect(plain.exitStatus != 0 && plain.httpStatus == 0, "plain HTTP got an answer: \(plain)")
+                // These options make curl's OpenSSL offer TLS 1.1 (it reaches `openssl s_server -tls1_1`), so
+                // the refusal is the reader's.
                 let old = try Self.curl(trusted + ["--tlsv1.1", "--tls-max", "1.1", "--ciphers", "DEFAULT@SECLEVEL=0",
                                                    "\(base)/healthz"], scratch: scratch)
                 #expect(old.exitStatus == 35 && old.httpStatus == 0, "TLS 1.1 got through: \(old)")
@@ -84,7 +86,7 @@ extension EndToEnd {
                     (["--tls-cert", scratch.path, "--tls-key", certificates.key.path], scratch.path),
                     (["--tls-cert", certificates.key.path, "--tls-key", certificates.key.path], "no PEM certificate"),
                     (["--tls-cert", certificates.certificate.path, "--tls-key", certificates.certificate.path], "no PEM private key"),
-                    (["--tls-cert", certificates.certificate.path, "--tls-key", certificates.strayKey.path], "does not match"),
+                    (["--tls-cert", certificates.certificate.path, "--tls-key", certificates.strayKey.path], "do not match"),
                     (["--tls-cert", certificates.certificate.path], "--tls-cert and --tls-key go together"),
                 ]
                 for (arguments, mentions) in cases {
