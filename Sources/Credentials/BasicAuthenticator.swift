@@ -49,7 +49,13 @@ public final class BasicAuthenticator: Sendable {
         guard let authorization, let (user, password) = Self.basicCredentials(authorization) else { return .denied }
         // A NUL would end the password early for libcrypt: "secret\0anything" must not pass as "secret".
         guard !password.contains(0) else { return .denied }
-        let digest = SHA256.digest(secret + Array(user.utf8) + [0] + password)
+        var keyed = secret
+        keyed.reserveCapacity(secret.count + user.utf8.count + 1 + password.count)
+        keyed += user.utf8
+        keyed.append(0)
+        keyed += password
+        let digest = SHA256.digest(keyed)
+        wipe(&keyed)
         if let known = remembered.withLock({ $0[user] }), constantTimeEqual(known, digest) {
             return .granted(user: user)
         }

@@ -12,36 +12,51 @@ public enum SHA256 {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
+    /// The 32-byte digest of `message`. Works in temporary (stack) buffers: it runs on every request
+    /// that carries a remembered credential.
     public static func digest(_ message: [UInt8]) -> [UInt8] {
-        var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var padded = message
-        padded.append(0x80)
-        while padded.count % 64 != 56 { padded.append(0) }
-        let bitLength = UInt64(message.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-
-        var schedule = [UInt32](repeating: 0, count: 64)
-        for block in stride(from: 0, to: padded.count, by: 64) {
-            for index in 0..<16 {
-                let base = block + index * 4
-                schedule[index] = UInt32(padded[base]) << 24 | UInt32(padded[base + 1]) << 16
-                    | UInt32(padded[base + 2]) << 8 | UInt32(padded[base + 3])
+        let paddedCount = (message.count + 8) / 64 * 64 + 64
+        var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+            (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: paddedCount) { padded in
+            _ = padded.initialize(from: message)
+            padded[message.count] = 0x80
+            for index in (message.count + 1)..<paddedCount { padded[index] = 0 }
+            let bitLength = UInt64(message.count) &* 8
+            for byte in 0..<8 { padded[paddedCount - 1 - byte] = UInt8(truncatingIfNeeded: bitLength >> UInt64(8 * byte)) }
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+                roundConstants.withUnsafeBufferPointer { constants in
+                    for block in stride(from: 0, to: paddedCount, by: 64) {
+                        for index in 0..<16 {
+                            let base = block + index * 4
+                            schedule[index] = UInt32(padded[base]) << 24 | UInt32(padded[base + 1]) << 16
+                                | UInt32(padded[base + 2]) << 8 | UInt32(padded[base + 3])
+                        }
+                        for index in 16..<64 {
+                            let s0 = rotate(schedule[index - 15], 7) ^ rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
+                            let s1 = rotate(schedule[index - 2], 17) ^ rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
+                            schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+                        }
+                        var (a, b, c, d, e, f, g, h) = state
+                        for index in 0..<64 {
+                            let t1 = h &+ (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) &+ ((e & f) ^ (~e & g))
+                                &+ constants[index] &+ schedule[index]
+                            let t2 = (rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+                            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                        }
+                        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
+                                 state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+                    }
+                }
             }
-            for index in 16..<64 {
-                let s0 = rotate(schedule[index - 15], 7) ^ rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-                let s1 = rotate(schedule[index - 2], 17) ^ rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
-                schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-            for index in 0..<64 {
-                let t1 = h &+ (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) &+ ((e & f) ^ (~e & g))
-                    &+ roundConstants[index] &+ schedule[index]
-                let t2 = (rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - 8 * $0)) } }
+        return [UInt8](unsafeUninitializedCapacity: 32) { output, count in
+            let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
+            for (index, word) in words.enumerated() {
+                for byte in 0..<4 { output[index * 4 + byte] = UInt8(truncatingIfNeeded: word >> UInt32(24 - 8 * byte)) }
+            }
+            count = 32
+        }
     }
 
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
