@@ -116,6 +116,10 @@ struct PostgresFailoverTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_000)))
+                // The standby falls behind: the flushes of the last half second reach the old
+                // primary only, and the new one will not have them.
+                try standby.stopStreaming()
+                try await Task.sleep(for: .milliseconds(500))
                 let committedBefore = try PostgresEndToEndTests.committed(run)
 
                 let stopped = ContinuousClock.now
@@ -157,9 +161,13 @@ struct PostgresFailoverTests {
                 }
                 #expect(consume.isRunning, "consume stopped:\n\(consume.stderr.suffix(2_000))")
                 #expect(run.command.isRunning, "run stopped:\n\(run.command.stderr.suffix(2_000))")
-                print("failover: \(produced) events, \(committedBefore) committed when the primary stopped; promoted after " +
-                      "\(promoted - stopped); consumers committing again \(recovered.map { "\($0 - stopped)" } ?? "never") after the stop")
+                // The flushes the new primary lacked were fenced and counted again from its offsets.
+                let fenced = [run.command, consume].reduce(0) { $0 + $1.stderr.components(separatedBy: "flush discarded").count - 1 }
+                print("failover: \(produced) events, \(committedBefore) committed on the primary when it stopped; promoted after " +
+                      "\(promoted - stopped); consumers committing again \(recovered.map { "\($0 - stopped)" } ?? "never") " +
+                      "after the stop; \(fenced) flushes fenced")
                 #expect(recovered != nil, "the consumers did not commit on the new primary")
+                #expect(fenced > 0, "no flush met the offsets the new primary lacked")
 
                 for reader in readers { try await reader.stop(timeout: .seconds(10)) }
                 try await Server(command: consume, port: 0).stop(timeout: .seconds(15))

@@ -47,6 +47,15 @@ extension PostgresTestServer {
                      runAs: runAs, what: "pg_ctl promote")
     }
 
+    /// Stops this standby's streaming from its primary (an empty `primary_conninfo`, reloaded):
+    /// what the primary commits from now on never reaches it, as with an asynchronous standby
+    /// that had fallen behind when its primary was lost.
+    public func stopStreaming() throws {
+        let connection = try PostgresConnection(url: url(database: "postgres"))
+        try connection.execute("ALTER SYSTEM SET primary_conninfo = ''")
+        try connection.execute("SELECT pg_reload_conf()")
+    }
+
     /// The primary's current WAL position (`pg_current_wal_lsn()`), e.g. "0/3000148".
     public func currentWALPosition() throws -> String {
         try PostgresConnection(url: url(database: "postgres")).query("SELECT pg_current_wal_lsn()::text").string(row: 0, column: 0)
