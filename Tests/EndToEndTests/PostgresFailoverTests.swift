@@ -15,10 +15,11 @@ import Testing
 struct PostgresFailoverTests {
     @Test("serve on a hot standby answers the primary's counts once replayed, says how far behind it is, and writes nothing there")
     func serveOnStandby() async throws {
-        let primary = try PostgresTestServer.startPrivate(settings: PostgresTestServer.replicationSettings)
-        defer { primary.stop() }
-        let standby = try primary.makeStandby(settings: ["log_statement=all"])
-        defer { standby.stop() }
+        let (primary, standby) = try PostgresTestServer.startWithStandby(standbySettings: ["log_statement=all"])
+        defer {
+            standby.stop()
+            primary.stop()
+        }
         let store = try primary.makeDatabase()
         let empty = try primary.makeDatabase()
         try await withTemporaryDirectory { scratch in
@@ -83,10 +84,11 @@ struct PostgresFailoverTests {
 
     @Test("the primary stopped hard and its standby promoted: run, consume and batch on a multi-host URI follow, readers follow, every play counted once")
     func failoverToPromotedStandby() async throws {
-        let primary = try PostgresTestServer.startPrivate(settings: PostgresTestServer.replicationSettings)
-        defer { primary.stop() }
-        let standby = try primary.makeStandby()
-        defer { standby.stop() }
+        let (primary, standby) = try PostgresTestServer.startWithStandby()
+        defer {
+            standby.stop()
+            primary.stop()
+        }
         let database = Self.databaseName(try primary.makeDatabase())
         let writers = PostgresTestServer.multiHostURL([primary, standby], database: database, targetSessionAttrs: "read-write")
         try await withTemporaryDirectory { scratch in
@@ -111,11 +113,7 @@ struct PostgresFailoverTests {
                 ]
                 let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
                                                  scratch: scratch)
-                let deadline = ContinuousClock.now + .seconds(30)
-                while ((try? PostgresEndToEndTests.committed(run)) ?? 0) == 0, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_000)))
+                try await PostgresEndToEndTests.waitForFirstCommitThenAWhile(run)
                 // The standby falls behind: the flushes of the last half second reach the old
                 // primary only, and the new one will not have them.
                 try standby.stopStreaming()

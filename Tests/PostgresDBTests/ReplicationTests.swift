@@ -8,10 +8,11 @@ import Testing
 struct ReplicationTests {
     @Test("a hot standby is known as one, replays the primary's writes, reports a lag, and learns of its promotion on the same connection")
     func standbyFacts() throws {
-        let primary = try PostgresTestServer.startPrivate(settings: PostgresTestServer.replicationSettings)
-        defer { primary.stop() }
-        let standby = try primary.makeStandby()
-        defer { standby.stop() }
+        let (primary, standby) = try PostgresTestServer.startWithStandby()
+        defer {
+            standby.stop()
+            primary.stop()
+        }
 
         let writer = try PostgresConnection(url: primary.url(database: "postgres"))
         try writer.execute("CREATE TABLE plays (id bigint PRIMARY KEY); INSERT INTO plays SELECT generate_series(1, 1000)")
@@ -37,10 +38,11 @@ struct ReplicationTests {
 
     @Test("a multi-host URI with target_session_attrs=read-write reaches the primary, and the promoted standby once the primary is gone")
     func multiHostFollowsThePrimary() throws {
-        let primary = try PostgresTestServer.startPrivate(settings: PostgresTestServer.replicationSettings)
-        defer { primary.stop() }
-        let standby = try primary.makeStandby()
-        defer { standby.stop() }
+        let (primary, standby) = try PostgresTestServer.startWithStandby()
+        defer {
+            standby.stop()
+            primary.stop()
+        }
         // The standby first, so that libpq has to skip it.
         let url = PostgresTestServer.multiHostURL([standby, primary], database: "postgres", targetSessionAttrs: "read-write")
 

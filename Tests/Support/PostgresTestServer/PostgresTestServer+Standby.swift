@@ -13,6 +13,18 @@ extension PostgresTestServer {
     /// Settings a primary that feeds standbys starts with.
     public static let replicationSettings = ["wal_level=replica", "max_wal_senders=10", "wal_keep_size=64MB"]
 
+    /// A primary of its own (`startPrivate` with `replicationSettings`) and a hot standby of
+    /// it; `stop()` both when done.
+    public static func startWithStandby(standbySettings: [String] = []) throws -> (primary: PostgresTestServer, standby: PostgresTestServer) {
+        let primary = try startPrivate(settings: replicationSettings)
+        do {
+            return (primary, try primary.makeStandby(settings: standbySettings))
+        } catch {
+            primary.stop()
+            throw error
+        }
+    }
+
     /// A hot standby of this server, streaming from it, on a free port of its own; `stop()` it
     /// when done. `settings` are its extra `-c` settings (a standby does not inherit the
     /// primary's command-line settings, only its configuration files).
