@@ -26,6 +26,8 @@ public final class PostgresConnection {
     public let displayURL: String
     private let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
+    /// `pg_is_in_recovery()` as first asked, for servers that do not report `in_hot_standby`.
+    var queriedHotStandby: Bool?
     public private(set) var inTransaction = false
 
     /// Connects with a libpq connection URI, `postgresql://user[:password]@host[:port]/dbname[?…]`

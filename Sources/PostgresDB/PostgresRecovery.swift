@@ -3,14 +3,19 @@
 /// answers are. See docs/postgresql.md, "Standbys and failover".
 extension PostgresConnection {
     /// True when the server is a hot standby. From the `in_hot_standby` status the server
-    /// reports (no round trip), else `pg_is_in_recovery()`.
+    /// reports (no round trip; it follows a promotion), else `pg_is_in_recovery()`, asked once
+    /// per connection (servers before PostgreSQL 14, compatible engines).
     public func isHotStandby() throws -> Bool {
         if let reported = reportedHotStandby { return reported }
-        return try query("SELECT pg_is_in_recovery()").string(row: 0, column: 0) == "t"
+        if let queriedHotStandby { return queriedHotStandby }
+        let inRecovery = try query("SELECT pg_is_in_recovery()").string(row: 0, column: 0) == "t"
+        queriedHotStandby = inRecovery
+        return inRecovery
     }
 
     /// A SQL expression for how far behind the primary a standby's answers are, in
-    /// milliseconds; NULL on a primary. 0 while the standby streams and has replayed all the
+    /// milliseconds; NULL on a primary. Only for connections to a hot standby: the functions it
+    /// names are PostgreSQL's own, which compatible engines may lack. 0 while the standby streams and has replayed all the
     /// WAL it received; otherwise the age of the last transaction it replayed (an idle primary
     /// commits nothing, so that age alone would grow while the standby is current).
     public static let standbyLagMillisecondsSQL = """

@@ -29,6 +29,8 @@ public final class PostgresLayers: LayerReads {
             // answers 503 for a database that is up again.
             let state = try database.withReconnect { connection in
                 endSnapshots()
+                // The standby's lag is asked of standbys only (see `standbyLagMillisecondsSQL`).
+                let standbyLag = try connection.isHotStandby() ? PostgresConnection.standbyLagMillisecondsSQL : "NULL::bigint"
                 snapshot = connection
                 return try connection.beginRead(firstQuery: """
                     SELECT (SELECT max(flushed_at) FROM realtime_flushes),
@@ -36,7 +38,7 @@ public final class PostgresLayers: LayerReads {
                             WHERE high_watermark IS NOT NULL)::bigint,
                            (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage),
                            txid_current_snapshot()::text,
-                           \(PostgresConnection.standbyLagMillisecondsSQL)
+                           \(standbyLag)
                     """)
             }
             let ranges = state.string(row: 0, column: 2).split(separator: ",").compactMap { range -> HourRange? in
