@@ -14,10 +14,11 @@ extension PostgresConnection {
     }
 
     /// A SQL expression for how far behind the primary a standby's answers are, in
-    /// milliseconds; NULL on a primary. Only for connections to a hot standby: the functions it
-    /// names are PostgreSQL's own, which compatible engines may lack. 0 while the standby streams and has replayed all the
+    /// milliseconds; NULL on a primary. 0 while the standby streams and has replayed all the
     /// WAL it received; otherwise the age of the last transaction it replayed (an idle primary
-    /// commits nothing, so that age alone would grow while the standby is current).
+    /// commits nothing, so that age alone would grow while the standby is current). Only for
+    /// connections to a hot standby: the functions it names are PostgreSQL's own, which
+    /// compatible engines may lack.
     public static let standbyLagMillisecondsSQL = """
         CASE WHEN pg_is_in_recovery() THEN
             CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn()
