@@ -14,7 +14,7 @@ public final class PostgresTestServer: Sendable {
     public let port: Int
     public let directory: String
     private let binaries: String
-    private let runAs: String?
+    let runAs: String?
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var started: Result<PostgresTestServer, Error>?
@@ -133,7 +133,7 @@ public final class PostgresTestServer: Sendable {
     /// whose exit monitoring did not return here while test threads were blocked — its output
     /// going to a file (a pipe would stay open in the server `pg_ctl start` leaves running).
     @discardableResult
-    private static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
+    static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
         // Through a shell that first moves to "/": the server's tools need a working directory
         // their user can read.
         let argv = ["/bin/sh", "-c", "cd / && exec \"$@\"", "sh"]
