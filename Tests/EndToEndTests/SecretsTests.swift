@@ -26,9 +26,8 @@ extension EndToEnd {
         func runShowsNoSecret() async throws {
             let setup = try SecuredPostgres.shared()
             try await withTemporaryDirectory { scratch in
-                let database = try setup.database("sslmode=verify-full&sslrootcert=\(setup.certificates.authority)")
-                let store = database.url.replacingOccurrences(
-                    of: "//\(SecuredPostgres.role)@", with: "//\(SecuredPostgres.role):\(SecuredPostgres.password)@")
+                let store = try setup.database("sslmode=verify-full&sslrootcert=\(setup.certificates.authority)",
+                                               password: SecuredPostgres.password).url
                 let secrets = [SecuredPostgres.password, Self.kafkaFlagSecret, Self.kafkaFileSecret, Self.kafkaKeySecret]
                 let run = try RunningCommand([
                     "run", "--store", store, "--data-dir", scratch.appendingPathComponent("data").path,

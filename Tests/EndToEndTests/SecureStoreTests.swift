@@ -34,11 +34,12 @@ enum SecuredPostgres {
 
 extension SecuredPostgres.Setup {
     /// A new database, named in a URI for `localhost` (the name the certificate holds) as
-    /// `SecuredPostgres.role`, without a password, plus `parameters`.
-    func database(_ parameters: String) throws -> (name: String, url: String) {
+    /// `SecuredPostgres.role`, with `password` in it if one is given, plus `parameters`.
+    func database(_ parameters: String, password: String? = nil) throws -> (name: String, url: String) {
         let url = try server.makeDatabase()
         let name = String(url.split(separator: "/").last!)
-        return (name, "postgresql://\(SecuredPostgres.role)@localhost:\(server.port)/\(name)?\(parameters)")
+        let user = SecuredPostgres.role + (password.map { ":" + $0 } ?? "")
+        return (name, "postgresql://\(user)@localhost:\(server.port)/\(name)?\(parameters)")
     }
 
     /// A password file (mode 0600, as libpq requires) holding the role's password.
@@ -96,10 +97,9 @@ extension EndToEnd {
         func wrongAuthority() async throws {
             let setup = try SecuredPostgres.shared()
             try await withTemporaryDirectory { scratch in
-                let database = try setup.database("sslmode=verify-full&sslrootcert=\(setup.certificates.unrelatedAuthority)")
-                let withPassword = database.url.replacingOccurrences(
-                    of: "//\(SecuredPostgres.role)@", with: "//\(SecuredPostgres.role):\(SecuredPostgres.password)@")
-                for store in [withPassword, database.url + "&password=\(SecuredPostgres.password)"] {
+                let parameters = "sslmode=verify-full&sslrootcert=\(setup.certificates.unrelatedAuthority)"
+                for store in [try setup.database(parameters, password: SecuredPostgres.password).url,
+                              try setup.database(parameters + "&password=\(SecuredPostgres.password)").url] {
                     let result = try await runCounterpoint(["serve", "--store", store, "--listen", "127.0.0.1:0"], scratch: scratch)
                     #expect(result.status != 0)
                     #expect(result.stderrMessages.count == 1, "\(result.summary)")
@@ -113,9 +113,8 @@ extension EndToEnd {
         func wrongPassword() async throws {
             let setup = try SecuredPostgres.shared()
             try await withTemporaryDirectory { scratch in
-                let database = try setup.database("sslmode=require")
                 let wrong = "wrongPw3Kd8"
-                let store = database.url.replacingOccurrences(of: "//\(SecuredPostgres.role)@", with: "//\(SecuredPostgres.role):\(wrong)@")
+                let store = try setup.database("sslmode=require", password: wrong).url
                 let result = try await runCounterpoint(["consume", "--store", store, "--brokers", "127.0.0.1:1"], scratch: scratch)
                 #expect(result.status != 0)
                 #expect(result.stderrMessages.count == 1, "\(result.summary)")
