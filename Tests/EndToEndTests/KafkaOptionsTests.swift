@@ -48,5 +48,49 @@ extension EndToEnd {
                 }
             }
         }
+
+        @Test("a cluster lost while running shows in /readyz, /v1/status and the log, with librdkafka's reason")
+        func lostClusterIsReported() async throws {
+            try await withTemporaryDirectory { scratch in
+                // One run's embedded broker is the cluster of another run, until it is killed.
+                let cluster = try RunningCommand([
+                    "run", "--data-dir", scratch.appendingPathComponent("cluster").path, "--listen", "127.0.0.1:0", "--partitions", "2",
+                ], scratch: scratch)
+                var client: RunningCommand?
+                do {
+                    let (broker, _) = try await RunMergeTests.addresses(of: cluster)
+                    let started = try RunningCommand([
+                        "run", "--brokers", broker, "--data-dir", scratch.appendingPathComponent("client").path,
+                        "--listen", "127.0.0.1:0", "--batch-interval-seconds", "3600",
+                    ], scratch: scratch)
+                    client = started
+                    let server = try await SecureStoreTests.started(started)
+                    try await PostgresEndToEndTests.waitForAssignments(started, atLeast: 2)
+                    #expect(try server.request("/readyz").status == 200)
+
+                    cluster.signal(SIGKILL)
+                    _ = try await cluster.waitForExit(timeout: .seconds(10))
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    var problems: [[String: Any]] = []
+                    while problems.isEmpty, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(200))
+                        let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
+                        problems = components.filter { ($0["name"] as? String)?.hasSuffix("Kafka connection") == true }
+                    }
+                    let problem = try #require(problems.first, "no Kafka connection problem reported:\n\(started.stderr.suffix(2_000))")
+                    #expect(problem["state"] as? String == "degraded")
+                    #expect((problem["reason"] as? String)?.hasPrefix("Kafka: ") == true, "\(problem)")
+                    #expect(try server.request("/readyz").status == 503)
+                    #expect(started.stderr.contains("component degraded"), "\(started.stderr.suffix(2_000))")
+                    let metrics = try server.request("/metrics").text
+                    #expect(metrics.contains(#"counterpoint_component_up{component="\#(problem["name"] as? String ?? "")"} 0"#))
+                    try await server.stop(timeout: .seconds(30))
+                } catch {
+                    await cluster.killIfRunning()
+                    await client?.killIfRunning()
+                    throw error
+                }
+            }
+        }
     }
 }

@@ -160,14 +160,16 @@ extension EndToEnd {
             }
         }
 
-        /// Waits for `serve`'s address line.
+        /// Waits for the line announcing the reader's port (`serve` and `run` print it).
         static func started(_ command: RunningCommand) async throws -> Server {
-            guard let line = try await command.firstStdoutLine(timeout: .seconds(30)),
-                  let port = line.firstMatch(of: /127\.0\.0\.1:([0-9]+)\//)?.1 else {
-                await command.killIfRunning()
-                throw CommandError(description: "serve did not start: \(command.stderr.suffix(2_000))")
+            let announcement = /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline, command.isRunning {
+                if let port = command.stdout.firstMatch(of: announcement)?.1 { return Server(command: command, port: Int(port)!) }
+                try await Task.sleep(for: .milliseconds(20))
             }
-            return Server(command: command, port: Int(port)!)
+            await command.killIfRunning()
+            throw CommandError(description: "no reader started: \(command.stdout) \(command.stderr.suffix(2_000))")
         }
     }
 }
