@@ -192,7 +192,7 @@ struct RunCommand: AsyncParsableCommand {
         // Announced last, once every other component has started, inside the group.
         services.append(ComponentService("reader", component: server, health: health, logger: logger) {
             announce(server, host: host)
-            print("counterpoint: dashboard at http://\(host):\(server.port)/ — Ctrl-C stops")
+            print("counterpoint: dashboard at \(readerAddress(server, host: host)) — Ctrl-C stops")
             fflush(nil)
         })
         return services

@@ -1,4 +1,5 @@
 import Foundation
+import SecurityFixtures
 import Testing
 
 extension EndToEnd {
@@ -9,9 +10,7 @@ extension EndToEnd {
         static let kafkaFileSecret = "kafkaFileSecret8Qp"
         static let kafkaKeySecret = "kafkaKeySecret2Lm"
         static let environmentSecret = "environmentSecret5Tc"
-        // HTTP credentials are not in these tests yet: the reader's --htpasswd was not on main
-        // when they were written. Once it is, give runShowsNoSecret an htpasswd file and a
-        // request with a known password, and add that password and its hash to `secrets`.
+        static let httpPassword = "httpPassword7Kd"
 
         static func kafkaConfig(in scratch: URL) throws -> String {
             let path = scratch.appendingPathComponent("kafka.conf").path
@@ -30,12 +29,18 @@ extension EndToEnd {
             try await withTemporaryDirectory { scratch in
                 let store = try setup.database("sslmode=verify-full&sslrootcert=\(setup.certificates.authority)",
                                                password: SecuredPostgres.password).url
-                let secrets = [SecuredPostgres.password, Self.kafkaFlagSecret, Self.kafkaFileSecret, Self.kafkaKeySecret]
+                let passwords = scratch.appendingPathComponent("htpasswd")
+                try htpasswd(passwords, user: "dashboard", password: Self.httpPassword)
+                let hash = try String(contentsOf: passwords, encoding: .utf8)
+                    .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":", maxSplits: 1)[1]
+                let secrets = [SecuredPostgres.password, Self.kafkaFlagSecret, Self.kafkaFileSecret, Self.kafkaKeySecret,
+                               Self.httpPassword, String(hash), basicHeader("dashboard", Self.httpPassword)]
                 let run = try RunningCommand([
                     "run", "--store", store, "--data-dir", scratch.appendingPathComponent("data").path,
                     "--listen", "127.0.0.1:0", "--partitions", "2", "--demo", "--demo-events", "2000", "--demo-rate", "200",
                     "--log-level", "debug", "--kafka-config", try Self.kafkaConfig(in: scratch),
                     "--kafka-option", "sasl.password=\(Self.kafkaFlagSecret)", "--kafka-option", "debug=conf,security",
+                    "--htpasswd", passwords.path,
                 ], scratch: scratch)
                 var collected: [String] = []
                 do {
@@ -43,7 +48,8 @@ extension EndToEnd {
                     let server = Server(command: run, port: port)
                     try await Task.sleep(for: .seconds(2))
                     for target in ["/v1/status", "/metrics", "/", "/readyz", "/healthz", "/v1/top"] {
-                        let response = try server.request(target)
+                        let response = try server.request(
+                            target, headers: ["Authorization: " + basicHeader("dashboard", Self.httpPassword)])
                         #expect(response.status == 200, "\(target) → \(response.status)")
                         collected.append(response.text)
                     }
