@@ -127,3 +127,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// MARK: libFuzzer targets (docs/fuzzing.md). Declared only when `scripts/fuzz` builds them, with
+// `-sanitize=fuzzer,address` into a scratch path of their own: they call libFuzzer's driver, so an
+// ordinary `swift build` could not link them, and it never sees them.
+if Context.environment["COUNTERPOINT_FUZZ"] == "1" {
+    package.targets += [
+        .systemLibrary(name: "CLibFuzzer", path: "fuzz/CLibFuzzer"),
+        .executableTarget(name: "FuzzEventParser", dependencies: ["CLibFuzzer", "CounterpointCore"], path: "fuzz/Targets/FuzzEventParser"),
+        .executableTarget(name: "FuzzRequestTarget", dependencies: ["CLibFuzzer", "HTTPServer", "Reader", "CounterpointCore"],
+                          path: "fuzz/Targets/FuzzRequestTarget"),
+        .executableTarget(name: "FuzzDimensionBlob", dependencies: ["CLibFuzzer", "CounterpointCore"], path: "fuzz/Targets/FuzzDimensionBlob"),
+    ]
+}
