@@ -104,7 +104,7 @@ let package = Package(
         ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
-        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer"]),
+        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
         .testTarget(name: "CounterStoreTests", dependencies: [
             "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator",
         ]),
@@ -138,5 +138,6 @@ if Context.environment["COUNTERPOINT_FUZZ"] == "1" {
         .executableTarget(name: "FuzzRequestTarget", dependencies: ["CLibFuzzer", "HTTPServer", "Reader", "CounterpointCore"],
                           path: "fuzz/Targets/FuzzRequestTarget"),
         .executableTarget(name: "FuzzDimensionBlob", dependencies: ["CLibFuzzer", "CounterpointCore"], path: "fuzz/Targets/FuzzDimensionBlob"),
+        .executableTarget(name: "FuzzSketch", dependencies: ["CLibFuzzer", "CounterpointCore"], path: "fuzz/Targets/FuzzSketch"),
     ]
 }
