@@ -12,15 +12,20 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
     case postgres(url: String)
 
     /// Parses a `--store` value. Empty or nil → SQLite under `dataDirectory`; a PostgreSQL URI
-    /// → PostgreSQL; anything else throws `CounterStoreError.unsupportedStore`.
+    /// → PostgreSQL (libpq's complaint, as a `PostgresError`, if libpq cannot read it; the
+    /// libpq environment — `PGPASSFILE`, `PGHOST`, `PGSSLROOTCERT`, … — fills in what it leaves
+    /// out); anything else throws `CounterStoreError.unsupportedStore`.
     public init(store: String?, dataDirectory: String) throws {
         let value = store?.trimmingCharacters(in: .whitespaces) ?? ""
         if value.isEmpty {
             self = .sqlite(StoreLocation(directory: dataDirectory))
         } else if value.hasPrefix("postgresql://") || value.hasPrefix("postgres://") {
+            // Read by libpq itself, so every parameter it knows is accepted (several hosts,
+            // sslmode, target_session_attrs, host=/a/socket/directory, …) and nothing else.
+            try PostgresConnectionString.validate(value)
             self = .postgres(url: value)
         } else {
-            throw CounterStoreError.unsupportedStore(value)
+            throw CounterStoreError.unsupportedStore(PostgresConnectionString.redacted(value))
         }
     }
 
@@ -52,6 +57,15 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
     /// A merged reader over `openLayers()` (one per server thread).
     public func openReader() throws -> CounterReader {
         try CounterReader(layers: openLayers())
+    }
+
+    /// True when `error` says the store's connection was lost or reached a server that cannot
+    /// write (a PostgreSQL restart or failover): what failed did not commit, and the same call
+    /// on a new connection may succeed. SQLite's failures are never this.
+    public static func lostConnection(_ error: any Error) -> Bool {
+        if let error = error as? PostgresError { return error.kind == .connection }
+        if case CounterStoreError.standbyNotWritable? = error as? CounterStoreError { return true }
+        return false
     }
 
     /// For logs and the load-test report: the directory, or the URI without its password.

@@ -26,6 +26,8 @@ public final class PostgresConnection {
     public let displayURL: String
     private let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
+    /// `pg_is_in_recovery()` as first asked, for servers that do not report `in_hot_standby`.
+    var queriedHotStandby: Bool?
     public private(set) var inTransaction = false
 
     /// Connects with a libpq connection URI, `postgresql://user[:password]@host[:port]/dbname[?…]`
@@ -37,7 +39,7 @@ public final class PostgresConnection {
             throw PostgresError(sqlState: nil, message: "out of memory", operation: "connect to \(displayURL)", connectionLost: true)
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = PostgresConnection.oneLine(PQerrorMessage(connection))
+            let message = PostgresConnectionString.hidingPassword(of: url, in: PostgresConnection.oneLine(PQerrorMessage(connection)))
             PQfinish(connection)
             throw PostgresError(sqlState: nil, message: message, operation: "connect to \(displayURL)", connectionLost: true)
         }
@@ -51,6 +53,17 @@ public final class PostgresConnection {
 
     /// The server's process id for this connection (`pg_backend_pid()`), e.g. to terminate it in tests.
     public var backendPID: Int32 { PQbackendPID(handle) }
+
+    /// The host and port this connection reached: with a multi-host URI, the one libpq chose.
+    public var serverAddress: String {
+        "\(PQhost(handle).map { String(cString: $0) } ?? "?"):\(PQport(handle).map { String(cString: $0) } ?? "?")"
+    }
+
+    /// The server's `in_hot_standby` as it last reported it (PostgreSQL 14 and later report it
+    /// on connecting and whenever it changes, e.g. on promotion); nil when it never did.
+    var reportedHotStandby: Bool? {
+        PQparameterStatus(handle, "in_hot_standby").map { String(cString: $0) == "on" }
+    }
 
     // MARK: Statements
 
@@ -196,15 +209,10 @@ public final class PostgresConnection {
         text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.joined(separator: " ")
     }
 
-    /// `postgresql://user:secret@host/db` → `postgresql://user:***@host/db`.
+    /// `postgresql://user:secret@host/db` → `postgresql://user:***@host/db`; a `password=`
+    /// parameter is hidden too (see `PostgresConnectionString.redacted`).
     public static func redactedURL(_ url: String) -> String {
-        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
-        // parts: ["postgresql:", "", "user:secret@host:port", "db?…"]
-        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty,
-              let at = parts[2].lastIndex(of: "@"), let colon = parts[2][..<at].firstIndex(of: ":") else { return url }
-        var authority = parts[2]
-        authority.replaceSubrange(authority.index(after: colon)..<at, with: "***")
-        return ([parts[0], parts[1], authority] + parts.dropFirst(3)).joined(separator: "/")
+        PostgresConnectionString.redacted(url)
     }
 }
 
