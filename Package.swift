@@ -134,10 +134,11 @@ let package = Package(
 if Context.environment["COUNTERPOINT_FUZZ"] == "1" {
     package.targets += [
         .systemLibrary(name: "CLibFuzzer", path: "fuzz/CLibFuzzer"),
-        .executableTarget(name: "FuzzEventParser", dependencies: ["CLibFuzzer", "CounterpointCore"], path: "fuzz/Targets/FuzzEventParser"),
-        .executableTarget(name: "FuzzRequestTarget", dependencies: ["CLibFuzzer", "HTTPServer", "Reader", "CounterpointCore"],
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzEventParser", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzEventParser"),
+        .executableTarget(name: "FuzzRequestTarget", dependencies: ["FuzzSupport", "HTTPServer", "Reader", "CounterpointCore"],
                           path: "fuzz/Targets/FuzzRequestTarget"),
-        .executableTarget(name: "FuzzDimensionBlob", dependencies: ["CLibFuzzer", "CounterpointCore"], path: "fuzz/Targets/FuzzDimensionBlob"),
-        .executableTarget(name: "FuzzSketch", dependencies: ["CLibFuzzer", "CounterpointCore"], path: "fuzz/Targets/FuzzSketch"),
+        .executableTarget(name: "FuzzDimensionBlob", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzDimensionBlob"),
+        .executableTarget(name: "FuzzSketch", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzSketch"),
     ]
 }

@@ -1,6 +1,5 @@
-import CLibFuzzer
 import CounterpointCore
-import Glibc
+import FuzzSupport
 
 /// libFuzzer entry for the stored dimension blob (docs/fuzzing.md). The input is read three ways:
 /// whole, as one blob to decode; and, after a control byte, as two blobs `a` and `b` to merge.
@@ -9,11 +8,7 @@ import Glibc
 /// the pairs `decode` accepts and sums them as plain dictionaries do.
 @main
 enum FuzzDriver {
-    static func main() {
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzDimensionBlob))
-    }
+    static func main() { runLibFuzzer(fuzzDimensionBlob) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -79,9 +74,4 @@ func encode(_ counts: Counts) -> [UInt8] {
     DimensionEncoding.encode(waveform: counts.waveform.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) },
                              countries: sorted(counts.countries), clients: sorted(counts.clients), into: &out)
     return out
-}
-
-/// A broken invariant is a crash, so that libFuzzer keeps the input.
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

@@ -1,17 +1,12 @@
-import CLibFuzzer
 import CounterpointCore
-import Glibc
+import FuzzSupport
 
 /// libFuzzer entry for the event parser (docs/fuzzing.md): any bytes, as one Kafka value or one
 /// log line. Besides "no crash", it checks what an accepted event promises the rest of the
 /// system, and that an accepted event written back as JSON parses to the same event.
 @main
 enum FuzzDriver {
-    static func main() {
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzEventParser))
-    }
+    static func main() { runLibFuzzer(fuzzEventParser) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -84,9 +79,4 @@ func canonicalJSON(_ event: PlayEvent, _ dimensions: PlayDimensions) -> [UInt8] 
     }
     out.append(UInt8(ascii: "}"))
     return out
-}
-
-/// A broken invariant is a crash, so that libFuzzer keeps the input.
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

@@ -1,6 +1,5 @@
-import CLibFuzzer
 import CounterpointCore
-import Glibc
+import FuzzSupport
 @testable import HTTPServer
 @testable import Reader
 
@@ -11,11 +10,7 @@ import Glibc
 /// ranges and limits stay inside their bounds.
 @main
 enum FuzzDriver {
-    static func main() {
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzRequestTarget))
-    }
+    static func main() { runLibFuzzer(fuzzRequestTarget) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -72,9 +67,4 @@ func percentEncoded(_ text: String, keeping kept: UInt8? = nil) -> String {
         }
     }
     return String(decoding: out, as: UTF8.self)
-}
-
-/// A broken invariant is a crash, so that libFuzzer keeps the input.
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

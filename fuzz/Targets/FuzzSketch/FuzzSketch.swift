@@ -1,6 +1,5 @@
-import CLibFuzzer
 import CounterpointCore
-import Glibc
+import FuzzSupport
 
 /// libFuzzer entry for the listener sketch's decoder and union (docs/fuzzing.md). The input is
 /// read whole as one stored sketch and, after two bytes giving the cut, as two sketches to unite. Besides
@@ -9,11 +8,7 @@ import Glibc
 /// estimate is a sane number, and that union is commutative, idempotent and re-decodes.
 @main
 enum FuzzDriver {
-    static func main() {
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzSketch))
-    }
+    static func main() { runLibFuzzer(fuzzSketch) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -44,9 +39,4 @@ func checkDecoded(_ bytes: [UInt8]) {
     let estimate = sketch.cardinality
     check(estimate.isFinite && estimate >= 0, "an estimate that is not a finite non-negative number: \(estimate)")
     if sketch.isExact { check(estimate == estimate.rounded(), "an exact sketch with a fractional count: \(estimate)") }
-}
-
-/// A broken invariant is a crash, so that libFuzzer keeps the input.
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }
