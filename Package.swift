@@ -106,7 +106,7 @@ let package = Package(
         ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
-        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer"]),
+        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
         .testTarget(name: "CounterStoreTests", dependencies: [
             "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator",
         ]),
@@ -134,3 +134,18 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// MARK: libFuzzer targets (docs/fuzzing.md). Declared only when `scripts/fuzz` builds them, with
+// `-sanitize=fuzzer,address` into a scratch path of their own: they call libFuzzer's driver, so an
+// ordinary `swift build` could not link them, and it never sees them.
+if Context.environment["COUNTERPOINT_FUZZ"] == "1" {
+    package.targets += [
+        .systemLibrary(name: "CLibFuzzer", path: "fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzEventParser", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzEventParser"),
+        .executableTarget(name: "FuzzRequestTarget", dependencies: ["FuzzSupport", "HTTPServer", "Reader", "CounterpointCore"],
+                          path: "fuzz/Targets/FuzzRequestTarget"),
+        .executableTarget(name: "FuzzDimensionBlob", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzDimensionBlob"),
+        .executableTarget(name: "FuzzSketch", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzSketch"),
+    ]
+}
