@@ -75,6 +75,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+        ], resources: [
+            // The stats page, compiled into the binary as byte arrays (`PackageResources`).
+            .embedInCode("Dashboard/page.html"), .embedInCode("Dashboard/page.css"),
+            .embedInCode("Dashboard/page.js"), .embedInCode("Dashboard/charts.js"), .embedInCode("Dashboard/lists.js"),
         ]),
 
         // MARK: The executable: a thin shell over the builder functions in the modules above.
