@@ -1,8 +1,8 @@
 import Archive
 import ArgumentParser
+import CounterpointApp
 import Foundation
 import Logging
-import Runtime
 
 struct ArchiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,29 +57,19 @@ struct ArchiveCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging(level: logLevel)
         _ = Bootstrap.metrics()
-        let health = ComponentHealth(logger: logger)
         var configuration = ArchiverConfiguration(bootstrapServers: brokers, topic: topic, groupID: group, logRoot: logs)
         configuration.allowedLateness = .seconds(allowedLatenessSeconds)
         configuration.commitInterval = .milliseconds(commitIntervalMs)
-        let archivers: ArchiverSupply
+        let application: Application
         do {
-            let configuration = configuration
-            let first = try await BlockingThread.run(name: "connect") { try Archiver(configuration: configuration, logger: logger) }
-            archivers = ArchiverSupply(first: first, configuration: configuration, logger: logger)
+            application = try await buildArchive(configuration, logger: logger)
         } catch {
             throw CommandFailure("archive: cannot start: \(error)")
         }
         do {
-            try await Bootstrap.runServices([
-                ComponentService("archiver", health: health, restart: RestartPolicy(), logger: logger) { try archivers.next() },
-            ], logger: logger)
+            try await application.runUntilSignalled()
         } catch {
             throw CommandFailure("archive failed: \(error)")
         }
-        let status = archivers.current.status()
-        logger.info("archive stopped", metadata: [
-            "archive.events": "\(status.eventsArchived)", "archive.late_events": "\(status.lateEvents)",
-            "archive.invalid_messages": "\(status.invalidMessages)", "archive.closed_hours": "\(status.closedHours)",
-        ])
     }
 }

@@ -1,10 +1,10 @@
 import ArgumentParser
 import CounterStore
+import CounterpointApp
 import Foundation
 import HTTPServer
 import Logging
 import Reader
-import Runtime
 
 /// `--listen HOST:PORT` (IPv6 hosts in brackets: `[::1]:8080`).
 struct ListenAddress: ExpressibleByArgument, CustomStringConvertible {
@@ -76,26 +76,22 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         let exposition = Bootstrap.metrics()
-        let server: ReaderServer
+        let application: Application
         do {
             let configuration = reader.readerConfiguration(store: try storeOptions.backend(dataDirectory: common.dataDirectory),
                                                            metricsExposition: exposition)
-            server = try await BlockingThread.run(name: "open") { try ReaderServer(configuration: configuration, logger: logger) }
+            let host = reader.listen.host
+            application = try await buildServe(configuration, logger: logger) { port in announceReader(host: host, port: port) }
         } catch {
             throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
         }
-        let host = reader.listen.host
-        try await Bootstrap.runServices([
-            ComponentService("reader", component: server, health: ComponentHealth(logger: logger), logger: logger) {
-                announce(server, host: host)
-            },
-        ], logger: logger)
+        try await application.runUntilSignalled()
     }
 }
 
 /// Prints where the reader answers, on stdout, as the first line scripts and tests wait for.
-func announce(_ server: ReaderServer, host: String) {
+func announceReader(host: String, port: Int) {
     let shownHost = host.contains(":") ? "[\(host)]" : host
-    print("counterpoint: reader listening on http://\(shownHost):\(server.port)/")
+    print("counterpoint: reader listening on http://\(shownHost):\(port)/")
     fflush(nil)
 }
