@@ -22,6 +22,9 @@ public struct RunConfiguration: Sendable {
     /// cluster) on loopback, with `topic` in `partitions` partitions.
     public var brokers: String?
     public var topic = "plays"
+    /// librdkafka properties for every Kafka client of the process (`--kafka-option`,
+    /// `--kafka-config`), the embedded broker's included.
+    public var kafkaOptions = KafkaClientOptions()
     /// Partitions of the topic on the embedded broker.
     public var partitions = 16
     /// How often the realtime layer flushes counts and offsets.
@@ -95,6 +98,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     realtimeConfiguration.topic = configuration.topic
     realtimeConfiguration.flushInterval = configuration.flushInterval
     realtimeConfiguration.health = health
+    realtimeConfiguration.kafkaOptions = configuration.kafkaOptions
     // The embedded broker holds an empty fetch for the whole wait even when events arrive.
     if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
     let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
@@ -102,6 +106,8 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: configuration.topic,
                                                      logRoot: configuration.logDirectory)
     archiveConfiguration.allowedLateness = configuration.allowedLateness
+    archiveConfiguration.consumer.options = configuration.kafkaOptions
+    archiveConfiguration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
     if embedded { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
     let archivers = try ArchiverSupply(configuration: archiveConfiguration, logger: logger)
 
@@ -121,6 +127,8 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     if configuration.demoRate > 0 {
         var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
         producerConfiguration.clientID = "counterpoint-demo"
+        producerConfiguration.options = configuration.kafkaOptions
+        producerConfiguration.healthReport = KafkaHealthReport(health: health, component: "demo traffic Kafka connection")
         // At demo rates only long batches stay few: the embedded broker's fetches slow down
         // with every batch it holds (see KafkaMockCluster).
         producerConfiguration.lingerMilliseconds = 200

@@ -17,11 +17,15 @@ struct RunCommand: AsyncParsableCommand {
         --demo also generates 48 hours of history (rebuilt by the batch layer at start) and produces \
         live synthetic traffic, so the dashboard shows both layers at once. SIGINT/SIGTERM stops \
         intake, flushes, commits and exits 0.
+
+        --kafka-option and --kafka-config apply to every Kafka client of the process, on the embedded \
+        broker too, which speaks plaintext only: security settings are for --brokers.
         """)
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var reader: ReaderOptions
+    @OptionGroup var kafka: KafkaFlags
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,…]; without it an embedded broker runs (env COUNTERPOINT_BROKERS).")
     var brokers: String?
@@ -73,6 +77,7 @@ struct RunCommand: AsyncParsableCommand {
         configuration.flushInterval = .milliseconds(flushIntervalMs)
         configuration.allowedLateness = .seconds(allowedLatenessSeconds)
         configuration.batchInterval = .seconds(batchIntervalSeconds)
+        configuration.kafkaOptions = try kafka.clientOptions()
         if demo {
             configuration.demoHistoryEvents = demoEvents
             configuration.demoRate = demoRate
