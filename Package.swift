@@ -77,12 +77,26 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+        ], resources: [
+            // The stats page, compiled into the binary as byte arrays (`PackageResources`).
+            .embedInCode("Dashboard/page.html"), .embedInCode("Dashboard/page.css"),
+            .embedInCode("Dashboard/page.js"), .embedInCode("Dashboard/charts.js"), .embedInCode("Dashboard/lists.js"),
         ]),
 
-        // MARK: The executable: a thin shell over the builder functions in the modules above.
+        // MARK: The composition root: `build…(configuration)` for every long-running command,
+        // called by the executable and by the tests alike.
+        .target(name: "CounterpointApp", dependencies: [
+            "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "Replay", "Archive",
+            "Realtime", "Kafka", "Runtime", "HTTPServer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
+        // MARK: The executable: a thin shell that parses flags and calls the builders above.
         .executableTarget(name: "counterpoint", dependencies: [
+            "CounterpointApp",
             "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "EventLogs", "Replay", "Archive",
-            "Realtime", "Kafka", "Runtime",
+            "Realtime", "Kafka", "Runtime", "HTTPServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -129,6 +143,12 @@ let package = Package(
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "Generator", "PostgresTestServer",
+        ]),
+        .testTarget(name: "CounterpointAppTests", dependencies: [
+            "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
+            "Reader", "Realtime",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer", "SecurityFixtures"]),
     ],

@@ -1,29 +1,49 @@
 import Credentials
 import HTTPServer
 
-/// `GET /`: the stats page for people (SPEC §5), one self-contained HTML document. Its bytes
-/// are fixed for the life of the process, so its ETag and the hashes its Content-Security-Policy
-/// allows are computed once, from the very bytes served.
+/// `GET /`: the stats page for people, one self-contained HTML document put together from the
+/// files beside this one, which SwiftPM embeds in the binary at build time (`.embedInCode` in
+/// Package.swift), so the executable needs nothing at run time but itself:
+///
+/// - `Dashboard/page.html`: the document. Every element the script fills in has an id and a
+///   fixed place, so a refresh changes text and attributes in place and nothing moves; no
+///   inline `style` attributes and no inline event handlers, since the Content-Security-Policy
+///   allows only the one stylesheet and the one script, by hash. Its empty `<style></style>`
+///   and `<script></script>` receive the two below.
+/// - `Dashboard/page.css`: the one stylesheet. Fixed heights for everything a refresh rewrites
+///   (chart, heatmap, lists, table rows) and tabular figures, so new numbers never move the layout.
+/// - The one script, three files in one function scope: `page.js` (state in the fragment,
+///   `#track=123&range=7d&step=day`; requests every few seconds; the track's total; a failed
+///   request keeps the last good numbers and says so), `charts.js` (the timeline and the
+///   waveform heatmap, SVG drawn to the element's width) and `lists.js` (breakdowns, top
+///   tracks, the layers' status, and the start).
+///
+/// A text file ends with a line break; the page does not carry each file's last one. The bytes
+/// are fixed for the life of the process, so the ETag and the hashes the
+/// Content-Security-Policy allows are computed once, from the very bytes served.
 enum DashboardPage {
-    static let html: [UInt8] = Array("""
-    <!doctype html>
-    <html lang="en"><head><meta charset="utf-8">
-    <meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>Counterpoint — play counts</title>
-    <link rel="icon" href="data:,">
-    <style>\(PageStyle.css)</style>
-    </head><body>
-    \(PageMarkup.body)
-    <script>\(PageScript.js)</script>
-    </body></html>
-    """.utf8)
+    /// The script: the three files, in order, inside one strict-mode function scope.
+    static let script: [UInt8] = {
+        let files: [[UInt8]] = [PackageResources.page_js, PackageResources.charts_js, PackageResources.lists_js]
+        let body: [UInt8] = Array(files.map(text).joined(separator: [UInt8(ascii: "\n")]))
+        return Array("(() => {\n'use strict';\n".utf8) + body + Array("})();\n".utf8)
+    }()
+
+    static let style: [UInt8] = text(PackageResources.page_css)
+
+    static let html: [UInt8] = {
+        var page = text(PackageResources.page_html)
+        fill(&page, tag: "style", with: style)
+        fill(&page, tag: "script", with: script)
+        return page
+    }()
 
     /// Only this page's own stylesheet and script, requests to this origin, no framing and no
     /// other origin at all — not even for images or fonts.
     static let contentSecurityPolicy = [
         "default-src 'none'",
-        "script-src '\(hashSource(PageScript.js))'",
-        "style-src '\(hashSource(PageStyle.css))'",
+        "script-src '\(hashSource(script))'",
+        "style-src '\(hashSource(style))'",
         "connect-src 'self'",
         "img-src 'self' data:",
         "base-uri 'none'",
@@ -44,8 +64,21 @@ enum DashboardPage {
     /// and an unchanged page costs a 304.
     static let cacheControl = "no-cache"
 
-    private static func hashSource(_ text: String) -> String {
-        "sha256-" + Base64.encode(SHA256.digest(Array(text.utf8)))
+    private static func hashSource(_ bytes: [UInt8]) -> String {
+        "sha256-" + Base64.encode(SHA256.digest(bytes))
+    }
+
+    /// A file's bytes without its last line break.
+    private static func text(_ file: [UInt8]) -> [UInt8] {
+        file.last == UInt8(ascii: "\n") ? Array(file.dropLast()) : file
+    }
+
+    /// Puts `content` into the document's one empty `<tag></tag>`.
+    private static func fill(_ page: inout [UInt8], tag: String, with content: [UInt8]) {
+        let (open, slot) = (Array("<\(tag)>".utf8), Array("<\(tag)></\(tag)>".utf8))
+        guard let start = page.indices.dropLast(slot.count - 1).first(where: { page[$0..<$0 + slot.count].elementsEqual(slot) })
+        else { preconditionFailure("Dashboard/page.html has no empty <\(tag)> element") }
+        page.insert(contentsOf: content, at: start + open.count)
     }
 
     /// 200 with the page, or 304 when `If-None-Match` names its ETag (or `*`).

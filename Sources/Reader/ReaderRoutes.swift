@@ -30,18 +30,18 @@ struct ReaderRoutes: Sendable {
         var label = "unmatched"
         var response: HTTPResponse
         do {
-            let route = try? Route.match(request.path)
+            let match = Route.match(request.path)
             // Credentials before anything else, so that without them not even a 404 tells which routes exist.
-            if let refusal = ReaderAccess.refusal(of: request, route: route, authenticator: authenticator) {
-                label = route?.label ?? Route.label(forPath: request.path)
+            if let refusal = ReaderAccess.refusal(of: request, route: match?.route, authenticator: authenticator) {
+                label = match?.route.template ?? "unmatched"
                 throw refusal
             }
-            let matched = try route ?? Route.match(request.path)
-            label = matched.label
+            guard let match else { throw APIError.notFound }
+            label = match.route.template
+            let trackID = try match.trackID.get()
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed }
-            response = try answer(matched, request, &worker)
+            response = try match.route.handler(self, request, trackID, worker.slot)
         } catch let error as APIError {
-            if label == "unmatched" { label = Route.label(forPath: request.path) }
             response = Self.errorResponse(error)
         } catch {
             logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
@@ -52,45 +52,31 @@ struct ReaderRoutes: Sendable {
         return response
     }
 
-    private func answer(_ route: Route, _ request: HTTPRequest, _ worker: inout ReaderWorker) throws -> HTTPResponse {
-        switch route {
-        case .trackPlays(let trackID):
-            return .json(try counts.trackPlays(trackID, request.query, store: worker.slot))
-        case .trackTimeline(let trackID):
-            return .json(try counts.timeline(trackID, request.query, store: worker.slot))
-        case .trackWaveform(let trackID):
-            return .json(try dimensions.waveform(trackID, request.query, store: worker.slot))
-        case .trackBreakdown(let trackID):
-            return .json(try dimensions.breakdown(trackID, request.query, store: worker.slot))
-        case .plays:
-            return .json(try counts.multiPlays(request.query, store: worker.slot))
-        case .top:
-            return .json(try counts.top(request.query, store: worker.slot))
-        case .status:
-            _ = try QueryValues(request.query, allowed: [])
-            return .json(try worker.slot.withReader { try statusPage.render(reader: $0, counts: counts) })
-        case .health:
-            _ = try QueryValues(request.query, allowed: [])
-            return .json(Array(#"{"status":"ok"}"#.utf8))
-        case .ready:
-            _ = try QueryValues(request.query, allowed: [])
-            guard try worker.slot.withReader({ $0.isReadable() }) else { throw APIError.storeUnavailable("the stores cannot be read") }
-            // A component that is not doing its job makes the process not ready (SPEC §6).
-            let unwell = configuration.health?.reports().filter { $0.state != .running } ?? []
-            guard unwell.isEmpty else {
-                throw APIError(status: 503, code: "component_not_running", message: unwell.map { report in
-                    "\(report.name) is \(report.state.name)" + (report.state.reason.map { ": \($0)" } ?? "")
-                }.joined(separator: "; "))
-            }
-            return .json(Array(#"{"status":"ready"}"#.utf8))
-        case .metrics:
-            _ = try QueryValues(request.query, allowed: [])
-            return HTTPResponse(status: 200,
-                                headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                                body: Array(configuration.metricsExposition().utf8))
-        case .dashboard:
-            return DashboardPage.response(ifNoneMatch: request.header("If-None-Match"))
+    // MARK: The answers of the routes that are more than one call (see `Route.table`).
+
+    func status(_ request: HTTPRequest, store: StoreSlot) throws -> HTTPResponse {
+        _ = try QueryValues(request.query, allowed: [])
+        return .json(try store.withReader { try statusPage.render(reader: $0, counts: counts) })
+    }
+
+    func readiness(_ request: HTTPRequest, store: StoreSlot) throws -> HTTPResponse {
+        _ = try QueryValues(request.query, allowed: [])
+        guard try store.withReader({ $0.isReadable() }) else { throw APIError.storeUnavailable("the stores cannot be read") }
+        // A component that is not doing its job makes the process not ready (SPEC §6).
+        let unwell = configuration.health?.reports().filter { $0.state != .running } ?? []
+        guard unwell.isEmpty else {
+            throw APIError(status: 503, code: "component_not_running", message: unwell.map { report in
+                "\(report.name) is \(report.state.name)" + (report.state.reason.map { ": \($0)" } ?? "")
+            }.joined(separator: "; "))
         }
+        return .json(Array(#"{"status":"ready"}"#.utf8))
+    }
+
+    func metrics(_ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try QueryValues(request.query, allowed: [])
+        return HTTPResponse(status: 200,
+                            headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                            body: Array(configuration.metricsExposition().utf8))
     }
 
     /// Answers what the HTTP layer refused before routing: over-long targets and headers,

@@ -1,83 +1,86 @@
-/// The routes the reader answers. `label` is the route template used in metrics and logs,
-/// so that per-track paths do not explode metric cardinality.
-enum Route: Equatable {
-    case trackPlays(trackID: Int64)
-    case trackTimeline(trackID: Int64)
-    case trackWaveform(trackID: Int64)
-    case trackBreakdown(trackID: Int64)
-    case plays
-    case top
-    case status
-    case health
-    case ready
-    case metrics
-    case dashboard
+import HTTPServer
 
-    /// Every route template, as documented in `docs/openapi.yaml` (a test keeps them equal).
-    static let templates = [
-        "/v1/tracks/{id}/plays", "/v1/tracks/{id}/timeline", "/v1/tracks/{id}/waveform", "/v1/tracks/{id}/breakdown", "/v1/plays", "/v1/top", "/v1/status",
-        "/healthz", "/readyz", "/metrics", "/",
-    ]
+/// One route of the reader: its template, the matcher derived from it, and its handler.
+///
+/// The template is the route as docs/openapi.yaml documents it (a test keeps the table and the
+/// document equal) and the `route` label of metrics and logs, so that per-track paths do not
+/// explode metric cardinality. A segment `{id}` matches a track id; every other segment
+/// matches itself.
+struct Route: Sendable {
+    /// Answers a request the route matched: the reader's answers, the request, the path's track
+    /// id (0 when the template has no `{id}`), and the worker's store connections.
+    typealias Handler = @Sendable (_ reader: ReaderRoutes, _ request: HTTPRequest, _ trackID: Int64, _ store: StoreSlot) throws -> HTTPResponse
 
-    var label: String {
-        switch self {
-        case .trackPlays: "/v1/tracks/{id}/plays"
-        case .trackTimeline: "/v1/tracks/{id}/timeline"
-        case .trackWaveform: "/v1/tracks/{id}/waveform"
-        case .trackBreakdown: "/v1/tracks/{id}/breakdown"
-        case .plays: "/v1/plays"
-        case .top: "/v1/top"
-        case .status: "/v1/status"
-        case .health: "/healthz"
-        case .ready: "/readyz"
-        case .metrics: "/metrics"
-        case .dashboard: "/"
-        }
+    let template: String
+    let handler: Handler
+    private let segments: [Segment]
+
+    private enum Segment: Sendable {
+        case literal([UInt8])
+        case trackID
     }
+
+    init(_ template: String, handler: @escaping Handler) {
+        self.template = template
+        self.handler = handler
+        segments = template.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+            .map { $0.elementsEqual("{id}".utf8) ? .trackID : .literal(Array($0)) }
+    }
+
+    /// Every route the reader answers.
+    static let table: [Route] = [
+        Route("/v1/tracks/{id}/plays") { reader, request, track, store in
+            .json(try reader.counts.trackPlays(track, request.query, store: store))
+        },
+        Route("/v1/tracks/{id}/timeline") { reader, request, track, store in
+            .json(try reader.counts.timeline(track, request.query, store: store))
+        },
+        Route("/v1/tracks/{id}/waveform") { reader, request, track, store in
+            .json(try reader.dimensions.waveform(track, request.query, store: store))
+        },
+        Route("/v1/tracks/{id}/breakdown") { reader, request, track, store in
+            .json(try reader.dimensions.breakdown(track, request.query, store: store))
+        },
+        Route("/v1/plays") { reader, request, _, store in .json(try reader.counts.multiPlays(request.query, store: store)) },
+        Route("/v1/top") { reader, request, _, store in .json(try reader.counts.top(request.query, store: store)) },
+        Route("/v1/status") { reader, request, _, store in try reader.status(request, store: store) },
+        Route("/healthz") { _, request, _, _ in
+            _ = try QueryValues(request.query, allowed: [])
+            return .json(Array(#"{"status":"ok"}"#.utf8))
+        },
+        Route("/readyz") { reader, request, _, store in try reader.readiness(request, store: store) },
+        Route("/metrics") { reader, request, _, _ in try reader.metrics(request) },
+        Route("/") { _, request, _, _ in DashboardPage.response(ifNoneMatch: request.header("If-None-Match")) },
+    ]
 
     /// Whether a configured password file guards this route: all but the probes, which
     /// orchestrators call without credentials and which reveal nothing.
     var needsCredentials: Bool {
-        self != .health && self != .ready
+        template != "/healthz" && template != "/readyz"
     }
 
-    /// The route template a path asks for, even when its track id is bad (so that
-    /// `/v1/tracks/0/plays` is counted under its route); "unmatched" for no route.
-    static func label(forPath path: String) -> String {
-        if path.hasPrefix("/v1/tracks/") {
-            if path.hasSuffix("/plays") { return Route.trackPlays(trackID: 1).label }
-            if path.hasSuffix("/timeline") { return Route.trackTimeline(trackID: 1).label }
-            if path.hasSuffix("/waveform") { return Route.trackWaveform(trackID: 1).label }
-            if path.hasSuffix("/breakdown") { return Route.trackBreakdown(trackID: 1).label }
-        }
-        return "unmatched"
-    }
-
-    /// Matches a percent-decoded path. A path that names no route is `not_found`; a track
-    /// route with a bad id is `invalid_track_id`, so a typo in an id is told apart from a
-    /// typo in the route.
-    static func match(_ path: String) throws(APIError) -> Route {
-        switch path {
-        case "/v1/plays": return .plays
-        case "/v1/top": return .top
-        case "/v1/status": return .status
-        case "/healthz": return .health
-        case "/readyz": return .ready
-        case "/metrics": return .metrics
-        case "/": return .dashboard
-        default: break
-        }
+    /// The route a percent-decoded path asks for, with its track id. A path that names no route
+    /// is `not_found`. A path whose only fault is its `{id}` is `invalid_track_id` and still
+    /// names its route, so that a typo in an id is told apart from a typo in the route and
+    /// `/v1/tracks/0/plays` is counted under its route.
+    static func match(_ path: String) -> (route: Route, trackID: Result<Int64, APIError>)? {
         let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[0].isEmpty,
-              parts[1].elementsEqual("v1".utf8), parts[2].elementsEqual("tracks".utf8) else {
-            throw .notFound
+        guard parts.first?.isEmpty == true else { return nil }
+        let segments = parts.dropFirst()
+        for route in table where route.segments.count == segments.count {
+            var trackID: Int64? = 0
+            let fits = zip(route.segments, segments).allSatisfy { segment, part in
+                switch segment {
+                case .literal(let literal): return part.elementsEqual(literal)
+                case .trackID:
+                    trackID = QueryValues.trackID(part)
+                    return true
+                }
+            }
+            guard fits else { continue }
+            guard let trackID else { return (route, .failure(.invalidTrackID)) }
+            return (route, .success(trackID))
         }
-        let kinds: [(name: String, route: (Int64) -> Route)] = [
-            ("plays", Route.trackPlays), ("timeline", Route.trackTimeline),
-            ("waveform", Route.trackWaveform), ("breakdown", Route.trackBreakdown),
-        ]
-        guard let kind = kinds.first(where: { parts[4].elementsEqual($0.name.utf8) }) else { throw .notFound }
-        guard let trackID = QueryValues.trackID(parts[3]) else { throw .invalidTrackID }
-        return kind.route(trackID)
+        return nil
     }
 }

@@ -1,9 +1,9 @@
 import Archive
 import ArgumentParser
+import CounterpointApp
 import Foundation
 import Kafka
 import Logging
-import Runtime
 
 struct ArchiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -60,31 +60,20 @@ struct ArchiveCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging(level: logLevel)
         _ = Bootstrap.metrics()
-        let health = ComponentHealth(logger: logger)
         var configuration = ArchiverConfiguration(bootstrapServers: brokers, topic: topic, groupID: group, logRoot: logs)
         configuration.allowedLateness = .seconds(allowedLatenessSeconds)
         configuration.commitInterval = .milliseconds(commitIntervalMs)
         configuration.consumer.options = try kafka.clientOptions()
-        configuration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
-        let archivers: ArchiverSupply
+        let application: Application
         do {
-            let configuration = configuration
-            let first = try await BlockingThread.run(name: "connect") { try Archiver(configuration: configuration, logger: logger) }
-            archivers = ArchiverSupply(first: first, configuration: configuration, logger: logger)
+            application = try await buildArchive(configuration, logger: logger)
         } catch {
             throw CommandFailure("archive: cannot start: \(error)")
         }
         do {
-            try await Bootstrap.runServices([
-                ComponentService("archiver", health: health, restart: RestartPolicy(), logger: logger) { try archivers.next() },
-            ], logger: logger)
+            try await application.runUntilSignalled()
         } catch {
             throw CommandFailure("archive failed: \(error)")
         }
-        let status = archivers.current.status()
-        logger.info("archive stopped", metadata: [
-            "archive.events": "\(status.eventsArchived)", "archive.late_events": "\(status.lateEvents)",
-            "archive.invalid_messages": "\(status.invalidMessages)", "archive.closed_hours": "\(status.closedHours)",
-        ])
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchJob
+import CounterpointApp
 import CounterpointCore
 import CounterStore
 import Foundation
@@ -77,7 +78,7 @@ struct BatchCommand: ParsableCommand {
             })
         let summary: BatchSummary
         do {
-            summary = try BatchJob.run(configuration, logger: logger)
+            summary = try buildBatch(configuration, logger: logger).run()
         } catch {
             progress.finish()
             throw CommandFailure("batch failed, nothing was changed: \(error)")

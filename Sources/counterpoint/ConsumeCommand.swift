@@ -1,8 +1,8 @@
 import ArgumentParser
 import CounterStore
+import CounterpointApp
 import Foundation
 import Realtime
-import Runtime
 
 struct ConsumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -58,7 +58,6 @@ struct ConsumeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         _ = Bootstrap.metrics()
-        let health = ComponentHealth(logger: logger)
         var configuration = RealtimeConfiguration(bootstrapServers: resolvedBrokers,
                                                   store: try storeOptions.backend(dataDirectory: common.dataDirectory))
         configuration.topic = topic
@@ -67,24 +66,20 @@ struct ConsumeCommand: AsyncParsableCommand {
         configuration.sessionTimeoutMilliseconds = sessionTimeoutMs
         // Three heartbeats per session timeout, as Kafka recommends, and no slower than its default.
         configuration.heartbeatIntervalMilliseconds = min(3_000, sessionTimeoutMs / 3)
-        configuration.health = health
         configuration.kafkaOptions = try kafka.clientOptions()
 
-        let consumer: RealtimeConsumer
+        let announcement = "counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)"
+        let application: Application
         do {
-            let configuration = configuration
-            consumer = try await BlockingThread.run(name: "connect") { try RealtimeConsumer(configuration: configuration, logger: logger) }
+            application = try await buildConsume(configuration, logger: logger) {
+                print(announcement)
+                fflush(nil)
+            }
         } catch {
             throw CommandFailure("consume: \(error)")
         }
-        let announcement = "counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)"
         do {
-            try await Bootstrap.runServices([
-                ComponentService("consumer", component: consumer, health: health, logger: logger) {
-                    print(announcement)
-                    fflush(nil)
-                },
-            ], logger: logger)
+            try await application.runUntilSignalled()
         } catch {
             throw CommandFailure("consume: \(error)")
         }

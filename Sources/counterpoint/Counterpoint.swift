@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 
-/// The `counterpoint` executable: a thin shell that parses flags and hands them to the
-/// builder functions of the modules (which the tests call directly too).
+/// The `counterpoint` executable: a thin shell that parses flags (and `COUNTERPOINT_<FLAG>`
+/// variables) into configurations and hands them to the builders of `CounterpointApp`
+/// (`buildRun`, `buildServe`, `buildConsume`, `buildArchive`, `buildBatch`), which the tests
+/// call in-process too; the other commands call their module directly.
 @main
 struct Counterpoint: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

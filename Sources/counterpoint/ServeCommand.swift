@@ -1,10 +1,10 @@
 import ArgumentParser
 import CounterStore
+import CounterpointApp
 import Foundation
 import HTTPServer
 import Logging
 import Reader
-import Runtime
 
 /// `--listen HOST:PORT` (IPv6 hosts in brackets: `[::1]:8080`).
 struct ListenAddress: ExpressibleByArgument, CustomStringConvertible {
@@ -100,31 +100,28 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         let exposition = Bootstrap.metrics()
-        let server: ReaderServer
+        let application: Application
         do {
             let configuration = reader.readerConfiguration(store: try storeOptions.backend(dataDirectory: common.dataDirectory),
                                                            metricsExposition: exposition)
-            server = try await BlockingThread.run(name: "open") { try ReaderServer(configuration: configuration, logger: logger) }
+            let (host, tls) = (reader.listen.host, configuration.tls != nil)
+            application = try await buildServe(configuration, logger: logger) { port in announceReader(host: host, port: port, tls: tls) }
         } catch {
             throw CommandFailure("serve: cannot start the reader on \(reader.listen): \(error)")
         }
-        let host = reader.listen.host
-        try await Bootstrap.runServices([
-            ComponentService("reader", component: server, health: ComponentHealth(logger: logger), logger: logger) {
-                announce(server, host: host)
-            },
-        ], logger: logger)
+        try await application.runUntilSignalled()
     }
 }
 
 /// Prints where the reader answers, on stdout, as the first line scripts and tests wait for.
-func announce(_ server: ReaderServer, host: String) {
-    print("counterpoint: reader listening on \(readerAddress(server, host: host))")
+func announceReader(host: String, port: Int, tls: Bool) {
+    print("counterpoint: reader listening on \(readerURL(host: host, port: port, tls: tls))")
     fflush(nil)
 }
 
 /// The reader's base URL, e.g. `https://[::1]:8443/`.
-func readerAddress(_ server: ReaderServer, host: String) -> String {
+func readerURL(host: String, port: Int, tls: Bool) -> String {
     let shownHost = host.contains(":") ? "[\(host)]" : host
-    return "\(server.usesTLS ? "https" : "http")://\(shownHost):\(server.port)/"
+    return "\(tls ? "https" : "http")://\(shownHost):\(port)/"
 }
+

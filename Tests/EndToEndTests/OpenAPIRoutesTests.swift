@@ -25,16 +25,15 @@ extension EndToEnd {
             return paths
         }
 
-        /// The string literals of `static let templates = [ … ]` in Sources/Reader/Route.swift.
+        /// The templates of the route table in Sources/Reader/Route.swift: the string literal of
+        /// every `Route("…")` in it.
         static func routeTemplates() throws -> [String] {
             let text = try String(contentsOf: Executable.packageRoot.appendingPathComponent("Sources/Reader/Route.swift"), encoding: .utf8)
-            guard let start = text.range(of: "static let templates"),
-                  let open = text.range(of: "[", range: start.upperBound..<text.endIndex),
-                  let close = text.range(of: "]", range: open.upperBound..<text.endIndex) else {
-                throw CommandError(description: "no `static let templates = [...]` in Route.swift")
+            let templates = text.components(separatedBy: "Route(\"").dropFirst().compactMap { rest in
+                rest.split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
             }
-            return text[open.upperBound..<close.lowerBound].split(separator: "\"", omittingEmptySubsequences: false)
-                .enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            guard !templates.isEmpty else { throw CommandError(description: "no `Route(\"…\")` in Route.swift") }
+            return templates
         }
 
         @Test("docs/openapi.yaml lists exactly the route templates of Sources/Reader/Route.swift")

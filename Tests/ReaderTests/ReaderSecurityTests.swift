@@ -11,7 +11,7 @@ import Testing
 @Suite("the reader's credentials and security headers")
 struct ReaderSecurityTests {
     /// A request for every route the server has (`Route.templates`), with the parameters it needs.
-    static let routeTargets: [(template: String, target: String)] = Route.templates.map { template in
+    static let routeTargets: [(template: String, target: String)] = Route.table.map(\.template).map { template in
         var target = template.replacingOccurrences(of: "{id}", with: "1")
         if template == "/v1/plays" { target += "?track_id=1" }
         if template == "/v1/tracks/{id}/breakdown" { target += "?by=country" }

@@ -34,11 +34,10 @@ public func fuzzRequestTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
 }
 
 func checkReader(path: String, query: [(name: String, value: String)]) {
-    if case .some(let route) = try? Route.match(path) {
-        switch route {
-        case .trackPlays(let id), .trackTimeline(let id), .trackWaveform(let id), .trackBreakdown(let id):
+    if let match = Route.match(path) {
+        check(Route.table.contains { $0.template == match.route.template }, "a match outside the route table")
+        if case .success(let id) = match.trackID, match.route.template.contains("{id}") {
             check((1...EventLimits.maxTrackID).contains(id), "a routed track id out of range: \(id)")
-        default: break
         }
     }
     do throws(APIError) {

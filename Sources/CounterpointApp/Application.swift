@@ -1,0 +1,83 @@
+import Kafka
+import Logging
+import Runtime
+import ServiceLifecycle
+
+/// What a builder returns: one command's long-running components as swift-service-lifecycle
+/// services, started in order and stopped in the reverse order, each waited for before the
+/// next stops. Run it once: on its own until SIGINT/SIGTERM (`runUntilSignalled`, as the
+/// executable does) or as a service of the caller's `ServiceGroup` (as the tests do), whose
+/// graceful shutdown stops it.
+///
+/// Everything was built when the builder returned: the stores are open, the reader is bound
+/// (`readerPort`), the consumers exist. A failure that no component recovers from ends `run`
+/// with that component's error, after the others have stopped.
+public final class Application: Service {
+    /// The components' states, as `/readyz` and `/v1/status` report them.
+    public let health: ComponentHealth
+    /// The port the reader listens on — the one picked when port 0 was asked for; nil when the
+    /// command runs no reader.
+    public let readerPort: Int?
+    /// The Kafka bootstrap servers the components use: the ones given, or the embedded broker's.
+    public let bootstrapServers: String?
+    private let services: Locked<[ComponentService]?>
+    private let broker: Locked<KafkaMockCluster?>
+    private let whenStopped: (@Sendable () -> Void)?
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - broker: an embedded broker the services are clients of; released after them.
+    ///   - whenStopped: runs once every service has stopped.
+    init(services: [ComponentService], health: ComponentHealth, readerPort: Int? = nil, bootstrapServers: String? = nil,
+         broker: KafkaMockCluster? = nil, logger: Logger, whenStopped: (@Sendable () -> Void)? = nil) {
+        self.services = Locked(services)
+        self.health = health
+        self.readerPort = readerPort
+        self.bootstrapServers = bootstrapServers
+        self.broker = Locked(broker)
+        self.whenStopped = whenStopped
+        self.logger = logger
+    }
+
+    /// Runs the components until they end or the surrounding `ServiceGroup` shuts down gracefully.
+    public func run() async throws {
+        try await run(untilSignalled: false)
+    }
+
+    /// Runs the components until they end or SIGINT/SIGTERM arrives.
+    public func runUntilSignalled() async throws {
+        try await run(untilSignalled: true)
+    }
+
+    private func run(untilSignalled: Bool) async throws {
+        let outcome: Result<Void, any Error>
+        do {
+            try await runServices(untilSignalled: untilSignalled)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        whenStopped?()
+        // The services, and with them every client of an embedded broker, were released when
+        // `runServices` returned; the broker goes after them, so that no client logs a broker
+        // that went away.
+        broker.set(nil)
+        try outcome.get()
+    }
+
+    private func runServices(untilSignalled: Bool) async throws {
+        guard let services = services.withLock({ services in defer { services = nil }; return services }) else {
+            throw ApplicationError.alreadyRun
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services.map(\.configuration), gracefulShutdownSignals: untilSignalled ? [.sigterm, .sigint] : [],
+            logger: logger))
+        try await group.run()
+    }
+}
+
+public enum ApplicationError: Error, CustomStringConvertible {
+    case alreadyRun
+
+    public var description: String { "an application runs once; build a new one" }
+}

@@ -1,0 +1,158 @@
+import Archive
+import CounterpointCore
+import CounterStore
+import Foundation
+import Generator
+import Kafka
+import Logging
+import Reader
+import Realtime
+import Replay
+import Runtime
+
+/// Everything `counterpoint run` needs: the whole service on one machine.
+public struct RunConfiguration: Sendable {
+    /// The stores every component uses (the reader's included).
+    public var store: StoreBackend
+    /// Scratch space of the scheduled batch, beside the stores.
+    public var dataDirectory: String
+    /// The event logs the archiver writes and the scheduled batch reads.
+    public var logDirectory: String
+    /// Kafka bootstrap servers, HOST:PORT[,…]; nil starts an embedded broker (librdkafka's mock
+    /// cluster) on loopback, with `topic` in `partitions` partitions.
+    public var brokers: String?
+    public var topic = "plays"
+    /// librdkafka properties for every Kafka client of the process (`--kafka-option`,
+    /// `--kafka-config`), the embedded broker's included.
+    public var kafkaOptions = KafkaClientOptions()
+    /// Partitions of the topic on the embedded broker.
+    public var partitions = 16
+    /// How often the realtime layer flushes counts and offsets.
+    public var flushInterval: Duration = .milliseconds(250)
+    /// How long an hour stays open for late events before the archiver closes it.
+    public var allowedLateness: Duration = .seconds(600)
+    /// How often the scheduled batch covers the closed hours that are new or changed.
+    public var batchInterval: Duration = .seconds(300)
+    /// Events of closed history (48 hours ending now) generated into `logDirectory` before
+    /// anything starts, which the first batch run covers; nil for none.
+    public var demoHistoryEvents: Int?
+    /// Live synthetic plays produced per second; 0 for none.
+    public var demoRate: Double = 0
+    /// The reader's listen address, threads, snapshot age and metrics exposition. Its store,
+    /// live status and health are the run's own: `store`, the consumer's and archiver's
+    /// status, and the application's `health`.
+    public var reader: ReaderConfiguration
+
+    /// The stores `store`, with the event logs in `<dataDirectory>/logs` unless told otherwise.
+    public init(store: StoreBackend, dataDirectory: String, logDirectory: String? = nil) {
+        self.store = store
+        self.dataDirectory = dataDirectory
+        self.logDirectory = logDirectory ?? (dataDirectory as NSString).appendingPathComponent("logs")
+        self.reader = ReaderConfiguration(store: store)
+    }
+}
+
+/// `counterpoint run`: the realtime consumer, the archiver, the scheduled batch, the reader and,
+/// for a demo, live traffic — on an embedded broker unless `configuration.brokers` names one.
+///
+/// Builds everything off the cooperative pool (the broker, the demo history, the stores and the
+/// consumers block), after a first batch run over what the logs already hold. The services start
+/// in the order consumer, archiver, scheduled batch, demo traffic, reader, and stop in the
+/// reverse one; the embedded broker outlives all of them.
+/// - Parameter onListening: called with the reader's port once everything has started.
+public func buildRun(_ configuration: RunConfiguration, logger: Logger,
+                     onListening: (@Sendable (_ port: Int) -> Void)? = nil) async throws -> Application {
+    try await BlockingThread.run(name: "build") {
+        // The broker: the one given, or an embedded one that outlives every client of it (if
+        // building fails, the clients made so far are released before it).
+        var embedded: KafkaMockCluster?
+        if configuration.brokers == nil {
+            let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+            try cluster.createTopic(configuration.topic, partitions: configuration.partitions)
+            embedded = cluster
+        }
+        let bootstrapServers = configuration.brokers ?? embedded?.bootstrapServers ?? ""
+        if let events = configuration.demoHistoryEvents {
+            try generateDemoHistory(events: events, into: configuration.logDirectory, logger: logger)
+        }
+        let health = ComponentHealth(logger: logger)
+        let (services, readerPort) = try runServices(configuration, bootstrapServers: bootstrapServers,
+                                                     embedded: embedded != nil, health: health, logger: logger,
+                                                     onListening: onListening)
+        return Application(services: services, health: health, readerPort: readerPort,
+                           bootstrapServers: bootstrapServers, broker: embedded, logger: logger)
+    }
+}
+
+/// The components of `run`, as services in start order, and the reader's port.
+private func runServices(_ configuration: RunConfiguration, bootstrapServers: String, embedded: Bool,
+                         health: ComponentHealth, logger: Logger,
+                         onListening: (@Sendable (Int) -> Void)?) throws -> ([ComponentService], Int) {
+    let store = configuration.store
+    let batch = ScheduledBatch(logDirectory: configuration.logDirectory, store: store,
+                               scratchDirectory: configuration.dataDirectory, interval: configuration.batchInterval,
+                               health: health, name: "scheduled batch", logger: logger)
+    batch.runOnce()
+
+    var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
+    realtimeConfiguration.topic = configuration.topic
+    realtimeConfiguration.flushInterval = configuration.flushInterval
+    realtimeConfiguration.health = health
+    realtimeConfiguration.kafkaOptions = configuration.kafkaOptions
+    // The embedded broker holds an empty fetch for the whole wait even when events arrive.
+    if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+    let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
+
+    var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: configuration.topic,
+                                                     logRoot: configuration.logDirectory)
+    archiveConfiguration.allowedLateness = configuration.allowedLateness
+    archiveConfiguration.consumer.options = configuration.kafkaOptions
+    archiveConfiguration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
+    if embedded { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+    let archivers = try ArchiverSupply(configuration: archiveConfiguration, logger: logger)
+
+    var readerConfiguration = configuration.reader
+    readerConfiguration.store = store
+    readerConfiguration.liveStatus = { LiveStatus(consumer.status(), archive: archivers.current.status()) }
+    readerConfiguration.health = health
+    let server = try ReaderServer(configuration: readerConfiguration, logger: logger)
+
+    // Started in this order, stopped in the reverse one: the reader and the producer first,
+    // then the scheduled batch, the archiver and the consumer, each after the one before.
+    var services = [
+        ComponentService("consumer", component: consumer, health: health, logger: logger),
+        archivers.service(health: health, logger: logger),
+        ComponentService("scheduled batch", component: batch, health: health, logger: logger),
+    ]
+    if configuration.demoRate > 0 {
+        var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
+        producerConfiguration.clientID = "counterpoint-demo"
+        producerConfiguration.options = configuration.kafkaOptions
+        producerConfiguration.healthReport = KafkaHealthReport(health: health, component: "demo traffic Kafka connection")
+        // At demo rates only long batches stay few: the embedded broker's fetches slow down
+        // with every batch it holds (see KafkaMockCluster).
+        producerConfiguration.lingerMilliseconds = 200
+        let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
+        let traffic = DemoTraffic(producer: producer, topic: configuration.topic, rate: configuration.demoRate, logger: logger)
+        services.append(ComponentService("demo traffic", component: traffic, health: health, logger: logger))
+    }
+    let port = server.port
+    // Announced last, once every other component has started, inside the group.
+    services.append(ComponentService("reader", component: server, health: health, logger: logger) { onListening?(port) })
+    return (services, port)
+}
+
+/// 48 hours of closed history ending at the current hour, which the first batch run covers.
+private func generateDemoHistory(events: Int, into logDirectory: String, logger: Logger) throws {
+    var configuration = GeneratorConfiguration()
+    configuration.events = events
+    configuration.tracks = 5_000
+    configuration.hours = 48
+    configuration.start = Hour(epochSeconds: Int64(Date().timeIntervalSince1970)).advanced(by: -48)
+    configuration.duplicateRate = 0.01
+    configuration.malformedRate = 0.001
+    let summary = try Generator.generate(configuration, into: logDirectory)
+    logger.info("demo history generated", metadata: [
+        "logs.directory": "\(logDirectory)", "logs.events": "\(summary.events)", "logs.files": "\(summary.files)",
+    ])
+}

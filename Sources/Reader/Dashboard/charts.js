@@ -1,0 +1,187 @@
+// MARK: the timeline chart
+const chart = { sel: null, points: [], step: 'hour', x0: 0, bw: 1 };
+function tickStep(v) {
+  const raw = Math.max(1, v / 4);
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= raw && Number.isInteger(m * p)) return m * p;
+  return 10 * p;
+}
+function bucketLabel(start, step) {
+  const d = new Date(start);
+  if (step === 'day') return `${dateText(d)} (UTC day)`;
+  return `${dateText(d)} ${pad(d.getUTCHours())}:00–${pad((d.getUTCHours() + 1) % 24)}:00 UTC`;
+}
+function tickLabel(ms, step) {
+  const d = new Date(ms);
+  const day = `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
+  if (step === 'day' || d.getUTCHours() === 0) return day;
+  return `${pad(d.getUTCHours())}:00`;
+}
+function renderTimeline(r, step, forced) {
+  if (r.status !== 200) {
+    timelineBody = null;
+    fit($('chart-marks'), 0); fit($('chart-band'), 0);
+    setText($('timeline-note'), '');
+    setText($('chart-readout'), (r.body && r.body.error && r.body.error.message) || `The reader answered ${r.status}.`);
+    return;
+  }
+  timelineBody = { body: r.body, step, forced };
+  drawTimeline();
+}
+function drawTimeline() {
+  if (!timelineBody) return;
+  const { body, step, forced } = timelineBody;
+  const points = body.points || [];
+  const svg = $('chart');
+  const W = Math.max(200, svg.clientWidth || 800), H = Math.max(120, svg.clientHeight || 240);
+  const padL = 52, padR = 6, padT = 8, bandH = 5, axisH = 18;
+  const plotH = H - padT - bandH - 3 - axisH;
+  setAttrs(svg, { viewBox: `0 0 ${W} ${H}` });
+  let max = 0, total = 0, peak = -1;
+  for (let i = 0; i < points.length; i++) { total += points[i].plays; if (points[i].plays > max) { max = points[i].plays; peak = i; } }
+  const stepY = tickStep(max);
+  const top = Math.max(stepY, Math.ceil(max / stepY) * stepY);
+  const n = points.length, bw = (W - padL - padR) / Math.max(1, n);
+  const gap = bw >= 5 ? Math.min(2, bw * 0.18) : 0;
+  chart.points = points; chart.step = step; chart.x0 = padL; chart.bw = bw;
+
+  const grid = $('chart-grid');
+  grid.replaceChildren();
+  setAttrs(grid, { class: 'grid' });
+  for (let v = 0; v <= top; v += stepY) {
+    const y = padT + plotH - (v / top) * plotH;
+    grid.appendChild(svgEl('line', { x1: padL, x2: W - padR, y1: y, y2: y }));
+    grid.appendChild(svgEl('text', { x: padL - 6, y: y + 4, 'text-anchor': 'end' }, fmt(v)));
+  }
+  const marks = fit($('chart-marks'), n, () => svgEl('rect', {}));
+  const band = fit($('chart-band'), n, () => svgEl('rect', {}));
+  for (let i = 0; i < n; i++) {
+    const p = points[i], x = padL + i * bw, h = (p.plays / top) * plotH;
+    const src = SOURCES[p.source] ? p.source : 'batch';
+    setAttrs(marks[i], { class: `mark m-${src}`, x: x + gap / 2, y: padT + plotH - h, width: Math.max(0.6, bw - gap), height: h,
+      'data-start': p.start, 'data-plays': p.plays, 'data-source': src });
+    setAttrs(band[i], { class: `b-${src}`, x, y: padT + plotH + 3, width: bw + 0.3, height: bandH });
+  }
+  const axis = $('chart-axis');
+  axis.replaceChildren();
+  setAttrs(axis, { class: 'axis' });
+  const every = Math.max(1, Math.ceil(n / Math.max(1, Math.floor((W - padL) / 72))));
+  const unit = step === 'day' ? 24 : 1;
+  const nice = step === 'day' ? [1, 2, 7, 14, 28, 56, 91, 182, 364] : [1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720];
+  const k = nice.find((m) => m >= every) || every;
+  for (let i = 0; i < n; i++) {
+    const ms = Date.parse(points[i].start);
+    const index = Math.round(ms / HOUR / unit);
+    if (step === 'hour' && k >= 24 ? (new Date(ms).getUTCHours() === 0 && (index / 24) % (k / 24) === 0) : index % k === 0) {
+      axis.appendChild(svgEl('text', { x: padL + (i + 0.5) * bw, y: H - 4, 'text-anchor': 'middle' }, tickLabel(ms, step)));
+    }
+  }
+  const what = step === 'day' ? 'day' : 'hour';
+  setText($('timeline-note'), `${fmt(n)} ${what} buckets, ${fmt(total)} plays${forced ? ' · hourly steps hold at most 10,000 buckets, so days are shown' : ''}`);
+  chart.peak = peak;
+  if (chart.sel !== null && chart.sel >= n) chart.sel = n ? n - 1 : null;
+  showChartSelection();
+}
+function showChartSelection() {
+  const c = $('chart-cursor');
+  const points = chart.points;
+  if (chart.sel === null || !points.length) {
+    setAttrs(c, { width: 0, height: 0 });
+    if (!points.length) { setText($('chart-readout'), 'No buckets in this range.'); return; }
+    const p = points[Math.max(0, chart.peak)];
+    setText($('chart-readout'), chart.peak >= 0 && p.plays > 0
+      ? `Busiest: ${bucketLabel(p.start, chart.step)} — ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}. Hover, or focus and use the arrow keys, for any bucket.`
+      : 'No plays in this range.');
+    return;
+  }
+  const p = points[chart.sel];
+  const svg = $('chart');
+  setAttrs(c, { x: chart.x0 + chart.sel * chart.bw, y: 2, width: Math.max(1, chart.bw), height: Math.max(0, (svg.clientHeight || 240) - 20) });
+  setText($('chart-readout'), `${bucketLabel(p.start, chart.step)}: ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}`);
+}
+function pointerIndex(svg, e, x0, bw, n) {
+  const box = svg.getBoundingClientRect();
+  const i = Math.floor((e.clientX - box.left - x0) / bw);
+  return i >= 0 && i < n ? i : null;
+}
+function keyMove(e, sel, n) {
+  const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10 };
+  if (!n) return null;
+  if (e.key === 'Home') return 0;
+  if (e.key === 'End') return n - 1;
+  if (!(e.key in moves)) return undefined;
+  return Math.min(n - 1, Math.max(0, (sel === null ? n - 1 : sel + moves[e.key])));
+}
+$('chart').addEventListener('pointermove', (e) => { chart.sel = pointerIndex($('chart'), e, chart.x0, chart.bw, chart.points.length); showChartSelection(); });
+$('chart').addEventListener('pointerleave', () => { if (document.activeElement !== $('chart')) { chart.sel = null; showChartSelection(); } });
+$('chart').addEventListener('focus', () => { if (chart.sel === null && chart.points.length) { chart.sel = chart.points.length - 1; showChartSelection(); } });
+$('chart').addEventListener('blur', () => { chart.sel = null; showChartSelection(); });
+$('chart').addEventListener('keydown', (e) => {
+  const next = keyMove(e, chart.sel, chart.points.length);
+  if (next === undefined) return;
+  e.preventDefault();
+  chart.sel = next; showChartSelection();
+});
+
+// MARK: the waveform heatmap
+const heat = { sel: null, buckets: [], step: 1 };
+const notAvailable = (what) => `Not available: this reader does not answer ${what} yet.`;
+function renderHeat(r) {
+  if (r.status !== 200 || !Array.isArray(r.body.buckets)) {
+    heatBody = null; heat.buckets = [];
+    fit($('heat-cells'), 0);
+    setAttrs($('heat-cursor'), { width: 0, height: 0 });
+    setText($('waveform-note'), 'not available');
+    setText($('heat-readout'), r.status === 404 ? notAvailable('/v1/tracks/{id}/waveform') : `The reader answered ${r.status}.`);
+    $('heat-readout').classList.add('unavailable');
+    return;
+  }
+  $('heat-readout').classList.remove('unavailable');
+  heatBody = r.body;
+  drawHeat();
+}
+function drawHeat() {
+  if (!heatBody) return;
+  const b = heatBody, buckets = b.buckets, n = buckets.length;
+  const svg = $('heat');
+  const W = Math.max(100, svg.clientWidth || 800), H = Math.max(20, svg.clientHeight || 56);
+  setAttrs(svg, { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none' });
+  let max = 0, placed = 0;
+  for (const v of buckets) { placed += v; if (v > max) max = v; }
+  const cw = W / Math.max(1, n);
+  heat.buckets = buckets; heat.step = cw;
+  const cells = fit($('heat-cells'), n, () => svgEl('rect', {}));
+  for (let i = 0; i < n; i++) {
+    const v = buckets[i];
+    setAttrs(cells[i], { class: 'cell', x: i * cw, y: 0, width: cw + 0.4, height: H,
+      'fill-opacity': max ? (0.06 + 0.94 * (v / max)).toFixed(3) : 0.06, 'data-bucket': i, 'data-plays': v });
+  }
+  setText($('waveform-note'), `${fmt(b.plays)} plays · ${fmt(b.plays_without_position)} without a position`);
+  showHeatSelection();
+}
+function showHeatSelection() {
+  const c = $('heat-cursor');
+  if (heat.sel === null || !heat.buckets.length) {
+    setAttrs(c, { width: 0, height: 0 });
+    if (!heat.buckets.length) return;
+    let peak = 0;
+    heat.buckets.forEach((v, i) => { if (v > heat.buckets[peak]) peak = i; });
+    setText($('heat-readout'), heat.buckets[peak] > 0
+      ? `Most plays start ${peak}–${peak + 1} % into the track: ${fmt(heat.buckets[peak])}. Hover, or focus and use the arrow keys, for any bucket.`
+      : 'No plays with a position in this range.');
+    return;
+  }
+  const i = heat.sel;
+  setAttrs(c, { x: i * heat.step, y: 0.5, width: heat.step, height: Math.max(0, ($('heat').clientHeight || 56) - 1) });
+  setText($('heat-readout'), `${i}–${i + 1} % into the track: ${fmt(heat.buckets[i])} plays started here`);
+}
+$('heat').addEventListener('pointermove', (e) => { heat.sel = pointerIndex($('heat'), e, 0, heat.step, heat.buckets.length); showHeatSelection(); });
+$('heat').addEventListener('pointerleave', () => { if (document.activeElement !== $('heat')) { heat.sel = null; showHeatSelection(); } });
+$('heat').addEventListener('focus', () => { if (heat.sel === null && heat.buckets.length) { heat.sel = 0; showHeatSelection(); } });
+$('heat').addEventListener('blur', () => { heat.sel = null; showHeatSelection(); });
+$('heat').addEventListener('keydown', (e) => {
+  const next = keyMove(e, heat.sel, heat.buckets.length);
+  if (next === undefined) return;
+  e.preventDefault();
+  heat.sel = next; showHeatSelection();
+});

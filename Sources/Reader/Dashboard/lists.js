@@ -1,0 +1,135 @@
+// MARK: country and client breakdowns
+const SHOWN_VALUES = 7;
+function makeBarRow() {
+  const li = document.createElement('li');
+  const k = document.createElement('span'); k.className = 'k';
+  const track = document.createElement('span'); track.className = 'track';
+  const fill = document.createElement('span'); fill.className = 'fill'; track.appendChild(fill);
+  const v = document.createElement('span'); v.className = 'v';
+  v.appendChild(document.createTextNode(''));
+  const pct = document.createElement('span'); pct.className = 'pct'; v.appendChild(pct);
+  li.append(k, track, v);
+  return li;
+}
+function renderBreakdown(which, r) {
+  const list = $(which + '-list'), note = $(which + '-note');
+  if (r.status !== 200 || !Array.isArray(r.body.values)) {
+    const rows = fit(list, 1, makeBarRow);
+    rows[0].className = 'more full unavailable';
+    setText(rows[0].children[0], r.status === 404 ? notAvailable('/v1/tracks/{id}/breakdown') : `The reader answered ${r.status}.`);
+    setText(rows[0].children[2].firstChild, ''); setText(rows[0].children[2].lastChild, '');
+    rows[0].children[1].firstChild.style.width = '0';
+    setText(note, 'not available');
+    return;
+  }
+  const values = r.body.values;
+  let sum = 0, max = 0;
+  for (const v of values) { sum += v.plays; if (v.plays > max) max = v.plays; }
+  const shown = values.length > SHOWN_VALUES + 1 ? values.slice(0, SHOWN_VALUES) : values;
+  const rest = values.length - shown.length;
+  const rows = fit(list, Math.max(1, shown.length + (rest ? 1 : 0)), makeBarRow);
+  shown.forEach((v, i) => {
+    const row = rows[i];
+    row.className = '';
+    const k = row.children[0];
+    k.className = 'k';
+    setText(k, v.value === null ? 'not sent' : String(v.value));
+    k.title = v.value === null ? 'plays whose events did not carry this field' : String(v.value);
+    row.children[1].firstChild.style.width = max ? `${(100 * v.plays) / max}%` : '0';
+    setText(row.children[2].firstChild, fmt(v.plays));
+    setText(row.children[2].lastChild, sum ? `${((100 * v.plays) / sum).toFixed(1)} %` : '');
+  });
+  if (rest) {
+    let restPlays = 0;
+    for (const v of values.slice(shown.length)) restPlays += v.plays;
+    const row = rows[shown.length];
+    row.className = 'more';
+    setText(row.children[0], `${fmt(rest)} more`);
+    row.children[1].firstChild.style.width = '0';
+    setText(row.children[2].firstChild, fmt(restPlays));
+    setText(row.children[2].lastChild, sum ? `${((100 * restPlays) / sum).toFixed(1)} %` : '');
+  }
+  if (!values.length) {
+    const row = rows[0];
+    row.className = 'more full';
+    setText(row.children[0], 'No plays in this range.');
+    row.children[1].firstChild.style.width = '0';
+    setText(row.children[2].firstChild, ''); setText(row.children[2].lastChild, '');
+  }
+  setText(note, `${fmt(values.length)} ${values.length === 1 ? 'value' : 'values'} · ${fmt(sum)} plays`);
+}
+
+// MARK: top tracks
+const TOP_ROWS = 10;
+function makeTopRow() {
+  const tr = document.createElement('tr');
+  const rank = document.createElement('td'); rank.className = 'rank';
+  const name = document.createElement('td');
+  const button = document.createElement('button'); button.type = 'button'; name.appendChild(button);
+  const plays = document.createElement('td'); plays.className = 'n';
+  tr.append(rank, name, plays);
+  return tr;
+}
+function renderTop(body, current) {
+  const tracks = (body.tracks || []).slice(0, TOP_ROWS);
+  const rows = fit($('top-rows'), TOP_ROWS, makeTopRow);
+  for (let i = 0; i < TOP_ROWS; i++) {
+    const row = rows[i], t = tracks[i], button = row.children[1].firstChild;
+    setText(row.children[0], t ? String(i + 1) : '');
+    setText(row.children[2], t ? fmt(t.plays) : '');
+    button.hidden = !t;
+    if (t) {
+      setText(button, `Track ${t.track_id}`);
+      setAttrs(button, { 'data-track': t.track_id, 'aria-label': `Show track ${t.track_id}, ${fmt(t.plays)} plays` });
+      setAttrs(row, { 'aria-current': t.track_id === current });
+    } else {
+      setAttrs(row, { 'aria-current': false });
+    }
+  }
+  setText($('top-note'), tracks.length ? RANGES[state.range].label : `no plays ${RANGES[state.range].label}`);
+}
+
+// MARK: the layers' status
+function reasonsText(byReason) {
+  const entries = Object.entries(byReason || {}).filter((e) => e[1] > 0).sort((a, b) => b[1] - a[1]);
+  return entries.length ? entries.map(([k, v]) => `${fmt(v)} ${k.replace(/_/g, ' ')}`).join(', ') : 'none';
+}
+function renderStatus(s) {
+  const batch = s.batch || {}, rt = s.realtime || {};
+  const coverage = batch.coverage || [];
+  setText($('st-covered'), batch.covered_until
+    ? `${timeText(batch.covered_until)}${coverage.length ? ` (from ${timeText(coverage[0].from)}${coverage.length > 1 ? `; ${coverage.length} separate ranges` : ''})` : ''}`
+    : 'nothing covered yet');
+  const run = (batch.runs || [])[0];
+  setText($('st-run'), run
+    ? `${timeText(run.finished_at)} · ${fmt(run.events_read)} events read, ${fmt(run.valid)} valid, ${fmt(run.duplicates)} duplicates`
+    : 'no run yet');
+  setText($('st-batch-rejected'), run ? reasonsText(run.rejected_by_reason) : '—');
+  setText($('st-flush'), rt.last_flush_at ? `${timeText(rt.last_flush_at, true)} (${ageText(rt.last_flush_at)})` : 'no flush yet');
+  const partitions = rt.partitions || [];
+  setText($('st-lag'), typeof rt.lag_events === 'number'
+    ? `${fmt(rt.lag_events)} events over ${fmt(partitions.length)} ${partitions.length === 1 ? 'partition' : 'partitions'}`
+    : (partitions.length ? 'unknown' : 'no consumer has committed yet'));
+  setText($('st-rate'), typeof rt.events_per_second === 'number' ? `${fmt(Math.round(rt.events_per_second))} events/s` : 'not measured by this process');
+  setText($('st-rejected'), rt.rejected ? (rt.rejected.total ? `${fmt(rt.rejected.total)}: ${reasonsText(rt.rejected.by_reason)}` : 'none') : 'not reported by this process');
+  const gaps = rt.offset_gaps || [];
+  let skipped = 0;
+  for (const g of gaps) skipped += g.skipped_events;
+  setText($('st-gaps'), gaps.length ? `${fmt(gaps.length)} ${gaps.length === 1 ? 'gap' : 'gaps'}, ${fmt(skipped)} events skipped` : 'none');
+  setText($('status-note'), `as of ${clockText(Date.now())}`);
+}
+
+// Redraw (not refetch) when the chart's width changes, e.g. a phone turned sideways.
+if ('ResizeObserver' in window) {
+  let lastWidth = 0;
+  new ResizeObserver(() => {
+    const w = $('chart').clientWidth;
+    if (w === lastWidth) return;
+    lastWidth = w;
+    drawTimeline(); drawHeat();
+  }).observe($('chart'));
+}
+
+syncControls();
+fit($('top-rows'), TOP_ROWS, makeTopRow);
+refresh();
