@@ -105,6 +105,7 @@ let package = Package(
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer"]),
+        .target(name: "StoreTestSupport", dependencies: ["CounterStore", "PostgresTestServer"], path: "Tests/Support/StoreTestSupport"),
         .testTarget(name: "CounterStoreTests", dependencies: [
             "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator",
         ]),
@@ -115,13 +116,18 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: [
             "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
-        .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "BatchJobTests", dependencies: [
+            "BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator", "StoreTestSupport",
+        ]),
+        .testTarget(name: "ReaderTests", dependencies: [
+            "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "StoreTestSupport",
+        ]),
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "Generator", "PostgresTestServer",
+            "StoreTestSupport",
         ]),
         .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer"]),
     ],

@@ -28,13 +28,6 @@ public struct BatchConfiguration: Sendable {
     /// ~35 bytes an event: the default holds ~7 M events. Default 256 MiB.
     public var spillBudgetBytes: Int = 256 << 20
 
-    /// The SQLite stores under `location`, which also holds the scratch files.
-    public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, location: StoreLocation,
-                workers: Int = BatchConfiguration.defaultWorkers, progress: (@Sendable (BatchProgress) -> Void)? = nil) {
-        self.init(logPaths: logPaths, from: from, to: to, all: all, store: .sqlite(location),
-                  scratchDirectory: location.directory, workers: workers, progress: progress)
-    }
-
     public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, store: StoreBackend,
                 scratchDirectory: String, workers: Int = BatchConfiguration.defaultWorkers,
                 progress: (@Sendable (BatchProgress) -> Void)? = nil) {

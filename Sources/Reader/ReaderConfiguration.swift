@@ -28,17 +28,6 @@ public struct ReaderConfiguration: Sendable {
     /// every query. Default 20 ms — a tenth of the realtime layer's flush interval.
     public var snapshotAge: Duration = .milliseconds(20)
 
-    /// The SQLite stores under `location`; see `init(store:…)`.
-    public init(location: StoreLocation,
-                server: HTTPServerConfiguration = HTTPServerConfiguration(),
-                metricsExposition: @escaping @Sendable () -> String = { "" },
-                liveStatus: (@Sendable () -> LiveStatus?)? = nil,
-                health: ComponentHealth? = nil,
-                now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
-        self.init(store: .sqlite(location), server: server, metricsExposition: metricsExposition, liveStatus: liveStatus,
-                  health: health, now: now)
-    }
-
     public init(store: StoreBackend,
                 server: HTTPServerConfiguration = HTTPServerConfiguration(),
                 metricsExposition: @escaping @Sendable () -> String = { "" },

@@ -2,14 +2,15 @@ import BatchJob
 import CounterpointCore
 import CounterStore
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("BatchJob over generated logs")
 struct GeneratedLogTests {
     @Test("one worker and two workers give identical summaries and rows, equal to the generator's truth",
-          arguments: [false, true])
-    func workerCountDoesNotChangeTheResult(gzip: Bool) throws {
-        try Workspace.with { workspace in
+          arguments: StoreKind.allCases, [false, true])
+    func workerCountDoesNotChangeTheResult(_ store: StoreKind, gzip: Bool) throws {
+        try Workspace.with(store) { workspace in
             let generated = try generateLogs(into: workspace.logs, events: 20_000, hours: 6, duplicateRate: 0.05,
                                              malformedRate: 0.01, gzip: gzip)
             let range = HourRange(generated.start, generated.start.advanced(by: 6))

@@ -165,7 +165,7 @@ struct StoreCopyTests {
                 }
             }
             _ = try realtime.compactCoveredHours(maxRows: 100_000)
-            let source = try CounterReader(location: location)
+            let source = try StoreBackend.sqlite(location).openReader()
 
             let url = try PostgresTestServer.shared().makeDatabase()
             let summary = try StoreCopy.copy(from: location, toPostgres: url)

@@ -1,9 +1,5 @@
 import PostgresDB
 
-// Store failures of the PostgreSQL backend surface as PostgresError (SQLSTATE, the server's
-// message, what was being done); re-exported so callers need not import PostgresDB.
-@_exported import struct PostgresDB.PostgresError
-
 /// The PostgreSQL schema of both layers (one database, separate tables): an ordered list of
 /// migrations, with the number applied kept in `counterpoint_schema`. Every process that opens
 /// the store runs the missing ones in one transaction under a transaction-scoped advisory

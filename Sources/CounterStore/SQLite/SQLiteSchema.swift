@@ -60,7 +60,18 @@ extension Schema {
             flushed_at INTEGER NOT NULL
         );
         """,
-        DimensionTables.realtimeMigration,
+        // Dimension counts (`DimensionEncoding` blobs) per (track, hour), in a table of their
+        // own keyed like the counts, so that compaction deletes both with the same bounds, and
+        // indexed (track_id, hour) for the reader.
+        """
+        CREATE TABLE realtime_dimensions (
+            hour INTEGER NOT NULL,
+            track_id INTEGER NOT NULL,
+            dimensions BLOB NOT NULL,
+            PRIMARY KEY (hour, track_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX realtime_dimensions_by_track ON realtime_dimensions (track_id, hour);
+        """,
         // Counts every committed change of the realtime rows (flushes and compactions): the
         // reader's `SnapshotState.realtimeVersion`.
         "ALTER TABLE last_flush ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;",
@@ -149,7 +160,14 @@ extension Schema {
             run_id INTEGER NOT NULL
         );
         """,
-        DimensionTables.batchMigration,
+        // Dimension counts in the rows of the hours, days and months: no second key and index
+        // per row, and a batch run writes each (track, hour) once. NULL (rows written before
+        // this migration) means none.
+        """
+        ALTER TABLE batch_hours ADD COLUMN dimensions BLOB;
+        ALTER TABLE batch_days ADD COLUMN dimensions BLOB;
+        ALTER TABLE batch_months ADD COLUMN dimensions BLOB;
+        """,
     ])
 }
 
@@ -168,7 +186,7 @@ enum StoreFile {
     static func openWriter(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
         let database = try Database(path: path, mode: .readWrite, configuration: configuration)
         try schema.migrate(database)
-        try DimensionTables.defineMergeFunction(database)
+        try SQLiteDialect.defineMergeFunction(database)
         return database
     }
 
