@@ -55,6 +55,7 @@ struct PostgresStoreTests {
         try server.restart()
         let flushError = try #require(throws: PostgresError.self) { try flush(writer, [(1, 10, 7)], from: 1, to: 2) }
         #expect(flushError.kind == .connection)
+        #expect((flushError as any StoreFailure).failureKind == .unreachable)
         // A read's snapshot starts on a fresh connection when the idle one was lost: no error.
         #expect(try reader.plays(track: 1, in: .allTime).plays == 5)
 

@@ -103,6 +103,10 @@ struct SchemaTests {
             #expect(error.operation.contains("realtime.sqlite") || error.message.contains("not a database"))
             let readerError = try #require(throws: SQLiteError.self) { try StoreBackend.sqlite(location).openReader() }
             #expect(readerError.kind == .corrupt)
+            // Callers that do not know the engine see the same failure through `StoreFailure`.
+            let opening = try #require(throws: (any Error).self) { try StoreBackend.sqlite(location).openRealtimeWriter() }
+            let failure = try #require(opening as? any StoreFailure)
+            #expect(failure.failureKind == .corrupt && failure.failureKind.isUnavailable)
         }
     }
 }
