@@ -308,7 +308,9 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             let stored = storedOffsets[Int32(id)]
             let restart = stored ?? positions[id].firstConsumed
             let hadConsumed = positions[id].consumed != nil
-            positions[id] = PartitionPosition(isAssigned: true, stored: stored)
+            // The first offset consumed is kept: a store that failed over to a standby which had
+            // not received this partition's first commit has nothing stored for it again.
+            positions[id] = PartitionPosition(isAssigned: true, stored: stored, firstConsumed: positions[id].firstConsumed)
             guard mayReseek, let restart, hadConsumed || stored != nil else { continue }
             try consumer.seek(partition: KafkaPartition(topic: topic, id: Int32(id)), to: restart)
         }
@@ -342,8 +344,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         for id in positions.indices where positions[id].isAssigned {
             let restart = stored[Int32(id)] ?? positions[id].firstConsumed
             let hadConsumed = positions[id].consumed != nil
-            positions[id] = PartitionPosition(isAssigned: true, stored: stored[Int32(id)],
-                                              firstConsumed: stored[Int32(id)] == nil ? positions[id].firstConsumed : nil)
+            positions[id] = PartitionPosition(isAssigned: true, stored: stored[Int32(id)], firstConsumed: positions[id].firstConsumed)
             guard mayReseek, let restart, hadConsumed else { continue }
             try consumer.seek(partition: KafkaPartition(topic: topic, id: Int32(id)), to: restart)
         }
