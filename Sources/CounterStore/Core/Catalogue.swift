@@ -96,3 +96,26 @@ enum Catalogue {
         }
     }
 }
+
+/// A dialect's column types, for the table definitions both schemas share.
+struct ColumnTypes {
+    var integer: String
+    var text: String
+    var blob: String
+}
+
+extension Catalogue {
+    /// What each covered hour was computed from, for the incremental batch (see `HourSource`).
+    static func hourSourcesTable(_ types: ColumnTypes) -> String {
+        let columns = [("hour", "\(types.integer) PRIMARY KEY"), ("fingerprint", "\(types.text) NOT NULL"),
+                       ("files", "\(types.integer) NOT NULL"), ("bytes", "\(types.integer) NOT NULL"),
+                       ("run_id", "\(types.integer) NOT NULL")]
+        return "CREATE TABLE hour_sources (" + columns.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ");"
+    }
+
+    /// The dimension counts (`DimensionEncoding` blobs) as a column of `tables`' rows, NULL
+    /// meaning none.
+    static func addDimensionsColumn(to tables: [CounterTable], _ types: ColumnTypes) -> String {
+        tables.map { "ALTER TABLE \($0.name) ADD COLUMN dimensions \(types.blob);" }.joined(separator: "\n")
+    }
+}

@@ -18,6 +18,8 @@ enum PostgresSchema {
     /// Key of the advisory lock that serializes migrations ("Countmig" in ASCII).
     static let migrationLock: Int64 = 0x436F_756E_746D_6967
 
+    static let types = ColumnTypes(integer: "bigint", text: "text", blob: "bytea")
+
     static let migrations: [String] = [
         """
         CREATE TABLE realtime_counts (
@@ -85,26 +87,13 @@ enum PostgresSchema {
         );
         """,
         // What each covered hour was computed from, for the incremental batch (see `HourSource`).
-        """
-        CREATE TABLE hour_sources (
-            hour bigint PRIMARY KEY,
-            fingerprint text NOT NULL,
-            files bigint NOT NULL,
-            bytes bigint NOT NULL,
-            run_id bigint NOT NULL
-        );
-        """,
-        // Dimension counts (`DimensionEncoding` blobs, merged by `PostgresCounterRows`): a
+        Catalogue.hourSourcesTable(types),
+        // Dimension counts (`DimensionEncoding` blobs, merged by `PostgresCounterWrite`): a
         // column of the realtime and batch rows, NULL meaning none. The realtime counters and
         // their blobs share a row, so a flush locks, merges and writes each key once (measured:
         // a separate blob table made a 20 k-row flush cost 254 ms instead of about 170), and
         // compaction deletes both with the row.
-        """
-        ALTER TABLE realtime_counts ADD COLUMN dimensions bytea;
-        ALTER TABLE batch_hours ADD COLUMN dimensions bytea;
-        ALTER TABLE batch_days ADD COLUMN dimensions bytea;
-        ALTER TABLE batch_months ADD COLUMN dimensions bytea;
-        """,
+        Catalogue.addDimensionsColumn(to: [Catalogue.realtime] + Catalogue.batchTables, types),
     ]
 
     static var version: Int { migrations.count }

@@ -35,6 +35,9 @@ struct Schema: Sendable {
 }
 
 extension Schema {
+    /// SQLite's column types (an `INTEGER PRIMARY KEY` is the rowid).
+    static let types = ColumnTypes(integer: "INTEGER", text: "TEXT", blob: "BLOB")
+
     /// realtime.sqlite. Counters are keyed (hour, track_id) so compaction deletes contiguous
     /// rows; the covering index (track_id, hour, plays) serves the reader's per-track lookups
     /// without touching the table.
@@ -151,23 +154,11 @@ extension Schema {
         """,
         // What each covered hour was computed from (see HourSources.swift): the incremental
         // batch compares it with the files on disk to find the hours that changed.
-        """
-        CREATE TABLE hour_sources (
-            hour INTEGER PRIMARY KEY,
-            fingerprint TEXT NOT NULL,
-            files INTEGER NOT NULL,
-            bytes INTEGER NOT NULL,
-            run_id INTEGER NOT NULL
-        );
-        """,
+        Catalogue.hourSourcesTable(types),
         // Dimension counts in the rows of the hours, days and months: no second key and index
         // per row, and a batch run writes each (track, hour) once. NULL (rows written before
         // this migration) means none.
-        """
-        ALTER TABLE batch_hours ADD COLUMN dimensions BLOB;
-        ALTER TABLE batch_days ADD COLUMN dimensions BLOB;
-        ALTER TABLE batch_months ADD COLUMN dimensions BLOB;
-        """,
+        Catalogue.addDimensionsColumn(to: Catalogue.batchTables, types),
     ])
 }
 
