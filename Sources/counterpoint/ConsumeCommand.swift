@@ -19,6 +19,7 @@ struct ConsumeCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var kafka: KafkaFlags
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
     var brokers: String?
@@ -67,6 +68,7 @@ struct ConsumeCommand: AsyncParsableCommand {
         // Three heartbeats per session timeout, as Kafka recommends, and no slower than its default.
         configuration.heartbeatIntervalMilliseconds = min(3_000, sessionTimeoutMs / 3)
         configuration.health = health
+        configuration.kafkaOptions = try kafka.clientOptions()
 
         let consumer: RealtimeConsumer
         do {
