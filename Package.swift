@@ -121,6 +121,7 @@ let package = Package(
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
+        .target(name: "StoreTestSupport", dependencies: ["CounterStore", "PostgresTestServer"], path: "Tests/Support/StoreTestSupport"),
         .testTarget(name: "CounterStoreTests", dependencies: [
             "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator",
         ]),
@@ -133,9 +134,11 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: [
             "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
+        .testTarget(name: "BatchJobTests", dependencies: [
+            "BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator", "StoreTestSupport",
+        ]),
         .testTarget(name: "ReaderTests", dependencies: [
-            "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Credentials", "Runtime",
+            "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "StoreTestSupport", "Credentials", "Runtime",
             "SecurityFixtures", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArchiveTests", dependencies: [
@@ -143,6 +146,7 @@ let package = Package(
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "Generator", "PostgresTestServer",
+            "StoreTestSupport",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",

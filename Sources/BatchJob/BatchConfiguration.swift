@@ -31,13 +31,6 @@ public struct BatchConfiguration: Sendable {
     /// standby) is run again, with a growing delay, before it fails. Default 60 s.
     public var reconnectWindow: Duration = .seconds(60)
 
-    /// The SQLite stores under `location`, which also holds the scratch files.
-    public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, location: StoreLocation,
-                workers: Int = BatchConfiguration.defaultWorkers, progress: (@Sendable (BatchProgress) -> Void)? = nil) {
-        self.init(logPaths: logPaths, from: from, to: to, all: all, store: .sqlite(location),
-                  scratchDirectory: location.directory, workers: workers, progress: progress)
-    }
-
     public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, store: StoreBackend,
                 scratchDirectory: String, workers: Int = BatchConfiguration.defaultWorkers,
                 progress: (@Sendable (BatchProgress) -> Void)? = nil) {

@@ -34,17 +34,6 @@ public struct ReaderConfiguration: Sendable {
     /// nil, the default: anyone who can connect may read.
     public var passwordFile: String?
 
-    /// The SQLite stores under `location`; see `init(store:…)`.
-    public init(location: StoreLocation,
-                server: HTTPServerConfiguration = HTTPServerConfiguration(),
-                metricsExposition: @escaping @Sendable () -> String = { "" },
-                liveStatus: (@Sendable () -> LiveStatus?)? = nil,
-                health: ComponentHealth? = nil,
-                now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
-        self.init(store: .sqlite(location), server: server, metricsExposition: metricsExposition, liveStatus: liveStatus,
-                  health: health, now: now)
-    }
-
     public init(store: StoreBackend,
                 server: HTTPServerConfiguration = HTTPServerConfiguration(),
                 metricsExposition: @escaping @Sendable () -> String = { "" },

@@ -54,11 +54,6 @@ public struct RealtimeConfiguration: Sendable {
         self.store = store
     }
 
-    /// The SQLite stores under `location`.
-    public init(bootstrapServers: String, location: StoreLocation) {
-        self.init(bootstrapServers: bootstrapServers, store: .sqlite(location))
-    }
-
     /// The one place these settings become the Kafka module's configuration.
     var consumerConfiguration: KafkaConsumerConfiguration {
         var consumer = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: group, topics: [topic])

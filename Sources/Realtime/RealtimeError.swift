@@ -1,5 +1,5 @@
 /// The one error type of the Realtime module, for its own failures; errors of Kafka
-/// (`KafkaError`) and of the store (`CounterStoreError`, `SQLiteError`) pass through unchanged.
+/// (`KafkaError`) and of the store (`CounterStoreError`, and the engine's `StoreFailure`) pass through unchanged.
 public struct RealtimeError: Error, CustomStringConvertible, Sendable {
     public var message: String
 

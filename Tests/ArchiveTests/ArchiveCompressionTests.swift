@@ -64,7 +64,7 @@ struct ArchiveCompressionTests {
             for play in first + [late] { truth.add(play) }
             let data = StoreLocation(directory: root + "-data")
             defer { try? FileManager.default.removeItem(atPath: data.directory) }
-            let summary = try BatchJob.run(BatchConfiguration(logPaths: [root], location: data), logger: quietLogger)
+            let summary = try BatchJob.run(BatchConfiguration(logPaths: [root], store: .sqlite(data), scratchDirectory: data.directory), logger: quietLogger)
             #expect(summary.files == 3)
             #expect(summary.duplicates == truth.duplicates)
             #expect(Int64(summary.counted) == truth.counted)

@@ -88,12 +88,12 @@ final class ArchiveWorkspace: Sendable {
 
     /// The batch layer over the archive: every closed hour, or the given range.
     func batch(from: Hour? = nil, to: Hour? = nil) throws -> BatchSummary {
-        try BatchJob.run(BatchConfiguration(logPaths: [logs], from: from, to: to, location: location, workers: 2), logger: quietLogger)
+        try BatchJob.run(BatchConfiguration(logPaths: [logs], from: from, to: to, store: .sqlite(location), scratchDirectory: location.directory, workers: 2), logger: quietLogger)
     }
 
     /// Merged plays of `track` in one hour, as the reader answers them.
     func plays(_ track: Int64, at hour: Hour) throws -> Int64 {
-        try CounterReader(location: location).plays(track: track, in: HourRange(hour, hour.advanced(by: 1))).plays
+        try StoreBackend.sqlite(location).openReader().plays(track: track, in: HourRange(hour, hour.advanced(by: 1))).plays
     }
 
     /// The layout files of the archive, relative to the log root, sorted.

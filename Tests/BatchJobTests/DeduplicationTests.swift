@@ -3,13 +3,14 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("BatchJob de-duplicates by (hour, event_id)")
 struct DeduplicationTests {
-    @Test("copies within a file and across the hour's segment and late files are counted once")
-    func duplicatesAcrossAnHoursFilesCountOnce() throws {
-        try Workspace.with { workspace in
+    @Test("copies within a file and across the hour's segment and late files are counted once", arguments: StoreKind.allCases)
+    func duplicatesAcrossAnHoursFilesCountOnce(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             let ten = hour(10)
             try workspace.writeHour(ten, [play("A", track: 1, at: ten), play("A", track: 1, at: ten),
                                           play("B", track: 2, at: ten)])
@@ -32,9 +33,9 @@ struct DeduplicationTests {
         }
     }
 
-    @Test("the same event_id in two different hours is two plays (the documented per-hour key)")
-    func sameIDInTwoHoursCountsTwice() throws {
-        try Workspace.with { workspace in
+    @Test("the same event_id in two different hours is two plays (the documented per-hour key)", arguments: StoreKind.allCases)
+    func sameIDInTwoHoursCountsTwice(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try workspace.writeHour(hour(10), [play("same", track: 4, at: hour(10))])
             try workspace.writeHour(hour(11), [play("same", track: 4, at: hour(11))])
             try workspace.close(hour(10), hour(11))
@@ -47,9 +48,9 @@ struct DeduplicationTests {
         }
     }
 
-    @Test("an event filed under another hour's file is counted in its own hour")
-    func misfiledEventCountsInItsOwnHour() throws {
-        try Workspace.with { workspace in
+    @Test("an event filed under another hour's file is counted in its own hour", arguments: StoreKind.allCases)
+    func misfiledEventCountsInItsOwnHour(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try workspace.writeHour(hour(10), [play("x", track: 8, at: hour(10)), play("y", track: 8, at: hour(11))])
             try workspace.writeHour(hour(11), [play("z", track: 8, at: hour(11))])
             try workspace.close(hour(10), hour(11))
@@ -63,9 +64,9 @@ struct DeduplicationTests {
     }
 
     @Test("unpartitioned files are read once and de-duplicated exactly with the hour files, in memory or spilled to disk; spill files are removed",
-          arguments: [nil, 1] as [Int?])
-    func unpartitionedFilesAreSplitAndDeduplicated(spillBudget: Int?) throws {
-        try Workspace.with { workspace in
+          arguments: StoreKind.allCases, [nil, 1] as [Int?])
+    func unpartitionedFilesAreSplitAndDeduplicated(_ store: StoreKind, spillBudget: Int?) throws {
+        try Workspace.with(store) { workspace in
             var truth = Truth()
             /// A play line; the hours being rebuilt (10 and 11) also go into the truth.
             func event(_ id: String, _ track: Int64, _ offset: Int64, minute: Int64 = 7) -> String {
@@ -102,9 +103,9 @@ struct DeduplicationTests {
         }
     }
 
-    @Test("a whole generated data set repeated as one unpartitioned file adds only duplicates")
-    func generatedLogsRepeatedUnpartitioned() throws {
-        try Workspace.with { workspace in
+    @Test("a whole generated data set repeated as one unpartitioned file adds only duplicates", arguments: StoreKind.allCases)
+    func generatedLogsRepeatedUnpartitioned(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             let generated = try generateLogs(into: workspace.logs + "/hours", events: 6_000, hours: 4, duplicateRate: 0.02)
             // Concatenate every hour file into one file of unknown hour, in another directory.
             let copy = workspace.logs + "/copy/all-events.ndjson"
@@ -129,10 +130,10 @@ struct DeduplicationTests {
 @Suite("Dimension counts from unpartitioned files")
 struct UnpartitionedDimensionTests {
     @Test("the same logs read as hour files and as one unpartitioned file, in memory or spilled, give the same waveform and breakdown counts",
-          arguments: [nil, 1] as [Int?])
-    func unpartitionedKeepsDimensions(spillBudget: Int?) throws {
-        try Workspace.with { hourFiles in
-            try Workspace.with { oneFile in
+          arguments: StoreKind.allCases, [nil, 1] as [Int?])
+    func unpartitionedKeepsDimensions(_ store: StoreKind, spillBudget: Int?) throws {
+        try Workspace.with(store) { hourFiles in
+            try Workspace.with(store) { oneFile in
                 let generated = try generateLogs(into: hourFiles.logs, events: 4_000, hours: 4, duplicateRate: 0.02)
                 var bytes: [UInt8] = []
                 for offset in 0..<4 {
@@ -144,8 +145,8 @@ struct UnpartitionedDimensionTests {
                 _ = try hourFiles.run(from: range.lower, to: range.upper)
                 _ = try oneFile.run(from: range.lower, to: range.upper, spillBudget: spillBudget)
 
-                let expected = try CounterReader(location: hourFiles.location)
-                let actual = try CounterReader(location: oneFile.location)
+                let expected = try hourFiles.store.openReader()
+                let actual = try oneFile.store.openReader()
                 let tracks = Set(generated.truthCells.keys.map(\.track)).sorted().prefix(40)
                 #expect(!tracks.isEmpty)
                 for track in tracks {

@@ -2,13 +2,14 @@ import BatchJob
 import CounterpointCore
 import CounterStore
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("BatchJob chooses the hours it rebuilds")
 struct HourSelectionTests {
-    @Test("by default only closed hours are rebuilt; an hour file without a .closed marker is left alone")
-    func onlyClosedHoursByDefault() throws {
-        try Workspace.with { workspace in
+    @Test("by default only closed hours are rebuilt; an hour file without a .closed marker is left alone", arguments: StoreKind.allCases)
+    func onlyClosedHoursByDefault(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try workspace.writeHour(hour(10), [play("a", track: 1, at: hour(10)), play("b", track: 1, at: hour(10))])
             try workspace.writeHour(hour(11), [play("c", track: 1, at: hour(11))])
             try workspace.writeHour(hour(13), [play("d", track: 2, at: hour(13))])
@@ -29,9 +30,9 @@ struct HourSelectionTests {
         }
     }
 
-    @Test("logs without closed hours and no from/to throw noClosedHours and write nothing")
-    func noClosedHoursWritesNothing() throws {
-        try Workspace.with { workspace in
+    @Test("logs without closed hours and no from/to throw noClosedHours and write nothing", arguments: StoreKind.allCases)
+    func noClosedHoursWritesNothing(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try workspace.writeHour(hour(10), [play("a", track: 1, at: hour(10))])
 
             #expect {
@@ -40,14 +41,14 @@ struct HourSelectionTests {
                 guard case .noClosedHours? = error as? BatchError else { return false }
                 return true
             }
-            #expect(!workspace.batchFileExists)
+            #expect(try !workspace.batchLayerWritten())
             #expect(try workspace.stagingLeftovers().isEmpty)
         }
     }
 
-    @Test("from/to override the closed markers: open hours are rebuilt, closed hours outside are not")
-    func fromAndToOverrideClosedMarkers() throws {
-        try Workspace.with { workspace in
+    @Test("from/to override the closed markers: open hours are rebuilt, closed hours outside are not", arguments: StoreKind.allCases)
+    func fromAndToOverrideClosedMarkers(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try workspace.writeHour(hour(10), [play("a", track: 1, at: hour(10))])
             try workspace.writeHour(hour(11), [play("b", track: 1, at: hour(11)), play("c", track: 2, at: hour(11))])
             try workspace.close(hour(10))
@@ -65,9 +66,9 @@ struct HourSelectionTests {
         }
     }
 
-    @Test("from alone runs up to the last closed hour; to alone starts at the first closed hour")
-    func oneSidedRanges() throws {
-        try Workspace.with { workspace in
+    @Test("from alone runs up to the last closed hour; to alone starts at the first closed hour", arguments: StoreKind.allCases)
+    func oneSidedRanges(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             for offset: Int64 in 8...12 {
                 try workspace.writeHour(hour(offset), [play("e\(offset)", track: 5, at: hour(offset))])
             }
@@ -80,9 +81,9 @@ struct HourSelectionTests {
         }
     }
 
-    @Test("from after to is an emptyRange error and writes nothing")
-    func invertedRangeThrows() throws {
-        try Workspace.with { workspace in
+    @Test("from after to is an emptyRange error and writes nothing", arguments: StoreKind.allCases)
+    func invertedRangeThrows(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try workspace.writeHour(hour(10), [play("a", track: 1, at: hour(10))])
             #expect {
                 try workspace.run(from: hour(12), to: hour(10))
@@ -90,14 +91,14 @@ struct HourSelectionTests {
                 guard case .emptyRange? = error as? BatchError else { return false }
                 return true
             }
-            #expect(!workspace.batchFileExists)
+            #expect(try !workspace.batchLayerWritten())
         }
     }
 
-    @Test("every hour of the range is covered, also hours without files: they answer 0 even where realtime has plays")
-    func emptyHoursAreCoveredAndAnswerZero() throws {
-        try Workspace.with { workspace in
-            let realtime = try RealtimeStore(location: workspace.location)
+    @Test("every hour of the range is covered, also hours without files: they answer 0 even where realtime has plays", arguments: StoreKind.allCases)
+    func emptyHoursAreCoveredAndAnswerZero(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
+            let realtime = try workspace.store.openRealtimeWriter()
             let increments = (9...12).map { CountRow(trackID: 7, hour: hour(Int64($0)), plays: 5) }
             _ = try realtime.apply(increments: increments, progress: [], flushedAt: 1_700_000_000_000)
             try workspace.writeHour(hour(10), [play("a", track: 7, at: hour(10)), play("b", track: 7, at: hour(10))])
@@ -116,9 +117,9 @@ struct HourSelectionTests {
         }
     }
 
-    @Test("the run is recorded with its range and statistics")
-    func runIsRecorded() throws {
-        try Workspace.with { workspace in
+    @Test("the run is recorded with its range and statistics", arguments: StoreKind.allCases)
+    func runIsRecorded(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try workspace.writeHour(hour(3), [play("a", track: 1, at: hour(3)), "{oops", play("a", track: 1, at: hour(3))])
             try workspace.close(hour(3))
 

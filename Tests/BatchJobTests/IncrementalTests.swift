@@ -3,6 +3,7 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("BatchJob default run covers only what changed")
@@ -16,9 +17,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a second default run with nothing changed processes 0 hours, skips every closed hour and writes nothing")
-    func nothingChangedDoesNoWork() throws {
-        try Workspace.with { workspace in
+    @Test("a second default run with nothing changed processes 0 hours, skips every closed hour and writes nothing", arguments: StoreKind.allCases)
+    func nothingChangedDoesNoWork(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             let first = try workspace.run()
             #expect(first.hours == 3)
@@ -37,9 +38,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a late file in a covered hour re-covers only that hour, and its counts include the late events")
-    func lateFileReCoversItsHour() throws {
-        try Workspace.with { workspace in
+    @Test("a late file in a covered hour re-covers only that hour, and its counts include the late events", arguments: StoreKind.allCases)
+    func lateFileReCoversItsHour(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             _ = try workspace.run()
             // One new play, and a copy of an event the hour already had.
@@ -58,9 +59,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a file that grows, or is replaced by one of the same size, makes only its hour dirty")
-    func grownOrReplacedFileMakesItsHourDirty() throws {
-        try Workspace.with { workspace in
+    @Test("a file that grows, or is replaced by one of the same size, makes only its hour dirty", arguments: StoreKind.allCases)
+    func grownOrReplacedFileMakesItsHourDirty(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             _ = try workspace.run()
 
@@ -86,9 +87,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a newly closed hour is processed alone; a deleted file makes its hour dirty")
-    func newlyClosedAndDeleted() throws {
-        try Workspace.with { workspace in
+    @Test("a newly closed hour is processed alone; a deleted file makes its hour dirty", arguments: StoreKind.allCases)
+    func newlyClosedAndDeleted(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             try workspace.writeHour(hour(13), [play("a13", track: 1, at: hour(13))])
             _ = try workspace.run()
@@ -106,9 +107,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("--all rebuilds every closed hour even when nothing changed")
-    func allRebuildsEverything() throws {
-        try Workspace.with { workspace in
+    @Test("--all rebuilds every closed hour even when nothing changed", arguments: StoreKind.allCases)
+    func allRebuildsEverything(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             _ = try workspace.run()
             let summary = try workspace.run(all: true)
@@ -118,9 +119,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a from/to run records its hours' sources: a default run afterwards skips them")
-    func rangeRunRecordsSources() throws {
-        try Workspace.with { workspace in
+    @Test("a from/to run records its hours' sources: a default run afterwards skips them", arguments: StoreKind.allCases)
+    func rangeRunRecordsSources(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             _ = try workspace.run(from: hour(10), to: hour(12))
             let sources = try workspace.hourSources()
@@ -133,9 +134,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a changed unpartitioned file makes every closed hour dirty, since any hour may hold its events")
-    func changedUnpartitionedFileDirtiesEveryHour() throws {
-        try Workspace.with { workspace in
+    @Test("a changed unpartitioned file makes every closed hour dirty, since any hour may hold its events", arguments: StoreKind.allCases)
+    func changedUnpartitionedFileDirtiesEveryHour(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             let extra = workspace.root + "/extra.ndjson"
             try workspace.writeLines([play("u1", track: 5, at: hour(11))], to: extra)
@@ -150,9 +151,9 @@ struct IncrementalTests {
         }
     }
 
-    @Test("an hour file left beside its complete .gz twin (a crash while compressing) is read once: no duplicates")
-    func plainAndGzipTwinCountedOnce() throws {
-        try Workspace.with { workspace in
+    @Test("an hour file left beside its complete .gz twin (a crash while compressing) is read once: no duplicates", arguments: StoreKind.allCases)
+    func plainAndGzipTwinCountedOnce(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             let lines = [play("a", track: 1, at: hour(10)), play("b", track: 1, at: hour(10))]
             let plain = try workspace.writeHour(hour(10), lines, segment: "p0")
             try workspace.writeLines(lines, to: plain + ".gz", gzip: true)

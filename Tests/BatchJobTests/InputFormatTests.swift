@@ -3,13 +3,14 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("BatchJob reads whatever the logs hold")
 struct InputFormatTests {
-    @Test("rejected lines are counted by reason with samples naming file:line; blank lines are not events")
-    func rejectionsAreCountedWithSamples() throws {
-        try Workspace.with { workspace in
+    @Test("rejected lines are counted by reason with samples naming file:line; blank lines are not events", arguments: StoreKind.allCases)
+    func rejectionsAreCountedWithSamples(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             let ten = hour(10)
             let path = LogLayout.hourFilePath(root: workspace.logs, hour: ten)
             let lines = [
@@ -48,9 +49,9 @@ struct InputFormatTests {
         }
     }
 
-    @Test("CRLF line ends and a final line without a newline are read as events")
-    func crlfAndUnterminatedFinalLine() throws {
-        try Workspace.with { workspace in
+    @Test("CRLF line ends and a final line without a newline are read as events", arguments: StoreKind.allCases)
+    func crlfAndUnterminatedFinalLine(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             let ten = hour(10)
             let text = play("r1", track: 2, at: ten) + "\r\n" + play("r2", track: 2, at: ten) + "\r\n\r\n"
                 + play("r3", track: 2, at: ten)
@@ -68,9 +69,9 @@ struct InputFormatTests {
         }
     }
 
-    @Test("gzip files, multi-member and named without .gz, are read like plain ones; an empty file holds nothing")
-    func gzipFiles() throws {
-        try Workspace.with { workspace in
+    @Test("gzip files, multi-member and named without .gz, are read like plain ones; an empty file holds nothing", arguments: StoreKind.allCases)
+    func gzipFiles(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             let ten = hour(10)
             try workspace.writeHour(ten, [play("g1", track: 3, at: ten), play("g2", track: 3, at: ten), "junk"], gzip: true)
             // Compression is decided by the magic bytes, not the name.
@@ -91,9 +92,9 @@ struct InputFormatTests {
         }
     }
 
-    @Test("a file named explicitly is read whatever its name; its events land in their own hours")
-    func explicitlyNamedFile() throws {
-        try Workspace.with { workspace in
+    @Test("a file named explicitly is read whatever its name; its events land in their own hours", arguments: StoreKind.allCases)
+    func explicitlyNamedFile(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             let path = workspace.root + "/dump.txt"
             try workspace.writeLines([play("n1", track: 6, at: hour(2)), play("n2", track: 6, at: hour(3)),
                                       play("n3", track: 6, at: hour(30))], to: path)

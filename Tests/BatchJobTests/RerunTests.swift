@@ -3,6 +3,7 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("BatchJob reruns and failures")
@@ -20,9 +21,9 @@ struct RerunTests {
         }
     }
 
-    @Test("a rerun with --all over the same logs gives identical rows and summary counts")
-    func rerunIsIdentical() throws {
-        try Workspace.with { workspace in
+    @Test("a rerun with --all over the same logs gives identical rows and summary counts", arguments: StoreKind.allCases)
+    func rerunIsIdentical(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             let first = try workspace.run()
             let rowsAfterFirst = try workspace.counts(in: hours(0, 24))
@@ -36,9 +37,9 @@ struct RerunTests {
         }
     }
 
-    @Test("a run over a sub-range replaces only those hours; an hour that lost all its events answers 0")
-    func subRangeReplacesOnlyItsHours() throws {
-        try Workspace.with { workspace in
+    @Test("a run over a sub-range replaces only those hours; an hour that lost all its events answers 0", arguments: StoreKind.allCases)
+    func subRangeReplacesOnlyItsHours(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             _ = try workspace.run()
             let before = try workspace.counts(in: hours(0, 24))
@@ -58,9 +59,9 @@ struct RerunTests {
         }
     }
 
-    @Test("a rerun drops rows of tracks that no longer have plays in a rebuilt hour")
-    func rerunDropsVanishedTracks() throws {
-        try Workspace.with { workspace in
+    @Test("a rerun drops rows of tracks that no longer have plays in a rebuilt hour", arguments: StoreKind.allCases)
+    func rerunDropsVanishedTracks(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             _ = try workspace.run()
             try workspace.writeHour(hour(10), [play("only", track: 2, at: hour(10))])
@@ -72,9 +73,10 @@ struct RerunTests {
     }
 
     @Test("a corrupt or truncated gzip file, of one hour or unpartitioned, fails the run and leaves the previous rows and coverage as they were",
-          arguments: [GzipDamage.garbage, .truncated], [true, false])
-    func corruptGzipChangesNothing(damage: GzipDamage, unpartitioned: Bool) throws {
-        try Workspace.with { workspace in
+          arguments: StoreKind.allCases, [(GzipDamage.garbage, true), (.garbage, false), (.truncated, true), (.truncated, false)])
+    func corruptGzipChangesNothing(_ store: StoreKind, damage: (GzipDamage, Bool)) throws {
+        let (damage, unpartitioned) = damage
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             _ = try workspace.run()
             let rowsBefore = try workspace.counts(in: hours(0, 24))
@@ -96,14 +98,14 @@ struct RerunTests {
         }
     }
 
-    @Test("a missing log path throws before anything is written")
-    func missingPathThrowsFirst() throws {
-        try Workspace.with { workspace in
+    @Test("a missing log path throws before anything is written", arguments: StoreKind.allCases)
+    func missingPathThrowsFirst(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             #expect(throws: EventLogError.self) {
                 try workspace.run(paths: [workspace.logs, workspace.root + "/no-such-dir"])
             }
-            #expect(!workspace.batchFileExists)
+            #expect(try !workspace.batchLayerWritten())
 
             // Also with earlier runs in the store: nothing changes.
             _ = try workspace.run()

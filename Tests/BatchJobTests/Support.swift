@@ -5,20 +5,18 @@ import EventLogs
 import Foundation
 import Generator
 import Logging
+import StoreTestSupport
 
-/// A scratch directory holding event logs (`logs`) and the stores (`data`), removed when
-/// the test ends.
+/// A scratch directory holding event logs (`logs`) and the batch job's scratch files
+/// (`data`), and the stores of one backend, all removed when the test ends.
 struct Workspace {
     let root: String
+    let store: StoreBackend
     var logs: String { root + "/logs" }
-    var location: StoreLocation { StoreLocation(directory: root + "/data") }
+    var scratch: String { root + "/data" }
 
-    static func with<T>(_ body: (Workspace) throws -> T) throws -> T {
-        let root = FileManager.default.temporaryDirectory
-            .appendingPathComponent("batchjob-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        return try body(Workspace(root: root))
+    static func with<T>(_ kind: StoreKind, _ body: (Workspace) throws -> T) throws -> T {
+        try kind.withStore { store, root in try body(Workspace(root: root, store: store)) }
     }
 
     // MARK: Writing logs
@@ -63,19 +61,24 @@ struct Workspace {
     func run(paths: [String]? = nil, from: Hour? = nil, to: Hour? = nil, all: Bool = false, workers: Int = 2,
              spillBudget: Int? = nil) throws -> BatchSummary {
         var configuration = BatchConfiguration(logPaths: paths ?? [logs], from: from, to: to, all: all,
-                                               location: location, workers: workers)
+                                               store: store, scratchDirectory: scratch, workers: workers)
         if let spillBudget { configuration.spillBudgetBytes = spillBudget }
         return try BatchJob.run(configuration, logger: quietLogger)
     }
 
     /// What each hour was computed from, as the batch store recorded it.
-    func hourSources() throws -> [Hour: HourSource] { try BatchStore(location: location).hourSources() }
+    func hourSources() throws -> [Hour: HourSource] { try store.openBatchWriter().hourSources() }
 
-    var batchFileExists: Bool { FileManager.default.fileExists(atPath: location.batchPath) }
+    /// Whether the batch layer holds anything: for SQLite, whether its file exists at all (a run
+    /// that fails early must not even create it); otherwise, whether any run or coverage is recorded.
+    func batchLayerWritten() throws -> Bool {
+        if case let .sqlite(location) = store { return FileManager.default.fileExists(atPath: location.batchPath) }
+        return try !runs().isEmpty || !coverage().ranges.isEmpty
+    }
 
     /// Merged plays of `track` in `range`, as the reader answers them.
     func plays(_ track: Int64, _ range: HourRange) throws -> TrackPlays {
-        try CounterReader(location: location).plays(track: track, in: range)
+        try store.openReader().plays(track: track, in: range)
     }
 
     /// Merged plays of `track` in one hour.
@@ -85,7 +88,7 @@ struct Workspace {
 
     /// Every non-zero (track, hour) count of `range`, read hour by hour through the reader.
     func counts(in range: HourRange) throws -> [Cell: Int64] {
-        let reader = try CounterReader(location: location)
+        let reader = try store.openReader()
         var cells: [Cell: Int64] = [:]
         var hour = range.lower
         while hour < range.upper {
@@ -97,13 +100,13 @@ struct Workspace {
         return cells
     }
 
-    func coverage() throws -> Coverage { try CounterReader(location: location).coverage() }
+    func coverage() throws -> Coverage { try store.openReader().coverage() }
 
-    func runs() throws -> [BatchRun] { try CounterReader(location: location).recentRuns(limit: 100) }
+    func runs() throws -> [BatchRun] { try store.openReader().recentRuns(limit: 100) }
 
     /// Staging directories the batch job left beside the stores.
     func stagingLeftovers() throws -> [String] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: location.directory)) ?? []
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? []
         return entries.filter { $0.hasPrefix("batch-staging") }
     }
 }

@@ -245,7 +245,7 @@ struct DimensionStoreTests {
         }
     }
 
-    @Test("PostgresCounterRows alone, two threads merging blobs into the same (track, hour)s, keeps every blob exact")
+    @Test("the PostgreSQL bulk load alone, two threads merging blobs into the same (track, hour)s, keeps every blob exact")
     func concurrentMergesWithoutCounts() throws {
         let url = try PostgresTestServer.shared().makeDatabase()
         defer { try? PostgresTestServer.shared().dropDatabase(url: url) }
@@ -262,11 +262,8 @@ struct DimensionStoreTests {
                         let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<2, using: &random)).index
                         plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
                     }
-                    var rows = PostgresCounterRows(.realtime)
-                    for row in Self.rows(plays).1.sorted(by: { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }) {
-                        try row.encoded.withUnsafeBytes { try rows.append(row.hour.index, row.trackID, dimensions: $0) }
-                    }
-                    try retryingConflicts { try connection.write { try rows.write(on: $0) } }
+                    let rows = try CounterRows.realtime([], Self.rows(plays).1)
+                    try retryingConflicts { try connection.write { try PostgresDialect($0).add(rows) } }
                     written.add(plays)
                 }
             } catch {

@@ -55,6 +55,7 @@ struct PostgresStoreTests {
         try server.restart()
         let flushError = try #require(throws: PostgresError.self) { try flush(writer, [(1, 10, 7)], from: 1, to: 2) }
         #expect(flushError.kind == .connection)
+        #expect((flushError as any StoreFailure).failureKind == .unreachable)
         // A read's snapshot starts on a fresh connection when the idle one was lost: no error.
         #expect(try reader.plays(track: 1, in: .allTime).plays == 5)
 
@@ -165,7 +166,7 @@ struct StoreCopyTests {
                 }
             }
             _ = try realtime.compactCoveredHours(maxRows: 100_000)
-            let source = try CounterReader(location: location)
+            let source = try StoreBackend.sqlite(location).openReader()
 
             let url = try PostgresTestServer.shared().makeDatabase()
             let summary = try StoreCopy.copy(from: location, toPostgres: url)

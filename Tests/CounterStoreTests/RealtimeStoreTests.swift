@@ -119,7 +119,7 @@ struct RealtimeStoreTests {
             let realtime = try RealtimeStore(location: location)
             try flush(realtime, (0..<Int64(10)).map { (1, $0, 1) }, from: nil, to: 1)
             #expect(try realtime.compact(coverage: Coverage([hours(0, 10)]), maxRows: 4) == 4)
-            let reader = try CounterReader(location: location)
+            let reader = try StoreBackend.sqlite(location).openReader()
             #expect(try reader.timeline(track: 1, in: hours(0, 10), step: .hour).map(\.plays) == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
         }
     }

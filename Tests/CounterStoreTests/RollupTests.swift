@@ -133,7 +133,7 @@ struct RollupTests {
                 }
             }
             _ = try BatchStore(location: location)
-            let reader = try CounterReader(location: location)
+            let reader = try StoreBackend.sqlite(location).openReader()
             var expected: [Int64: Int64] = [:]
             for offset in stride(from: Int64(0), to: 24 * 40, by: 7) { expected[1 + offset % 3, default: 0] += offset % 11 + 1 }
             for track in 1...3 as ClosedRange<Int64> {

@@ -1,6 +1,7 @@
 import CounterStore
 import CounterpointCore
 import Foundation
+import SQLiteDB
 import Testing
 
 @Suite("Store files and schema")
@@ -33,7 +34,7 @@ struct SchemaTests {
             try bytes.write(to: URL(fileURLWithPath: location.batchPath))
             let error = try #require(throws: CounterStoreError.self) { try BatchStore(location: location) }
             #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 4))
-            #expect(throws: CounterStoreError.self) { try CounterReader(location: location) }
+            #expect(throws: CounterStoreError.self) { try StoreBackend.sqlite(location).openReader() }
         }
     }
 
@@ -51,7 +52,7 @@ struct SchemaTests {
             let batch = try BatchStore(location: location)
             #expect(try batch.coverage() == Coverage([hours(0, 24)]))
             #expect(try batch.recentRuns(limit: 10).count == 1)
-            let reader = try CounterReader(location: location)
+            let reader = try StoreBackend.sqlite(location).openReader()
             #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(trackID: 1, batchPlays: 7, realtimePlays: 5))
         }
     }
@@ -59,7 +60,7 @@ struct SchemaTests {
     @Test("a reader starts on an empty data directory and answers zero")
     func readerOnEmptyDirectory() throws {
         try withStoreLocation { location in
-            let reader = try CounterReader(location: location)
+            let reader = try StoreBackend.sqlite(location).openReader()
             #expect(reader.isReadable())
             #expect(try reader.plays(track: 1, in: .allTime).plays == 0)
             #expect(try reader.freshness() == Freshness(batchCoveredUntil: nil, realtimeFlushedAt: nil, realtimeLagEvents: nil))
@@ -81,7 +82,7 @@ struct SchemaTests {
             try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
             let inside = StoreLocation(directory: blocker + "/data")
             for open in [{ _ = try RealtimeStore(location: inside) }, { _ = try BatchStore(location: inside) },
-                         { _ = try CounterReader(location: inside) }] as [() throws -> Void] {
+                         { _ = try StoreBackend.sqlite(inside).openReader() }] as [() throws -> Void] {
                 let error = try #require(throws: CounterStoreError.self) { try open() }
                 guard case .cannotCreateDirectory(let path, _) = error else {
                     Issue.record("unexpected error \(error)")
@@ -100,8 +101,12 @@ struct SchemaTests {
             let error = try #require(throws: SQLiteError.self) { try RealtimeStore(location: location) }
             #expect(error.kind == .corrupt)
             #expect(error.operation.contains("realtime.sqlite") || error.message.contains("not a database"))
-            let readerError = try #require(throws: SQLiteError.self) { try CounterReader(location: location) }
+            let readerError = try #require(throws: SQLiteError.self) { try StoreBackend.sqlite(location).openReader() }
             #expect(readerError.kind == .corrupt)
+            // Callers that do not know the engine see the same failure through `StoreFailure`.
+            let opening = try #require(throws: (any Error).self) { try StoreBackend.sqlite(location).openRealtimeWriter() }
+            let failure = try #require(opening as? any StoreFailure)
+            #expect(failure.failureKind == .corrupt && failure.failureKind.isUnavailable)
         }
     }
 }

@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import HTTPTestClient
+import StoreTestSupport
 import Testing
 
 @Suite("Reader answers during a batch replace")
@@ -15,7 +16,7 @@ struct ConcurrencyTests {
     static let lowTotal: Int64 = 240 * 3                  // 720
     static let replaceCount = 4
 
-    static func replaceAll(_ batch: BatchStore, range: HourRange, trackOnePlays: Int64) throws {
+    static func replaceAll(_ batch: any BatchWriter, range: HourRange, trackOnePlays: Int64) throws {
         try batch.replace(range: range, run: standardRun(range, reasons: [:])) { writer in
             var at = range.lower
             while at < range.upper {
@@ -26,10 +27,10 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("every answer is the old or the new total, never a mix, while BatchStore.replace runs")
-    func answersAreAllOldOrAllNew() throws {
+    @Test("every answer is the old or the new total, never a mix, while a batch replacement runs", arguments: StoreKind.allCases)
+    func answersAreAllOldOrAllNew(_ store: StoreKind) throws {
         let valid: Set<Int64> = [Self.initialTotal, Self.highTotal, Self.lowTotal]
-        try ReaderFixture.with(stores: { batch, realtime in
+        try ReaderFixture.with(store, stores: { batch, realtime in
             try Self.replaceAll(batch, range: hours(0, 120), trackOnePlays: 3)
             _ = try realtime.apply(increments: (0..<240).map { CountRow(trackID: 1, hour: hour(Int64($0)), plays: 5) },
                                    progress: [], flushedAt: standardFlushedAt)
@@ -41,7 +42,7 @@ struct ConcurrencyTests {
                 "/v1/tracks/1/plays?\(range)", "/v1/plays?track_id=1,7,1&\(range)", "/v1/top?limit=1&\(range)",
                 "/v1/tracks/1/timeline?\(range)&step=day", "/v1/tracks/1/timeline?\(range)",
             ]
-            let location = reader.location
+            let backend = reader.store
             let port = reader.server.port
 
             var clients: [Thread] = []
@@ -78,7 +79,7 @@ struct ConcurrencyTests {
             let writer = Thread {
                 defer { writerDone.set(); writerFinished.leave() }
                 do {
-                    let batch = try BatchStore(location: location)
+                    let batch = try backend.openBatchWriter()
                     for round in 0..<Self.replaceCount {
                         try Self.replaceAll(batch, range: hours(0, 240), trackOnePlays: round.isMultiple(of: 2) ? 6 : 3)
                     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestClient
+import StoreTestSupport
 import Testing
 
 /// How `GET /` is served: a validator that lets browsers revalidate for free, and a
@@ -37,9 +38,9 @@ struct DashboardPageTests {
         return String(page[open.upperBound..<close.lowerBound])
     }
 
-    @Test("GET / is one small HTML page whose CSP allows exactly its own inline script and style, and only this origin")
-    func pageAndPolicy() throws {
-        try ReaderFixture.with { reader in
+    @Test("GET / is one small HTML page whose CSP allows exactly its own inline script and style, and only this origin", arguments: StoreKind.allCases)
+    func pageAndPolicy(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let page = try reader.get("/")
             #expect(page.status == 200)
             #expect(page.header("Content-Type") == "text/html; charset=utf-8")
@@ -70,9 +71,9 @@ struct DashboardPageTests {
         }
     }
 
-    @Test("a strong ETag from the page's bytes: If-None-Match with it (or W/ it, or *) is 304 without a body; HEAD has the same headers")
-    func etagAndRevalidation() throws {
-        try ReaderFixture.with { reader in
+    @Test("a strong ETag from the page's bytes: If-None-Match with it (or W/ it, or *) is 304 without a body; HEAD has the same headers", arguments: StoreKind.allCases)
+    func etagAndRevalidation(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let page = try reader.get("/")
             let etag = try #require(page.header("ETag"))
             #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 34, "strong and quoted: \(etag)")

@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import HTTPTestClient
+import StoreTestSupport
 import Testing
 
 @Suite("Reader errors, probes and store failures")
@@ -19,9 +20,9 @@ struct ErrorAnswerTests {
         #expect(!((error["message"] as? String) ?? "").isEmpty, sourceLocation: sourceLocation)
     }
 
-    @Test("bad path and query values are 400 with a code naming the fault")
-    func badValuesAre400() throws {
-        try ReaderFixture.with { reader in
+    @Test("bad path and query values are 400 with a code naming the fault", arguments: StoreKind.allCases)
+    func badValuesAre400(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let cases: [(String, String)] = [
                 ("/v1/tracks/0/plays", "invalid_track_id"),
                 ("/v1/tracks/abc/plays", "invalid_track_id"),
@@ -42,9 +43,9 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test("unknown and repeated query parameters are 400, so a typo never answers all-time counts")
-    func unknownAndRepeatedParameters() throws {
-        try ReaderFixture.with { reader in
+    @Test("unknown and repeated query parameters are 400, so a typo never answers all-time counts", arguments: StoreKind.allCases)
+    func unknownAndRepeatedParameters(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let unknown = ["/v1/tracks/1/plays?form=\(time(0))", "/v1/tracks/1/timeline?steps=day", "/v1/top?limt=3",
                            "/v1/plays?track_id=1&track=2", "/v1/status?verbose=1", "/healthz?x", "/readyz?x=1",
                            "/metrics?format=json"]
@@ -59,9 +60,9 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test("an unknown route is 404, a method other than GET/HEAD is 405 with Allow")
-    func notFoundAndMethodNotAllowed() throws {
-        try ReaderFixture.with { reader in
+    @Test("an unknown route is 404, a method other than GET/HEAD is 405 with Allow", arguments: StoreKind.allCases)
+    func notFoundAndMethodNotAllowed(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             for target in ["/v2/top", "/v1/tracks/1", "/v1/tracks/1/plays/extra", "/v1/tracks/1/listens", "/v1/top/",
                            "/v1//top", "/index.html"] {
                 try expectError(try reader.get(target), status: 404, code: "not_found")
@@ -77,9 +78,9 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test("an over-long target is 414 and over-large headers are 431, as JSON, and the connection's server keeps going")
-    func tooLongTargetAndHeaders() throws {
-        try ReaderFixture.with { reader in
+    @Test("an over-long target is 414 and over-large headers are 431, as JSON, and the connection's server keeps going", arguments: StoreKind.allCases)
+    func tooLongTargetAndHeaders(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             try expectError(try reader.get("/v1/top?limit=" + String(repeating: "9", count: 9_000)),
                             status: 414, code: "uri_too_long")
             let headers = (0..<20).map { "X-Filler-\($0): " + String(repeating: "h", count: 1_000) }
@@ -89,9 +90,9 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test("/healthz and /readyz answer 200 while the stores are readable; / is an HTML page")
-    func probesAndDashboard() throws {
-        try ReaderFixture.with { reader in
+    @Test("/healthz and /readyz answer 200 while the stores are readable; / is an HTML page", arguments: StoreKind.allCases)
+    func probesAndDashboard(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let health = try reader.get("/healthz")
             #expect(health.status == 200)
             #expect(try health.object()["status"] as? String == "ok")
@@ -107,7 +108,8 @@ struct ErrorAnswerTests {
 
     @Test("a batch store overwritten with garbage after start answers 503 store_unavailable, and the server keeps answering")
     func corruptedStoreIs503() throws {
-        try ReaderFixture.with { reader in
+        // What SQLite does with a damaged file.
+        try ReaderFixture.with(.sqlite) { reader in
             // Connections that have been answered from the store: their threads hold open store connections.
             let clients = try (0..<8).map { _ in try reader.client() }
             for client in clients {
@@ -138,7 +140,8 @@ struct ErrorAnswerTests {
 
     @Test("a store unreadable before a server thread's first request: counts are 503, yet /healthz is 200 and bad input 400")
     func storeUnreadableBeforeFirstRequest() throws {
-        try ReaderFixture.with { reader in
+        // What SQLite does with a damaged file.
+        try ReaderFixture.with(.sqlite) { reader in
             let path = reader.location.batchPath
             let original = try Data(contentsOf: URL(fileURLWithPath: path))
             try overwrite(path, with: Data(repeating: 0xA5, count: original.count))

@@ -5,6 +5,7 @@ import HTTPServer
 import HTTPTestClient
 import Logging
 import Reader
+import StoreTestSupport
 
 /// Hours of a fixed day, 2026-11-20, so tests read as "hour 10 of the day".
 let day = Hour(index: UTCTime.daysFromCivil(year: 2026, month: 11, day: 20) * 24)
@@ -15,37 +16,43 @@ func time(_ offset: Int64) -> String { hour(offset).description }
 
 let quietLogger = Logger(label: "reader-tests") { _ in SwiftLogNoOpLogHandler() }
 
-/// A data directory with both stores, and a `ReaderServer` on 127.0.0.1 port 0 over it.
-/// Build one with `ReaderFixture.with`, which stops the server and removes the directory.
+/// Both stores of one backend (`StoreKind`), and a `ReaderServer` on 127.0.0.1 port 0 over
+/// them. Build one with `ReaderFixture.with`, which stops the server and removes the stores.
 final class ReaderFixture {
     let directory: String
-    let location: StoreLocation
+    let store: StoreBackend
     let server: ReaderServer
 
-    private init(directory: String, configure: (inout ReaderConfiguration) -> Void, logger: Logger) throws {
+    private init(directory: String, store: StoreBackend, configure: (inout ReaderConfiguration) -> Void, logger: Logger) throws {
         self.directory = directory
-        location = StoreLocation(directory: directory + "/data")
+        self.store = store
         var configuration = ReaderConfiguration(
-            location: location, server: HTTPServerConfiguration(port: 0, threadCount: 4), now: { standardNow })
+            store: store, server: HTTPServerConfiguration(port: 0, threadCount: 4), now: { standardNow })
         configure(&configuration)
         server = try ReaderServer(configuration: configuration, logger: logger)
     }
 
+    /// The SQLite files, for the tests of what SQLite files do (only for `.sqlite`).
+    var location: StoreLocation {
+        guard case let .sqlite(location) = store else { preconditionFailure("not an SQLite store: \(store)") }
+        return location
+    }
+
     /// - Parameters:
-    ///   - stores: fills the stores before the server starts (the writers are closed afterwards).
+    ///   - kind: the backend.
+    ///   - stores: fills the stores through the seam before the server starts (the writers are
+    ///     closed afterwards).
     ///   - configure: adjusts the reader's configuration (now, live status, metrics).
-    static func with<T>(stores: (BatchStore, RealtimeStore) throws -> Void = standardStores,
+    static func with<T>(_ kind: StoreKind, stores: (any BatchWriter, any RealtimeWriter) throws -> Void = standardStores,
                         configure: (inout ReaderConfiguration) -> Void = { _ in },
                         logger: Logger = quietLogger,
                         _ body: (ReaderFixture) throws -> T) throws -> T {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("reader-tests-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let location = StoreLocation(directory: directory + "/data")
-        try stores(BatchStore(location: location), RealtimeStore(location: location))
-        let fixture = try ReaderFixture(directory: directory, configure: configure, logger: logger)
-        defer { fixture.server.stop() }
-        return try body(fixture)
+        try kind.withStore { store, directory in
+            try stores(store.openBatchWriter(), store.openRealtimeWriter())
+            let fixture = try ReaderFixture(directory: directory, store: store, configure: configure, logger: logger)
+            defer { fixture.server.stop() }
+            return try body(fixture)
+        }
     }
 
     func client() throws -> TestClient { try TestClient(port: server.port) }
@@ -82,7 +89,7 @@ let standardFlushedAt: Int64 = hour(12).epochSeconds * 1000 + 15 * 60 * 1000 + 1
 /// - track 3: batch 1 → 1
 /// - track 4: realtime 8 (its 50 at hour 1 is covered) → 8
 /// - track 5: realtime 8 → 8
-func standardStores(_ batch: BatchStore, _ realtime: RealtimeStore) throws {
+func standardStores(_ batch: any BatchWriter, _ realtime: any RealtimeWriter) throws {
     try batch.replace(range: hours(-24, 10), run: standardRun(hours(-24, 10), reasons: ["malformed_json": 2, "missing_field": 1])) {
         try $0.write(trackID: 1, hour: hour(-3), plays: 100)
         try $0.write(trackID: 1, hour: hour(2), plays: 10)

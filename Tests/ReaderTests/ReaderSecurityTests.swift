@@ -5,6 +5,7 @@ import Logging
 @testable import Reader
 import Runtime
 import SecurityFixtures
+import StoreTestSupport
 import Testing
 
 /// A reader with a password file (made by `htpasswd -B`) and the headers every answer carries.
@@ -23,7 +24,7 @@ struct ReaderSecurityTests {
             let file = scratch.appendingPathComponent("htpasswd")
             try htpasswd(file, user: "dashboard", password: "s3cret: with a colon")
             try htpasswd(file, user: "grafana", password: "another one")
-            return try ReaderFixture.with(configure: { $0.passwordFile = file.path }) { try body($0) }
+            return try ReaderFixture.with(.sqlite, configure: { $0.passwordFile = file.path }) { try body($0) }
         }
     }
 
@@ -78,7 +79,7 @@ struct ReaderSecurityTests {
 
     @Test("every API answer, errors and metrics included, says nosniff; the page also forbids framing and referrers")
     func securityHeaders() throws {
-        try ReaderFixture.with { reader in
+        try ReaderFixture.with(.sqlite) { reader in
             for target in ["/v1/top", "/v1/tracks/0/plays", "/nope", "/metrics", "/healthz", "/v1/status", "/"] {
                 let response = try reader.get(target)
                 #expect(response.header("X-Content-Type-Options") == "nosniff", "\(target)")
@@ -104,7 +105,7 @@ struct ReaderSecurityTests {
         func warnings(host: String, passwordFile: String?) throws -> [String] {
             let lines = Locked<[String]>([])
             let logger = Logger(label: "reader-security-tests") { _ in CollectingLogHandler(lines: lines) }
-            try ReaderFixture.with(configure: { $0.server.host = host; $0.passwordFile = passwordFile }, logger: logger) { _ in }
+            try ReaderFixture.with(.sqlite, configure: { $0.server.host = host; $0.passwordFile = passwordFile }, logger: logger) { _ in }
             return lines.value.filter { $0.hasPrefix("warning ") }
         }
         try withScratchDirectory { scratch in
@@ -136,7 +137,7 @@ struct ReaderSecurityTests {
             handle.write(Data("grafana:$apr1$4nl/PHRk$NSipdJrPlWPo6VQgrDzhw1\n".utf8))
             try handle.close()
             #expect {
-                try ReaderFixture.with(configure: { $0.passwordFile = file.path }) { _ in }
+                try ReaderFixture.with(.sqlite, configure: { $0.passwordFile = file.path }) { _ in }
             } throws: { error in
                 "\(error)" == "password file \(file.path), line 2: user 'grafana' has no bcrypt hash ($2y$ or $2b$); make it with htpasswd -B"
             }

@@ -1,15 +1,16 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("Reader snapshot reuse")
 struct SnapshotReuseTests {
     struct Plays: Decodable { let plays: Int64 }
 
-    @Test("answers are at most the snapshot age older than the stores: a batch commit shows once it has passed")
-    func commitsShowAfterTheSnapshotAge() throws {
-        try ReaderFixture.with(configure: { $0.snapshotAge = .milliseconds(100) }) { fixture in
+    @Test("answers are at most the snapshot age older than the stores: a batch commit shows once it has passed", arguments: StoreKind.allCases)
+    func commitsShowAfterTheSnapshotAge(_ store: StoreKind) throws {
+        try ReaderFixture.with(store, configure: { $0.snapshotAge = .milliseconds(100) }) { fixture in
             let client = try fixture.client()
             func plays() throws -> Int64 {
                 let response = try client.request("/v1/tracks/3/plays")
@@ -17,7 +18,7 @@ struct SnapshotReuseTests {
             }
             let before = try plays()
             #expect(before == 1)
-            let batch = try BatchStore(location: fixture.location)
+            let batch = try fixture.store.openBatchWriter()
             try batch.replace(range: hours(-24, 10),
                               run: BatchRun(range: hours(-24, 10), startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0,
                                             duplicates: 0, rejected: 0, rejectedByReason: [:], tracks: 1, rows: 1)) { writer in
@@ -33,10 +34,11 @@ struct SnapshotReuseTests {
 
     @Test("an idle server thread's snapshot is released, so the realtime log can be checkpointed to its end")
     func idleSnapshotsAreReleased() throws {
-        try ReaderFixture.with(configure: { $0.snapshotAge = .milliseconds(50) }) { fixture in
+        // SQLite\'s write-ahead log.
+        try ReaderFixture.with(.sqlite, configure: { $0.snapshotAge = .milliseconds(50) }) { fixture in
             for _ in 0..<8 { _ = try fixture.get("/v1/tracks/1/plays") }
             // New realtime data after the readers took their snapshots.
-            let realtime = try RealtimeStore(location: fixture.location)
+            let realtime = try fixture.store.openRealtimeWriter()
             let stored = try realtime.storedOffsets(topic: "plays")
             let progress = stored.map { partition, offset in
                 PartitionProgress(topic: "plays", partition: partition, startOffset: offset, nextOffset: offset + 1,

@@ -4,13 +4,14 @@ import CounterStore
 import Foundation
 import Prometheus
 import Reader
+import StoreTestSupport
 import Testing
 
 @Suite("GET /v1/status and /metrics")
 struct StatusAndMetricsTests {
-    @Test("status shows batch coverage, recent runs with rejections by reason, and realtime partitions with lag")
-    func statusShowsBothLayers() throws {
-        try ReaderFixture.with { reader in
+    @Test("status shows batch coverage, recent runs with rejections by reason, and realtime partitions with lag", arguments: StoreKind.allCases)
+    func statusShowsBothLayers(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let response = try reader.get("/v1/status")
             #expect(response.status == 200)
             #expect(response.header("Content-Type") == "application/json; charset=utf-8")
@@ -53,8 +54,8 @@ struct StatusAndMetricsTests {
         }
     }
 
-    @Test("the live status of the process appears under realtime: its rate and its rejections with samples")
-    func liveStatusIsShown() throws {
+    @Test("the live status of the process appears under realtime: its rate and its rejections with samples", arguments: StoreKind.allCases)
+    func liveStatusIsShown(_ store: StoreKind) throws {
         var rejections = RejectionLog()
         // The last payload needs escaping: a quote, a backslash, control bytes and a byte that is not UTF-8.
         let payloads: [[UInt8]] = [Array("{oops".utf8), Array(#"{"type":"play"}"#.utf8), Array("[1]".utf8),
@@ -67,7 +68,7 @@ struct StatusAndMetricsTests {
             payload.withUnsafeBytes { rejections.record(rejection, source: "plays/0@\(11 + index)", payload: $0) }
         }
         let live = LiveStatus(eventsPerSecond: 1234.5, rejections: rejections)
-        try ReaderFixture.with(configure: { $0.liveStatus = { live } }) { reader in
+        try ReaderFixture.with(store, configure: { $0.liveStatus = { live } }) { reader in
             let realtime = try #require(try reader.get("/v1/status").object()["realtime"] as? [String: Any])
             #expect(realtime["events_per_second"] as? Double == 1234.5)
             let rejected = try #require(realtime["rejected"] as? [String: Any])
@@ -81,10 +82,10 @@ struct StatusAndMetricsTests {
         }
     }
 
-    @Test("/metrics serves the exposition closure verbatim as Prometheus text")
-    func metricsClosureIsServedVerbatim() throws {
+    @Test("/metrics serves the exposition closure verbatim as Prometheus text", arguments: StoreKind.allCases)
+    func metricsClosureIsServedVerbatim(_ store: StoreKind) throws {
         let exposition = "# TYPE fixed_total counter\nfixed_total{kind=\"a\"} 42\n"
-        try ReaderFixture.with(configure: { $0.metricsExposition = { exposition } }) { reader in
+        try ReaderFixture.with(store, configure: { $0.metricsExposition = { exposition } }) { reader in
             let response = try reader.get("/metrics")
             #expect(response.status == 200)
             #expect(response.text == exposition)
@@ -92,10 +93,10 @@ struct StatusAndMetricsTests {
         }
     }
 
-    @Test("/metrics counts HTTP requests by route template and status")
-    func requestsAreCountedByRouteAndStatus() throws {
+    @Test("/metrics counts HTTP requests by route template and status", arguments: StoreKind.allCases)
+    func requestsAreCountedByRouteAndStatus(_ store: StoreKind) throws {
         let registry = try #require(sharedPrometheusRegistry, "the process's MetricsSystem was bootstrapped elsewhere")
-        try ReaderFixture.with(configure: { $0.metricsExposition = { registry.emitToString() } }) { reader in
+        try ReaderFixture.with(store, configure: { $0.metricsExposition = { registry.emitToString() } }) { reader in
             #expect(try reader.get("/v1/tracks/1/plays").status == 200)
             #expect(try reader.get("/v1/tracks/2/plays").status == 200)
             #expect(try reader.get("/v1/tracks/0/plays").status == 400)

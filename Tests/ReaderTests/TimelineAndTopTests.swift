@@ -1,15 +1,16 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("GET /v1/tracks/{id}/timeline and /v1/top")
 struct TimelineAndTopTests {
     typealias Point = TimelineAnswer.Point
 
-    @Test("hour buckets are zero-filled and say batch for covered hours and realtime for the others")
-    func hourBuckets() throws {
-        try ReaderFixture.with { reader in
+    @Test("hour buckets are zero-filled and say batch for covered hours and realtime for the others", arguments: StoreKind.allCases)
+    func hourBuckets(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let answer = try reader.json("/v1/tracks/1/timeline?from=\(time(4))&to=\(time(13))", as: TimelineAnswer.self)
             #expect(answer.trackId == 1 && answer.step == "hour")
             #expect(answer.from == time(4) && answer.to == time(13))
@@ -30,9 +31,9 @@ struct TimelineAndTopTests {
         }
     }
 
-    @Test("day buckets sum merged hours per UTC day: batch, mixed when partly covered, realtime when not at all")
-    func dayBuckets() throws {
-        try ReaderFixture.with { reader in
+    @Test("day buckets sum merged hours per UTC day: batch, mixed when partly covered, realtime when not at all", arguments: StoreKind.allCases)
+    func dayBuckets(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let answer = try reader.json("/v1/tracks/1/timeline?from=\(time(-24))&to=\(time(72))&step=day",
                                          as: TimelineAnswer.self)
             #expect(answer.step == "day")
@@ -45,9 +46,9 @@ struct TimelineAndTopTests {
         }
     }
 
-    @Test("step=day widens the range to whole UTC days")
-    func dayStepWidensToWholeDays() throws {
-        try ReaderFixture.with { reader in
+    @Test("step=day widens the range to whole UTC days", arguments: StoreKind.allCases)
+    func dayStepWidensToWholeDays(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let answer = try reader.json("/v1/tracks/1/timeline?from=\(time(5))&to=\(time(30))&step=day",
                                          as: TimelineAnswer.self)
             #expect(answer.from == time(0) && answer.to == time(48))
@@ -62,9 +63,9 @@ struct TimelineAndTopTests {
         }
     }
 
-    @Test("without from/to a timeline covers the last 7 days by hour, or the last 90 days by day, up to the current hour")
-    func defaultWindows() throws {
-        try ReaderFixture.with { reader in
+    @Test("without from/to a timeline covers the last 7 days by hour, or the last 90 days by day, up to the current hour", arguments: StoreKind.allCases)
+    func defaultWindows(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             // now is 2026-11-20T12:30Z: the current hour is 12.
             let hourly = try reader.json("/v1/tracks/1/timeline", as: TimelineAnswer.self)
             #expect(hourly.from == time(13 - 168) && hourly.to == time(13))
@@ -83,9 +84,9 @@ struct TimelineAndTopTests {
         }
     }
 
-    @Test("a timeline may hold exactly 10,000 buckets; 10,001 is 400 range_too_large")
-    func bucketLimit() throws {
-        try ReaderFixture.with { reader in
+    @Test("a timeline may hold exactly 10,000 buckets; 10,001 is 400 range_too_large", arguments: StoreKind.allCases)
+    func bucketLimit(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let hourly = try reader.json("/v1/tracks/1/timeline?from=\(time(0))&to=\(time(10_000))", as: TimelineAnswer.self)
             #expect(hourly.points.count == 10_000)
             #expect(hourly.points.reduce(0) { $0 + $1.plays } == 30 + 13)
@@ -104,9 +105,9 @@ struct TimelineAndTopTests {
         }
     }
 
-    @Test("top ranks by merged plays, ties by ascending track id, and leaves out tracks without plays")
-    func topOrdering() throws {
-        try ReaderFixture.with { reader in
+    @Test("top ranks by merged plays, ties by ascending track id, and leaves out tracks without plays", arguments: StoreKind.allCases)
+    func topOrdering(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let all = try reader.json("/v1/top", as: TracksAnswer.self)
             #expect(all.tracks.map(\.trackId) == [1, 2, 4, 5, 3])
             #expect(all.tracks.map(\.plays) == [143, 9, 8, 8, 1])
@@ -131,9 +132,9 @@ struct TimelineAndTopTests {
         }
     }
 
-    @Test("top takes limit 1 to 1,000 and refuses other values")
-    func topLimitBounds() throws {
-        try ReaderFixture.with { reader in
+    @Test("top takes limit 1 to 1,000 and refuses other values", arguments: StoreKind.allCases)
+    func topLimitBounds(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             #expect(try reader.json("/v1/top?limit=1", as: TracksAnswer.self).tracks.map(\.trackId) == [1])
             #expect(try reader.json("/v1/top?limit=1000", as: TracksAnswer.self).tracks.count == 5)
             for limit in ["0", "1001", "-1", "abc", "", "+5", "1e2", "99999999999999999999"] {

@@ -1,13 +1,14 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import StoreTestSupport
 import Testing
 
 @Suite("GET /v1/tracks/{id}/plays and /v1/plays apply the merge rule")
 struct TrackPlaysTests {
-    @Test("all-time totals: batch in covered hours, realtime elsewhere, and the parts add up")
-    func allTimeTotals() throws {
-        try ReaderFixture.with { reader in
+    @Test("all-time totals: batch in covered hours, realtime elsewhere, and the parts add up", arguments: StoreKind.allCases)
+    func allTimeTotals(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let expected: [(Int64, Int64, Int64)] = [(1, 130, 13), (2, 7, 2), (3, 1, 0), (4, 0, 8), (5, 0, 8)]
             for (track, batch, realtime) in expected {
                 let answer = try reader.json("/v1/tracks/\(track)/plays", as: TrackPlaysAnswer.self)
@@ -17,9 +18,9 @@ struct TrackPlaysTests {
         }
     }
 
-    @Test("a covered hour without a batch row answers 0 even when realtime has plays there")
-    func coveredHourWithoutRowIsZero() throws {
-        try ReaderFixture.with { reader in
+    @Test("a covered hour without a batch row answers 0 even when realtime has plays there", arguments: StoreKind.allCases)
+    func coveredHourWithoutRowIsZero(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let seven = try reader.json("/v1/tracks/1/plays?from=\(time(7))&to=\(time(8))", as: TrackPlaysAnswer.self)
             #expect(seven.plays == 0 && seven.batchPlays == 0 && seven.realtimePlays == 0)
             let fortyOne = try reader.json("/v1/tracks/1/plays?from=\(time(40))&to=\(time(42))", as: TrackPlaysAnswer.self)
@@ -29,9 +30,9 @@ struct TrackPlaysTests {
         }
     }
 
-    @Test("from/to select hours, floored to the hour, from inclusive and to exclusive")
-    func rangesAreRespected() throws {
-        try ReaderFixture.with { reader throws in
+    @Test("from/to select hours, floored to the hour, from inclusive and to exclusive", arguments: StoreKind.allCases)
+    func rangesAreRespected(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader throws in
             let plays = { (query: String) throws -> TrackPlaysAnswer in
                 try reader.json("/v1/tracks/1/plays?\(query)", as: TrackPlaysAnswer.self)
             }
@@ -48,18 +49,18 @@ struct TrackPlaysTests {
         }
     }
 
-    @Test("a never-played track answers 0, not 404")
-    func neverPlayedTrackIsZero() throws {
-        try ReaderFixture.with { reader in
+    @Test("a never-played track answers 0, not 404", arguments: StoreKind.allCases)
+    func neverPlayedTrackIsZero(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let answer = try reader.json("/v1/tracks/9007199254740991/plays", as: TrackPlaysAnswer.self)
             #expect(answer == TrackPlaysAnswer(trackId: 9_007_199_254_740_991, plays: 0, batchPlays: 0, realtimePlays: 0,
                                                freshness: standardFreshness))
         }
     }
 
-    @Test("/v1/plays answers in request order, with duplicates and unknown tracks as 0")
-    func multiGetKeepsRequestOrder() throws {
-        try ReaderFixture.with { reader in
+    @Test("/v1/plays answers in request order, with duplicates and unknown tracks as 0", arguments: StoreKind.allCases)
+    func multiGetKeepsRequestOrder(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let answer = try reader.json("/v1/plays?track_id=2,99,1,2,4", as: TracksAnswer.self)
             #expect(answer.tracks.map(\.trackId) == [2, 99, 1, 2, 4])
             #expect(answer.tracks.map(\.plays) == [9, 0, 143, 9, 8])
@@ -72,9 +73,9 @@ struct TrackPlaysTests {
         }
     }
 
-    @Test("/v1/plays accepts 1,000 ids and refuses 1,001, an empty list and a bad id")
-    func multiGetLimits() throws {
-        try ReaderFixture.with { reader in
+    @Test("/v1/plays accepts 1,000 ids and refuses 1,001, an empty list and a bad id", arguments: StoreKind.allCases)
+    func multiGetLimits(_ store: StoreKind) throws {
+        try ReaderFixture.with(store) { reader in
             let thousand = (1...1_000).map(String.init).joined(separator: ",")
             let answer = try reader.json("/v1/plays?track_id=\(thousand)", as: TracksAnswer.self)
             #expect(answer.tracks.count == 1_000)
@@ -92,9 +93,9 @@ struct TrackPlaysTests {
         }
     }
 
-    @Test("freshness is null for both layers before anything was written, and counts are 0")
-    func emptyStoresAnswerZeroAndNullFreshness() throws {
-        try ReaderFixture.with(stores: { _, _ in }) { reader in
+    @Test("freshness is null for both layers before anything was written, and counts are 0", arguments: StoreKind.allCases)
+    func emptyStoresAnswerZeroAndNullFreshness(_ store: StoreKind) throws {
+        try ReaderFixture.with(store, stores: { _, _ in }) { reader in
             let response = try reader.get("/v1/tracks/1/plays")
             #expect(response.status == 200)
             let object = try response.object()
@@ -106,9 +107,9 @@ struct TrackPlaysTests {
         }
     }
 
-    @Test("freshness reports the lag as high watermark minus next offset, and null without watermarks")
-    func freshnessFollowsTheRealtimeStore() throws {
-        try ReaderFixture.with(stores: { _, realtime in
+    @Test("freshness reports the lag as high watermark minus next offset, and null without watermarks", arguments: StoreKind.allCases)
+    func freshnessFollowsTheRealtimeStore(_ store: StoreKind) throws {
+        try ReaderFixture.with(store, stores: { _, realtime in
             _ = try realtime.apply(
                 increments: [CountRow(trackID: 1, hour: hour(1), plays: 2)],
                 progress: [PartitionProgress(topic: "plays", partition: 3, startOffset: nil, nextOffset: 7, highWatermark: nil)],

@@ -53,14 +53,14 @@ struct ConsumeProcessTests {
             #expect(killsWhileProducing >= 5, "killed while events flowed: \(killsWhileProducing) of \(Self.kills)")
 
             let last = try CounterpointProcess(arguments, scratch: directory)
-            try await Fixtures.wait(until: { try StoreContents.read(location).storedMessages >= Self.crashEvents || !last.isRunning },
+            try await Fixtures.wait(until: { try StoreContents.read(.sqlite(location)).storedMessages >= Self.crashEvents || !last.isRunning },
                                     limit: .seconds(180))
             last.signal(SIGTERM)
             let exit = try await last.waitForExit(timeout: .seconds(10))
             await last.killIfRunning()
             #expect(exit?.exited == true && exit?.status == 0, "consume did not exit 0 after SIGTERM: \(last.stderr.suffix(2_000))")
 
-            let contents = try StoreContents.read(location)
+            let contents = try StoreContents.read(.sqlite(location))
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: Self.crashPartitions)))
             #expect(contents.storedMessages == Self.crashEvents)
             #expect(mismatch(contents.counts, truth) == nil, "killed after \(moments) ms")
@@ -87,7 +87,7 @@ struct ConsumeProcessTests {
             #expect(exit?.exited == true && exit?.status == 0, "\(process.stderr.suffix(2_000))")
 
             // The final flush stored what was read: counts and offsets agree.
-            let contents = try StoreContents.read(StoreLocation(directory: dataDirectory))
+            let contents = try StoreContents.read(.sqlite(StoreLocation(directory: dataDirectory)))
             #expect(contents.storedMessages > 0)
             #expect(contents.counts.values.reduce(0, +) == Int64(contents.storedMessages))
         }

@@ -3,21 +3,22 @@ import CounterStore
 import Foundation
 import Kafka
 import Realtime
+import StoreTestSupport
 import Testing
 
 @Suite("Counting plays from Kafka into the realtime store")
 struct CountingTests {
-    @Test("counts equal the produced events, stored offsets equal the high watermarks, and a restart resumes exactly")
-    func countsAndResume() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test("counts equal the produced events, stored offsets equal the high watermarks, and a restart resumes exactly", arguments: StoreKind.allCases)
+    func countsAndResume(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 4)
-            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let configuration = Fixtures.configuration(cluster, store: store)
             var produced = Fixtures.events(20_000)
             try Fixtures.produce(produced.values, to: cluster)
 
             let first = try await Fixtures.consumeUntilStored(20_000, configuration: configuration)
             try first.stop()
-            var contents = try StoreContents.read(configuration.location)
+            var contents = try StoreContents.read(configuration.store)
             #expect(mismatch(contents.counts, produced.truth) == nil)
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 4)))
             #expect(first.status().eventsConsumed == 20_000)
@@ -28,7 +29,7 @@ struct CountingTests {
             produced.append(more)
             let second = try await Fixtures.consumeUntilStored(30_000, configuration: configuration)
             try second.stop()
-            contents = try StoreContents.read(configuration.location)
+            contents = try StoreContents.read(configuration.store)
             #expect(mismatch(contents.counts, produced.truth) == nil)
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 4)))
             // It started where the first one's last flush ended: nothing was read twice.
@@ -36,11 +37,11 @@ struct CountingTests {
         }
     }
 
-    @Test("rejected messages are counted by reason with samples naming topic/partition@offset, and consumption goes on")
-    func rejectedMessages() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test("rejected messages are counted by reason with samples naming topic/partition@offset, and consumption goes on", arguments: StoreKind.allCases)
+    func rejectedMessages(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 1)
-            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let configuration = Fixtures.configuration(cluster, store: store)
             let valid = Fixtures.events(10)
             let oversized = Array(#"{"event_id":"big","type":"play","track_id":1,"occurred_at":0,"pad":""#.utf8)
                 + [UInt8](repeating: UInt8(ascii: "x"), count: 70_000) + Array(#""}"#.utf8)
@@ -63,7 +64,7 @@ struct CountingTests {
             let status = consumer.status()
             try consumer.stop()
 
-            #expect(mismatch(try StoreContents.read(configuration.location).counts, valid.truth) == nil)
+            #expect(mismatch(try StoreContents.read(configuration.store).counts, valid.truth) == nil)
             #expect(status.rejections.counts == Dictionary(uniqueKeysWithValues: bad.map { ($0.0, 1) }))
             let samples = status.rejections.samples.map { "\($0.reason.rawValue) \($0.source)" }
             #expect(samples == bad.enumerated().map { "\($0.element.0.rawValue) plays/0@\(2 * $0.offset + 1)" })
@@ -72,17 +73,17 @@ struct CountingTests {
         }
     }
 
-    @Test("a processor whose partitions were flushed behind its back discards its flush, re-reads from the store and ends exact")
-    func fencedFlush() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test("a processor whose partitions were flushed behind its back discards its flush, re-reads from the store and ends exact", arguments: StoreKind.allCases)
+    func fencedFlush(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 1)
-            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let configuration = Fixtures.configuration(cluster, store: store)
             let all = Fixtures.events(1_500)
             try Fixtures.produce(Array(all.values[..<500]), to: cluster, partition: 0)
             let consumer = try await Fixtures.consumeUntilStored(500, configuration: configuration)
 
             // Another consumer takes events 500..<700 and commits them before this one flushes them.
-            let other = try RealtimeStore(location: configuration.location)
+            let other = try configuration.store.openRealtimeWriter()
             var increments: [CountRow] = []
             for value in all.values[500..<700] {
                 let event = try EventParser.parse(value).get()
@@ -95,11 +96,11 @@ struct CountingTests {
             try #require(outcome == .committed)
 
             try Fixtures.produce(Array(all.values[500...]), to: cluster, partition: 0)
-            try await Fixtures.wait(until: { try StoreContents.read(configuration.location).storedMessages >= 1_500 })
+            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 1_500 })
             let status = consumer.status()
             try consumer.stop()
 
-            let contents = try StoreContents.read(configuration.location)
+            let contents = try StoreContents.read(configuration.store)
             #expect(status.fencedFlushes >= 1)
             #expect(contents.offsets == [0: 1_500])
             #expect(mismatch(contents.counts, all.truth) == nil)

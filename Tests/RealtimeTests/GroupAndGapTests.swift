@@ -3,6 +3,7 @@ import CounterStore
 import Foundation
 import Kafka
 import Realtime
+import StoreTestSupport
 import Testing
 
 @Suite("Rebalances, offset gaps and other producers")
@@ -12,11 +13,11 @@ struct GroupAndGapTests {
     static let hasKcat = FileManager.default.isExecutableFile(atPath: kcat)
     static let hasKafkaPython = (try? run(python, ["-c", "import kafka"])) == 0
 
-    @Test("two consumers in one group over 8 partitions, one stopped and restarted mid-stream, count every event once")
-    func rebalance() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test("two consumers in one group over 8 partitions, one stopped and restarted mid-stream, count every event once", arguments: StoreKind.allCases)
+    func rebalance(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 8)
-            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let configuration = Fixtures.configuration(cluster, store: store)
             let producer = try Fixtures.producer(cluster)
             var produced = ProducedEvents()
             func produce(_ count: Int, seed: UInt64) throws {
@@ -39,21 +40,21 @@ struct GroupAndGapTests {
             try produce(10_000, seed: 5)
             try await Fixtures.wait(until: { !restarted.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
             try produce(10_000, seed: 6)
-            try await Fixtures.wait(until: { try StoreContents.read(configuration.location).storedMessages >= 80_000 })
+            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 80_000 })
             try second.stop()
             try restarted.stop()
 
-            let contents = try StoreContents.read(configuration.location)
+            let contents = try StoreContents.read(configuration.store)
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 8)))
             #expect(mismatch(contents.counts, produced.truth) == nil)
         }
     }
 
-    @Test("offsets deleted by retention while the consumer was stopped are reported as a gap, and consumption goes on")
-    func offsetGap() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test("offsets deleted by retention while the consumer was stopped are reported as a gap, and consumption goes on", arguments: StoreKind.allCases)
+    func offsetGap(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 1)
-            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let configuration = Fixtures.configuration(cluster, store: store)
             let early = Fixtures.events(100)
             try Fixtures.produce(early.values, to: cluster, partition: 0)
             let first = try await Fixtures.consumeUntilStored(100, configuration: configuration)
@@ -81,33 +82,33 @@ struct GroupAndGapTests {
             for index in Int(low - 100)..<150 {
                 expected[CountKey(trackID: Int64(index + 1), hour: Hour(epochMilliseconds: 1_795_000_000_000).index), default: 0] += 1
             }
-            let contents = try StoreContents.read(configuration.location)
+            let contents = try StoreContents.read(configuration.store)
             #expect(contents.offsets == [0: 250])
             #expect(mismatch(contents.counts, expected) == nil)
         }
     }
 
-    @Test("events produced by kcat are counted exactly", .enabled(if: hasKcat, "kcat is not installed at /usr/bin/kcat"))
-    func kcatProducer() async throws {
-        try await withTemporaryDirectory { directory in
+    @Test("events produced by kcat are counted exactly", .enabled(if: hasKcat, "kcat is not installed at /usr/bin/kcat"), arguments: StoreKind.allCases)
+    func kcatProducer(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 3)
             let events = Fixtures.events(3_000)
             let input = events.values.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n"
             try #require(try Self.run(Self.kcat, ["-P", "-b", cluster.bootstrapServers, "-t", "plays"], input: input) == 0)
 
-            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let configuration = Fixtures.configuration(cluster, store: store)
             let consumer = try await Fixtures.consumeUntilStored(3_000, configuration: configuration)
             try consumer.stop()
-            let contents = try StoreContents.read(configuration.location)
+            let contents = try StoreContents.read(configuration.store)
             #expect(contents.storedMessages == 3_000)
             #expect(mismatch(contents.counts, events.truth) == nil)
         }
     }
 
     @Test("events produced by kafka-python are counted exactly",
-          .enabled(if: hasKafkaPython, "kafka-python is not installed for /usr/bin/python3"))
-    func kafkaPythonProducer() async throws {
-        try await withTemporaryDirectory { directory in
+          .enabled(if: hasKafkaPython, "kafka-python is not installed for /usr/bin/python3"), arguments: StoreKind.allCases)
+    func kafkaPythonProducer(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 3)
             let events = Fixtures.events(3_000)
             let script = """
@@ -124,10 +125,10 @@ struct GroupAndGapTests {
             let input = events.values.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n"
             try #require(try Self.run(Self.python, ["-c", script, cluster.bootstrapServers], input: input) == 0)
 
-            let configuration = Fixtures.configuration(cluster, directory: directory)
+            let configuration = Fixtures.configuration(cluster, store: store)
             let consumer = try await Fixtures.consumeUntilStored(3_000, configuration: configuration)
             try consumer.stop()
-            let contents = try StoreContents.read(configuration.location)
+            let contents = try StoreContents.read(configuration.store)
             #expect(contents.storedMessages == 3_000)
             #expect(mismatch(contents.counts, events.truth) == nil)
         }

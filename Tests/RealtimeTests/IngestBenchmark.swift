@@ -104,7 +104,7 @@ struct IngestBenchmark {
                     }
                 }
                 let (sqliteRun, postgresRun) = (try #require(sqlite), try #require(postgres))
-                let sqliteRows = try StoreContents.read(location)
+                let sqliteRows = try StoreContents.read(.sqlite(location))
                 #expect(sqliteRows.counts.values.reduce(0, +) == Int64(expected))
                 let postgresTotal = try PostgresConnection(url: postgresURL).query("SELECT sum(plays)::bigint FROM realtime_counts").singleInt64
                 #expect(postgresTotal == Int64(expected))
@@ -190,7 +190,7 @@ struct IngestBenchmark {
             let exit = try await process.waitForExit(timeout: .seconds(60))
             await process.killIfRunning()
             #expect(exit?.status == 0)
-            let contents = try StoreContents.read(location)
+            let contents = try StoreContents.read(.sqlite(location))
             #expect(contents.counts.count == tracks)
 
             print("""

@@ -87,7 +87,7 @@ func percentiles(_ name: String, _ samples: [Duration]) {
 }
 
 func bench(directory: String, queries: Int) throws {
-    let reader = try CounterReader(location: StoreLocation(directory: directory))
+    let reader = try StoreBackend.sqlite(StoreLocation(directory: directory)).openReader()
     let coverage = try reader.coverage()
     guard let covered = coverage.ranges.last else { fail("\(directory) holds no batch coverage; run build first") }
     let end = covered.upper.advanced(by: realtimeHours)

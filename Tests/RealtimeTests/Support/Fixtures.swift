@@ -5,7 +5,7 @@ import Generator
 import Kafka
 import Logging
 import Realtime
-import SQLiteDB
+import StoreTestSupport
 
 /// A (track, hour) counter key, as the tests compare them.
 struct CountKey: Hashable, Sendable, CustomStringConvertible {
@@ -38,9 +38,8 @@ enum Fixtures {
 
     /// Fast heartbeats and a short flush interval, so that rebalances and flushes happen
     /// within a test's patience.
-    static func configuration(_ cluster: KafkaMockCluster, directory: URL) -> RealtimeConfiguration {
-        var configuration = RealtimeConfiguration(bootstrapServers: cluster.bootstrapServers,
-                                                  location: StoreLocation(directory: directory.path))
+    static func configuration(_ cluster: KafkaMockCluster, store: StoreBackend) -> RealtimeConfiguration {
+        var configuration = RealtimeConfiguration(bootstrapServers: cluster.bootstrapServers, store: store)
         configuration.flushInterval = .milliseconds(50)
         configuration.sessionTimeoutMilliseconds = 6_000
         configuration.heartbeatIntervalMilliseconds = 500
@@ -101,7 +100,7 @@ enum Fixtures {
     static func consumeUntilStored(_ events: Int, configuration: RealtimeConfiguration, limit: Duration = .seconds(60)) async throws -> RealtimeConsumer {
         let consumer = try RealtimeConsumer(configuration: configuration, logger: logger)
         try consumer.start()
-        try await wait(until: { try StoreContents.read(configuration.location).storedMessages >= events || consumer.hasEnded }, limit: limit)
+        try await wait(until: { try StoreContents.storedMessages(configuration.store) >= events || consumer.hasEnded }, limit: limit)
         return consumer
     }
 
@@ -125,7 +124,7 @@ enum Fixtures {
     }
 }
 
-/// What the realtime store holds, read straight from its file.
+/// What the realtime layer holds, read through the seam (`LayerReads`).
 struct StoreContents {
     var counts: [CountKey: Int64] = [:]
     var offsets: [Int32: Int64] = [:]
@@ -133,22 +132,36 @@ struct StoreContents {
     /// Messages consumed, assuming every partition started at offset 0.
     var storedMessages: Int { Int(offsets.values.reduce(0, +)) }
 
-    static func read(_ location: StoreLocation, topic: String = "plays") throws -> StoreContents {
+    /// Every hour there is, for reading the whole realtime layer.
+    static let allHours = HourRange(Hour(index: 0), Hour(index: Int64(Int32.max)))
+
+    static func read(_ store: StoreBackend, topic: String = "plays") throws -> StoreContents {
         var contents = StoreContents()
-        guard FileManager.default.fileExists(atPath: location.realtimePath) else { return contents }
-        let database = try Database(path: location.realtimePath, mode: .readOnly)
-        try database.read { db in
-            let counts = try db.makeStatement("SELECT track_id, hour, plays FROM realtime_counts")
-            try counts.forEachRow { row in
-                contents.counts[CountKey(trackID: row.int64(at: 0), hour: row.int64(at: 1))] = row.int64(at: 2)
-            }
-            let offsets = try db.makeStatement("SELECT partition, next_offset FROM partition_offsets WHERE topic = ?1")
-            try offsets.bind(topic, at: 1)
-            try offsets.forEachRow { row in
-                contents.offsets[Int32(row.int64(at: 0))] = row.int64(at: 1)
+        let layers = try store.openLayers()
+        _ = try layers.beginSnapshots()
+        defer { layers.endSnapshots() }
+        contents.offsets = try offsets(layers, topic: topic)
+        // The tracks with realtime rows, then each track's hours.
+        var tracks = Set<Int64>()
+        try layers.realtimeRows(in: allHours) { track, _ in tracks.insert(track) }
+        for track in tracks {
+            try layers.realtimeHours(track: track, in: allHours) { hour, plays in
+                contents.counts[CountKey(trackID: track, hour: hour.index), default: 0] += plays
             }
         }
         return contents
+    }
+
+    /// `read(store).storedMessages`, without reading the counts.
+    static func storedMessages(_ store: StoreBackend, topic: String = "plays") throws -> Int {
+        Int(try offsets(store.openLayers(), topic: topic).values.reduce(0, +))
+    }
+
+    /// The stored next offsets of `topic`, read as the reader reads them (never taking a writer's lock).
+    private static func offsets(_ layers: any LayerReads, topic: String) throws -> [Int32: Int64] {
+        var offsets: [Int32: Int64] = [:]
+        for partition in try layers.partitions() where partition.topic == topic { offsets[partition.partition] = partition.nextOffset }
+        return offsets
     }
 }
 
@@ -163,6 +176,16 @@ func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> 
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: url) }
     return try await body(url)
+}
+
+/// A fresh, empty store of `kind` (its SQLite files in a scratch folder) for `body`, removed
+/// when `body` ends.
+func withStore<T>(_ kind: StoreKind, _ body: (StoreBackend) async throws -> T) async throws -> T {
+    try await withTemporaryDirectory { directory in
+        let store = try kind.makeStore(directory: directory.path + "/data")
+        defer { StoreKind.remove(store) }
+        return try await body(store)
+    }
 }
 
 /// Compares counts and says where they differ (the first few keys), nil when they are equal:
@@ -193,13 +216,5 @@ final class Locked<Value>: @unchecked Sendable {
 extension Duration {
     var timeInterval: TimeInterval {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
-
-extension RealtimeConfiguration {
-    /// The SQLite data directory these tests always configure.
-    var location: StoreLocation {
-        guard case let .sqlite(location) = store else { preconditionFailure("the realtime tests use SQLite stores") }
-        return location
     }
 }

@@ -1,9 +1,8 @@
 import CounterpointCore
 import PostgresDB
 
-/// Keyed rows carrying plays and dimension counts (`DimensionEncoding` blobs) — summed and
-/// merged per key as they are appended in key order — and the one way they are added to a
-/// PostgreSQL table, by every counter write of the backend (flushes, batch hours, rollups).
+/// The PostgreSQL dialect's bulk load: how `CounterRows` are added to a table, by every
+/// counter write of the backend (flushes, batch hours, rollups).
 ///
 /// PostgreSQL cannot merge two blobs itself (that would need a server-side function or
 /// extension, which managed and distributed engines do not all allow), so the merge happens
@@ -16,107 +15,36 @@ import PostgresDB
 ///    latest committed blobs; the merged blobs go back in one `UPDATE … FROM unnest(…)`.
 /// 3. A key whose row vanished in between (compaction of a covered hour) goes round again.
 ///
-/// Tables whose keys mostly exist already (`Table.mostlyExisting`) start at step 2 and insert
+/// The realtime table, whose keys mostly exist already (a flush adds to the counters of tracks
+/// playing now), start at step 2 and insert
 /// only the keys it found no row for, which then go round the same way. Rows without dimension
 /// counts skip all this: their plays go in one `INSERT … ON CONFLICT DO UPDATE SET plays =
 /// plays + excluded.plays`, added up by the server.
 ///
 /// Statements take the rows as array parameters (`unnest`) in chunks of at most `chunkRows`.
-struct PostgresCounterRows {
-    /// A table whose rows hold a `dimensions` bytea, keyed by two bigint columns.
-    struct Table {
-        var name: String
-        var keys: (String, String)
-        /// Which of the two keys is the track id (for errors).
-        var trackKey: Int
+struct PostgresCounterWrite {
+    let counters: CounterRows
+    let db: PostgresConnection
 
-        /// Most keys written already have a row (a flush adds to the counters of tracks playing
-        /// now; rollup rows exist once their plays are rolled up): the merge of existing rows
-        /// goes first, and only the keys it did not find are inserted. Otherwise (a batch run's
-        /// fresh hours) the insert goes first and only its conflicts are merged.
-        var mostlyExisting: Bool
+    private var table: CounterTable { counters.table }
+    private var firstKeys: [Int64] { counters.firstKeys }
+    private var secondKeys: [Int64] { counters.secondKeys }
+    private var plays: [Int64] { counters.plays }
 
-        static let realtime = Table(name: "realtime_counts", keys: ("hour", "track_id"), trackKey: 1, mostlyExisting: true)
-        static let batchHours = Table(name: "batch_hours", keys: ("track_id", "hour"), trackKey: 0, mostlyExisting: false)
-        static let batchDays = Table(name: "batch_days", keys: ("track_id", "day"), trackKey: 0, mostlyExisting: true)
-        static let batchMonths = Table(name: "batch_months", keys: ("track_id", "month"), trackKey: 0, mostlyExisting: true)
-    }
-
-    let table: Table
-    private(set) var firstKeys: [Int64] = []
-    private(set) var secondKeys: [Int64] = []
-    private(set) var plays: [Int64] = []
-    /// The rows' blobs, back to back: one buffer instead of an array per row.
-    private var arena: [UInt8] = []
-    private var blobs: [Range<Int>] = []
-    private var scratch: [UInt8] = []
-
-    init(_ table: Table) { self.table = table }
-
-    var count: Int { firstKeys.count }
-    var isEmpty: Bool { firstKeys.isEmpty }
-
-    mutating func reserveCapacity(_ rows: Int) {
-        firstKeys.reserveCapacity(rows)
-        secondKeys.reserveCapacity(rows)
-        plays.reserveCapacity(rows)
-        blobs.reserveCapacity(rows)
-    }
-
-    /// Adds a row; rows must come in ascending key order. A row of the last row's key adds its
-    /// plays to it and merges its blob into it. Throws `malformedDimensions` for a blob
-    /// `DimensionEncoding` cannot read.
-    mutating func append(_ first: Int64, _ second: Int64, plays rowPlays: Int64 = 0, dimensions: UnsafeRawBufferPointer) throws {
-        if let last = firstKeys.indices.last, firstKeys[last] == first, secondKeys[last] == second {
-            plays[last] += rowPlays
-            guard !dimensions.isEmpty else { return }
-            let range = blobs[last]
-            let ok = arena.withUnsafeBytes { arena in
-                DimensionEncoding.merge(UnsafeRawBufferPointer(rebasing: arena[range]), dimensions, into: &scratch)
-            }
-            guard ok else { throw malformed(first, second) }
-            // The last row's blob is the arena's tail: replace it.
-            arena.removeSubrange(range.lowerBound...)
-            arena.append(contentsOf: scratch)
-            blobs[last] = range.lowerBound..<arena.count
-        } else {
-            precondition(firstKeys.last.map { ($0, secondKeys.last!) < (first, second) } ?? true,
-                         "PostgresCounterRows: rows out of key order")
-            firstKeys.append(first)
-            secondKeys.append(second)
-            plays.append(rowPlays)
-            arena.append(contentsOf: dimensions)
-            blobs.append(arena.count - dimensions.count..<arena.count)
-        }
-    }
-
-    mutating func removeAll() {
-        firstKeys.removeAll(keepingCapacity: true)
-        secondKeys.removeAll(keepingCapacity: true)
-        plays.removeAll(keepingCapacity: true)
-        arena.removeAll(keepingCapacity: true)
-        blobs.removeAll(keepingCapacity: true)
-    }
-
-    private func malformed(_ first: Int64, _ second: Int64) -> CounterStoreError {
-        .malformedDimensions(trackID: table.trackKey == 0 ? first : second)
-    }
-
-    // MARK: Writing
-
-    /// Merges the rows into `table` (see the type's comment), inside the caller's transaction.
-    mutating func write(on db: PostgresConnection, chunkRows: Int = 200_000) throws {
+    /// Adds the rows to their table (see the type's comment), inside the caller's transaction.
+    func write(chunkRows: Int) throws {
+        let count = counters.count
         var start = 0
         while start < count {
             let end = min(count, start + max(1, chunkRows))
             // Rows without dimension counts only add plays: one upsert the server adds up itself
             // (and rows with neither add nothing).
-            let plain = (start..<end).filter { blobs[$0].isEmpty && plays[$0] != 0 }
+            let plain = (start..<end).filter { counters.dimensions.isEmpty($0) && plays[$0] != 0 }
             if !plain.isEmpty { try addPlays(plain, db) }
-            var pending = (start..<end).filter { !blobs[$0].isEmpty }
+            var pending = (start..<end).filter { !counters.dimensions.isEmpty($0) }
             // Each step hands the other the rows it could not write: the insert its conflicts,
             // the merge the keys it found no row for (new, or compacted meanwhile).
-            var inserting = !table.mostlyExisting
+            var inserting = table != Catalogue.realtime
             while !pending.isEmpty {
                 pending = inserting ? try insertNew(pending, db) : try mergeExisting(pending, db)
                 inserting.toggle()
@@ -138,7 +66,7 @@ struct PostgresCounterRows {
         var parameters = keyArrays(rows)
         parameters.append(PostgresInt64Array(rows.map { plays[$0] }))
         parameters.append(try blobArray(rows) { row, body in
-            try arena.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[blobs[row]])) }
+            try counters.dimensions.withBlobs { try body($0(row)) }
         })
         // The ordinals of the rows not inserted: a data-modifying CTE's RETURNING anti-joined
         // with the input, so that only conflicts travel back (none in a fresh batch run), not
@@ -165,9 +93,9 @@ struct PostgresCounterRows {
                 continue
             }
             let ok = stored.withBytes(row: next, column: 2) { old in
-                arena.withUnsafeBytes { DimensionEncoding.merge(old, UnsafeRawBufferPointer(rebasing: $0[blobs[row]]), into: &scratch) }
+                counters.dimensions.withBlobs { BlobMerge.merge(old, $0(row), into: &scratch) }
             }
-            guard ok else { throw malformed(firstKeys[row], secondKeys[row]) }
+            guard ok else { throw CounterStoreError.malformedDimensions(trackID: counters.trackID(row)) }
             merged.append((row, scratch))
         }
         if !merged.isEmpty {
@@ -203,7 +131,7 @@ struct PostgresCounterRows {
         var lock: String
         var update: String
 
-        static func of(_ table: Table) -> Statements {
+        static func of(_ table: CounterTable) -> Statements {
             let (first, second) = table.keys
             let valueColumns = "plays, dimensions"
             let valueTypes = "$3::bigint[], $4::bytea[]"

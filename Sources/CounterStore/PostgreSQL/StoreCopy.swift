@@ -27,12 +27,12 @@ public enum StoreCopy {
         }
 
         var summary = Summary(batchRows: 0, realtimeRows: 0, partitions: 0)
-        let coverage = try batchSource.read { try CoverageTable.load($0) }
+        let coverage = try batchSource.read { try BatchRecords.coverage(SQLiteDialect($0)) }
         if !coverage.ranges.isEmpty {
-            let latest = try batchSource.read { try BatchRunsTable.recent(limit: 1, $0) }.first
+            let latest = try batchSource.read { try BatchRecords.recentRuns(limit: 1, SQLiteDialect($0)) }.first
             _ = try batchSource.read { db in
                 try batchTarget.replace(ranges: coverage.ranges, startedAt: latest?.startedAt ?? 0) { writer in
-                    try db.cachedStatement("SELECT track_id, hour, plays, dimensions FROM batch_hours").forEachRow { row in
+                    try db.cachedStatement("SELECT track_id, hour, plays, dimensions FROM \(Catalogue.batch(.hour).name)").forEachRow { row in
                         try writer.write(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2),
                                          dimensions: row.bytes(at: 3))
                         summary.batchRows += 1

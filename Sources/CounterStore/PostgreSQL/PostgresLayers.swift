@@ -81,18 +81,18 @@ public final class PostgresLayers: LayerReads {
 
     public func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 {
         // One statement over the non-empty spans: a point lookup is one round trip.
-        let (mask, parameters) = PostgresSQL.slots(of: part, track: track)
+        let (mask, parameters) = Self.slots(of: part, track: track)
         guard mask != 0 else { return 0 }
-        return try query(PostgresSQL.sumBySlots[mask], parameters).singleInt64 ?? 0
+        return try query(Self.batchSQL.sumBySlots[mask], parameters).singleInt64 ?? 0
     }
 
     public func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
-        let result = try query(PostgresSQL.buckets[span.level.rawValue], [track, span.lower, span.upper])
+        let result = try query(Self.batchSQL.buckets[span.level.rawValue], [track, span.lower, span.upper])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
     public func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
-        let result = try query(PostgresSQL.ranked[level.rawValue], [key, limit, offset])
+        let result = try query(Self.batchSQL.ranked[level.rawValue], [key, limit, offset])
         return (0..<result.rowCount).map {
             RankedEntry(trackID: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
         }
@@ -117,9 +117,9 @@ public final class PostgresLayers: LayerReads {
     }
 
     public func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let (mask, parameters) = PostgresSQL.slots(of: part, track: track)
+        let (mask, parameters) = Self.slots(of: part, track: track)
         guard mask != 0 else { return }
-        let result = try query(PostgresSQL.dimensionsBySlots[mask], parameters)
+        let result = try query(Self.batchSQL.dimensionsBySlots[mask], parameters)
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
@@ -145,9 +145,9 @@ public final class PostgresLayers: LayerReads {
 
     public func recentRuns(limit: Int) throws -> [BatchRun] {
         do {
-            if let snapshot { return try PostgresBatchTables.recentRuns(limit: limit, snapshot) }
+            if let snapshot { return try BatchRecords.recentRuns(limit: limit, PostgresDialect(snapshot)) }
             return try database.withConnection { connection in
-                try connection.read { try PostgresBatchTables.recentRuns(limit: limit, $0) }
+                try connection.read { try BatchRecords.recentRuns(limit: limit, PostgresDialect($0)) }
             }
         } catch {
             dropIfLost(error)
@@ -156,14 +156,11 @@ public final class PostgresLayers: LayerReads {
     }
 
     public func partitions() throws -> [PartitionStatus] {
-        let result = try query("""
-            SELECT topic, partition, next_offset, high_watermark FROM partition_offsets ORDER BY topic, partition
-            """, [])
-        return (0..<result.rowCount).map { row in
-            PartitionStatus(topic: result.string(row: row, column: 0),
-                            partition: Int32(truncatingIfNeeded: result.int64(row: row, column: 1)),
-                            nextOffset: result.int64(row: row, column: 2),
-                            highWatermark: result.optionalInt64(row: row, column: 3))
+        do {
+            return try BatchRecords.partitions(PostgresDialect(snapshot ?? database.connection()))
+        } catch {
+            dropIfLost(error)
+            throw error
         }
     }
 
@@ -180,53 +177,15 @@ public final class PostgresLayers: LayerReads {
 @available(*, unavailable)
 extension PostgresLayers: Sendable {}
 
-/// The batch tables of each rollup level (`RollupLevel.rawValue` indexes them) and the
-/// statements on them.
-private enum PostgresSQL {
-    static let tables: [(table: String, key: String)] = [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")]
+extension PostgresLayers {
+    static let batchSQL = Catalogue.BatchStatements(placeholder: { "$\($0)" })
 
     /// The non-empty slots of `part` as a mask (bit i: slot i) and the parameters of the
     /// `…BySlots[mask]` statements: the track, then each slot's bounds.
     static func slots(of part: RollupDecomposition, track: Int64) -> (mask: Int, parameters: [any PostgresParameter]) {
-        var mask = 0
+        let (mask, spans) = Catalogue.nonEmptySlots(of: part)
         var parameters: [any PostgresParameter] = [track]
-        for (index, span) in part.slots.enumerated() where !span.isEmpty {
-            mask |= 1 << index
-            parameters += [span.lower, span.upper]
-        }
+        for span in spans { parameters += [span.lower, span.upper] }
         return (mask, parameters)
-    }
-
-    /// For each mask, one `WHERE` per slot whose bit is set: (table, condition on track $1 and
-    /// the slot's bounds, bound at $(2i+2), $(2i+3) for the i-th set slot).
-    private static func slotConditions(_ mask: Int) -> [(table: String, condition: String)] {
-        let slotLevels: [RollupLevel] = [.hour, .day, .month, .day, .hour]
-        let levels = slotLevels.indices.filter { mask & (1 << $0) != 0 }.map { slotLevels[$0] }
-        return levels.enumerated().map { index, level in
-            let (table, key) = tables[level.rawValue]
-            return (table, "track_id = $1 AND \(key) >= $\(2 * index + 2) AND \(key) < $\(2 * index + 3)")
-        }
-    }
-
-    /// `sumBySlots[mask]`: Σ plays of track $1 over the slots of a `RollupDecomposition` whose
-    /// bits are set in `mask`.
-    static let sumBySlots: [String] = (0..<32).map { mask in
-        let parts = slotConditions(mask).map { "(SELECT coalesce(sum(plays), 0) FROM \($0.table) WHERE \($0.condition))" }
-        return "SELECT (" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + ")::bigint"
-    }
-
-    /// `dimensionsBySlots[mask]`: the dimension blobs of track $1 over the same slots; NULL
-    /// (none) is left out.
-    static let dimensionsBySlots: [String] = (0..<32).map { mask in
-        let parts = slotConditions(mask).map { "SELECT dimensions FROM \($0.table) WHERE \($0.condition) AND dimensions IS NOT NULL" }
-        return parts.isEmpty ? "SELECT NULL::bytea WHERE false" : parts.joined(separator: " UNION ALL ")
-    }
-
-    static let buckets: [String] = tables.map { table, key in
-        "SELECT \(key), plays FROM \(table) WHERE track_id = $1 AND \(key) >= $2 AND \(key) < $3"
-    }
-
-    static let ranked: [String] = tables.map { table, key in
-        "SELECT track_id, plays FROM \(table) WHERE \(key) = $1 ORDER BY plays DESC, track_id LIMIT $2 OFFSET $3"
     }
 }

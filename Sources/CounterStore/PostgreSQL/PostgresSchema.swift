@@ -1,9 +1,5 @@
 import PostgresDB
 
-// Store failures of the PostgreSQL backend surface as PostgresError (SQLSTATE, the server's
-// message, what was being done); re-exported so callers need not import PostgresDB.
-@_exported import struct PostgresDB.PostgresError
-
 /// The PostgreSQL schema of both layers (one database, separate tables): an ordered list of
 /// migrations, with the number applied kept in `counterpoint_schema`. Every process that opens
 /// the store runs the missing ones in one transaction under a transaction-scoped advisory
@@ -21,6 +17,8 @@ import PostgresDB
 enum PostgresSchema {
     /// Key of the advisory lock that serializes migrations ("Countmig" in ASCII).
     static let migrationLock: Int64 = 0x436F_756E_746D_6967
+
+    static let types = ColumnTypes(integer: "bigint", text: "text", blob: "bytea")
 
     static let migrations: [String] = [
         """
@@ -89,26 +87,13 @@ enum PostgresSchema {
         );
         """,
         // What each covered hour was computed from, for the incremental batch (see `HourSource`).
-        """
-        CREATE TABLE hour_sources (
-            hour bigint PRIMARY KEY,
-            fingerprint text NOT NULL,
-            files bigint NOT NULL,
-            bytes bigint NOT NULL,
-            run_id bigint NOT NULL
-        );
-        """,
-        // Dimension counts (`DimensionEncoding` blobs, merged by `PostgresCounterRows`): a
+        Catalogue.hourSourcesTable(types),
+        // Dimension counts (`DimensionEncoding` blobs, merged by `PostgresCounterWrite`): a
         // column of the realtime and batch rows, NULL meaning none. The realtime counters and
         // their blobs share a row, so a flush locks, merges and writes each key once (measured:
         // a separate blob table made a 20 k-row flush cost 254 ms instead of about 170), and
         // compaction deletes both with the row.
-        """
-        ALTER TABLE realtime_counts ADD COLUMN dimensions bytea;
-        ALTER TABLE batch_hours ADD COLUMN dimensions bytea;
-        ALTER TABLE batch_days ADD COLUMN dimensions bytea;
-        ALTER TABLE batch_months ADD COLUMN dimensions bytea;
-        """,
+        Catalogue.addDimensionsColumn(to: [Catalogue.realtime] + Catalogue.batchTables, types),
     ]
 
     static var version: Int { migrations.count }

@@ -35,6 +35,9 @@ struct Schema: Sendable {
 }
 
 extension Schema {
+    /// SQLite's column types (an `INTEGER PRIMARY KEY` is the rowid).
+    static let types = ColumnTypes(integer: "INTEGER", text: "TEXT", blob: "BLOB")
+
     /// realtime.sqlite. Counters are keyed (hour, track_id) so compaction deletes contiguous
     /// rows; the covering index (track_id, hour, plays) serves the reader's per-track lookups
     /// without touching the table.
@@ -60,7 +63,18 @@ extension Schema {
             flushed_at INTEGER NOT NULL
         );
         """,
-        DimensionTables.realtimeMigration,
+        // Dimension counts (`DimensionEncoding` blobs) per (track, hour), in a table of their
+        // own keyed like the counts, so that compaction deletes both with the same bounds, and
+        // indexed (track_id, hour) for the reader.
+        """
+        CREATE TABLE realtime_dimensions (
+            hour INTEGER NOT NULL,
+            track_id INTEGER NOT NULL,
+            dimensions BLOB NOT NULL,
+            PRIMARY KEY (hour, track_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX realtime_dimensions_by_track ON realtime_dimensions (track_id, hour);
+        """,
         // Counts every committed change of the realtime rows (flushes and compactions): the
         // reader's `SnapshotState.realtimeVersion`.
         "ALTER TABLE last_flush ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;",
@@ -140,16 +154,11 @@ extension Schema {
         """,
         // What each covered hour was computed from (see HourSources.swift): the incremental
         // batch compares it with the files on disk to find the hours that changed.
-        """
-        CREATE TABLE hour_sources (
-            hour INTEGER PRIMARY KEY,
-            fingerprint TEXT NOT NULL,
-            files INTEGER NOT NULL,
-            bytes INTEGER NOT NULL,
-            run_id INTEGER NOT NULL
-        );
-        """,
-        DimensionTables.batchMigration,
+        Catalogue.hourSourcesTable(types),
+        // Dimension counts in the rows of the hours, days and months: no second key and index
+        // per row, and a batch run writes each (track, hour) once. NULL (rows written before
+        // this migration) means none.
+        Catalogue.addDimensionsColumn(to: Catalogue.batchTables, types),
     ])
 }
 
@@ -168,7 +177,7 @@ enum StoreFile {
     static func openWriter(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
         let database = try Database(path: path, mode: .readWrite, configuration: configuration)
         try schema.migrate(database)
-        try DimensionTables.defineMergeFunction(database)
+        try SQLiteDialect.defineMergeFunction(database)
         return database
     }
 

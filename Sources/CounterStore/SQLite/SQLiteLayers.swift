@@ -36,7 +36,7 @@ public final class SQLiteLayers: LayerReads {
             // that a writer of an older version (which counts nothing) still changes it.
             let version = "\(state.optionalInt64(at: 2) ?? 0):\(flushedAt ?? 0)"
             try batch.beginRead()
-            let coverage = try CoverageTable.load(batch)
+            let coverage = try BatchRecords.coverage(SQLiteDialect(batch))
             return SnapshotState(coverage: coverage, realtimeFlushedAt: flushedAt, realtimeLagEvents: lag, realtimeVersion: version)
         } catch {
             endSnapshots()
@@ -53,23 +53,19 @@ public final class SQLiteLayers: LayerReads {
 
     public func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 {
         // One statement over the non-empty spans: a point lookup is one step, whatever the range.
-        var mask = 0
-        var parameter = 2
-        let slots = part.slots
-        for (index, span) in slots.enumerated() where !span.isEmpty { mask |= 1 << index }
+        let (mask, spans) = Catalogue.nonEmptySlots(of: part)
         guard mask != 0 else { return 0 }
-        let sum = try batch.cachedStatement(BatchSQL.sumBySlots[mask])
+        let sum = try batch.cachedStatement(Self.batchSQL.sumBySlots[mask])
         try sum.bind(track, at: 1)
-        for span in slots where !span.isEmpty {
-            try sum.bind(span.lower, at: parameter)
-            try sum.bind(span.upper, at: parameter + 1)
-            parameter += 2
+        for (index, span) in spans.enumerated() {
+            try sum.bind(span.lower, at: 2 * index + 2)
+            try sum.bind(span.upper, at: 2 * index + 3)
         }
         return try sum.singleInt64() ?? 0
     }
 
     public func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
-        let rows = try batch.cachedStatement(BatchSQL.buckets[span.level.rawValue])
+        let rows = try batch.cachedStatement(Self.batchSQL.buckets[span.level.rawValue])
         try rows.bind(track, at: 1)
         try rows.bind(span.lower, at: 2)
         try rows.bind(span.upper, at: 3)
@@ -77,7 +73,7 @@ public final class SQLiteLayers: LayerReads {
     }
 
     public func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
-        let rows = try batch.cachedStatement(BatchSQL.ranked[level.rawValue])
+        let rows = try batch.cachedStatement(Self.batchSQL.ranked[level.rawValue])
         try rows.bind(key, at: 1)
         try rows.bind(Int64(limit), at: 2)
         try rows.bind(Int64(offset), at: 3)
@@ -123,7 +119,7 @@ public final class SQLiteLayers: LayerReads {
     public func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         // In process, a statement per span costs nothing more than one over them all.
         for span in part.spans {
-            let rows = try batch.cachedStatement(DimensionTables.batchReads[span.level.rawValue])
+            let rows = try batch.cachedStatement(Self.batchSQL.dimensions[span.level.rawValue])
             try rows.bind(track, at: 1)
             try rows.bind(span.lower, at: 2)
             try rows.bind(span.upper, at: 3)
@@ -133,7 +129,7 @@ public final class SQLiteLayers: LayerReads {
 
     public func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         for gap in gaps {
-            let rows = try realtime.cachedStatement(DimensionTables.realtimeRead)
+            let rows = try realtime.cachedStatement("SELECT dimensions FROM realtime_dimensions WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
             try rows.bind(track, at: 1)
             try rows.bind(gap.lower.index, at: 2)
             try rows.bind(gap.upper.index, at: 3)
@@ -144,18 +140,11 @@ public final class SQLiteLayers: LayerReads {
     // MARK: Status
 
     public func recentRuns(limit: Int) throws -> [BatchRun] {
-        try batch.read { try BatchRunsTable.recent(limit: limit, $0) }
+        try batch.read { try BatchRecords.recentRuns(limit: limit, SQLiteDialect($0)) }
     }
 
     public func partitions() throws -> [PartitionStatus] {
-        var partitions: [PartitionStatus] = []
-        try realtime.cachedStatement("""
-            SELECT topic, partition, next_offset, high_watermark FROM partition_offsets ORDER BY topic, partition
-            """).forEachRow { row in
-            partitions.append(PartitionStatus(topic: row.string(at: 0), partition: Int32(truncatingIfNeeded: row.int64(at: 1)),
-                                              nextOffset: row.int64(at: 2), highWatermark: row.optionalInt64(at: 3)))
-        }
-        return partitions
+        try BatchRecords.partitions(SQLiteDialect(realtime))
     }
 
     public func isReadable() -> Bool {
@@ -172,33 +161,11 @@ public final class SQLiteLayers: LayerReads {
 @available(*, unavailable)
 extension SQLiteLayers: Sendable {}
 
-/// The batch tables of each rollup level (`RollupLevel.rawValue` indexes them) and the
-/// statements on them.
-private enum BatchSQL {
-    static let tables: [(table: String, key: String)] = [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")]
-
-    /// `sumBySlots[mask]`: Σ plays of track ?1 over the slots of a `RollupDecomposition` whose
-    /// bits are set in `mask`, the i-th of them bound at ?(2i+2), ?(2i+3).
-    static let sumBySlots: [String] = (0..<32).map { mask in
-        let slotLevels: [RollupLevel] = [.hour, .day, .month, .day, .hour]
-        return sum(slotLevels.indices.filter { mask & (1 << $0) != 0 }.map { slotLevels[$0] })
-    }
-
-    private static func sum(_ levels: [RollupLevel]) -> String {
-        let parts = levels.enumerated().map { index, level in
-            let (table, key) = tables[level.rawValue]
-            return "(SELECT coalesce(sum(plays), 0) FROM \(table) WHERE track_id = ?1 AND \(key) >= ?\(2 * index + 2) AND \(key) < ?\(2 * index + 3))"
-        }
-        return "SELECT " + parts.joined(separator: " + ")
-    }
-
-    static let buckets: [String] = tables.map { table, key in
-        "SELECT \(key), plays FROM \(table) WHERE track_id = ?1 AND \(key) >= ?2 AND \(key) < ?3"
-    }
-
-    static let ranked: [String] = tables.map { table, key in
-        "SELECT track_id, plays FROM \(table) INDEXED BY \(table)_ranked WHERE \(key) = ?1 ORDER BY plays DESC, track_id LIMIT ?2 OFFSET ?3"
-    }
+extension SQLiteLayers {
+    /// The batch statements in SQLite's placeholders; rankings read the (bucket, plays DESC,
+    /// track_id) index by name, so the planner never sorts a bucket instead.
+    static let batchSQL = Catalogue.BatchStatements(placeholder: { "?\($0)" },
+                                                    rankedHint: { " INDEXED BY \($0.name)_ranked" })
 }
 
 private enum RealtimeSQL {

@@ -39,17 +39,14 @@ public final class PostgresRealtimeStore: RealtimeWriter {
 
     public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
                       flushedAt: Int64) throws -> FlushOutcome {
-        if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
-            throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)
-        }
-        var rows = try Self.rows(increments, dimensions)
+        let rows = try CounterRows.realtime(increments, dimensions)
         let ordered = progress.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
         do {
             try retryingConflicts {
                 try database.withConnection { connection in
                     try connection.write(isolation: .readCommitted) { db in
                         try fence(ordered, flushedAt: flushedAt, db)
-                        try rows.write(on: db)
+                        try PostgresDialect(db).add(rows)
                         try advance(ordered, flushedAt: flushedAt, db)
                         try db.query("""
                             INSERT INTO realtime_flushes (writer, flushed_at) VALUES ($1, $2)
@@ -62,31 +59,6 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         } catch let fenced as Fenced {
             return .fenced(partitions: progress.map(\.partition).filter { fenced.partitions.contains($0) })
         }
-    }
-
-    /// The increments and their dimension counts summed and merged per (hour, track), in the
-    /// key order every writer locks them in; increments of 0 plays are left out.
-    private static func rows(_ increments: some Collection<CountRow>, _ dimensions: [DimensionRow]) throws -> PostgresCounterRows {
-        if let invalid = dimensions.first(where: { $0.trackID < 1 }) {
-            throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: 0)
-        }
-        let counts = increments.filter { $0.plays > 0 }.sorted { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }
-        let blobs = dimensions.filter { !$0.encoded.isEmpty }.sorted { ($0.hour, $0.trackID) < ($1.hour, $1.trackID) }
-        var rows = PostgresCounterRows(.realtime)
-        rows.reserveCapacity(counts.count)
-        // Two sorted lists merged: `append` adds up the rows of a key that come one after another.
-        var next = 0
-        for count in counts {
-            while next < blobs.count, (blobs[next].hour, blobs[next].trackID) <= (count.hour, count.trackID) {
-                try blobs[next].encoded.withUnsafeBytes { try rows.append(blobs[next].hour.index, blobs[next].trackID, dimensions: $0) }
-                next += 1
-            }
-            try rows.append(count.hour.index, count.trackID, plays: count.plays, dimensions: UnsafeRawBufferPointer(start: nil, count: 0))
-        }
-        for blob in blobs[next...] {
-            try blob.encoded.withUnsafeBytes { try rows.append(blob.hour.index, blob.trackID, dimensions: $0) }
-        }
-        return rows
     }
 
     /// Locks or claims every partition of the flush; throws `Fenced` (rolling the transaction

@@ -25,40 +25,8 @@ struct ReplaceTarget {
         guard coverage.contains(row.hour) else {
             throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: coverage.ranges[0])
         }
-        guard row.trackID > 0, row.plays >= 0 else {
-            throw CounterStoreError.invalidRow(trackID: row.trackID, hour: row.hour, plays: row.plays)
-        }
+        try RowRule.check(trackID: row.trackID, hour: row.hour, plays: row.plays)
         return row.plays > 0
-    }
-}
-
-/// The tables every replacement ends by writing, as one backend reaches them inside the
-/// replacement's transaction: `ReplaceTarget.finishReplacement` writes them the same way on
-/// SQLite and PostgreSQL.
-protocol BatchRecordTables {
-    associatedtype Connection
-    /// Inserts `run` (with its rejections by reason) and returns its id.
-    static func insertRun(_ run: BatchRun, _ db: Connection) throws -> Int64
-    static func coverage(_ db: Connection) throws -> Coverage
-    static func saveCoverage(_ coverage: Coverage, _ db: Connection) throws
-    /// Records what each hour was computed from, under the run that computed it.
-    static func saveSources(_ sources: [HourSource], runID: Int64, _ db: Connection) throws
-}
-
-extension ReplaceTarget {
-    /// The tail of every replacement, after the new rows are in: records `run` over the span
-    /// (returned with its id), adds the target to the coverage and saves the hours' sources —
-    /// all in `db`'s transaction, so none of it is kept unless the rows are.
-    func finishReplacement<Tables: BatchRecordTables>(_ run: BatchRun, sources: [HourSource],
-                                                      in db: Tables.Connection, _: Tables.Type) throws -> BatchRun {
-        var recorded = run
-        recorded.range = span
-        recorded.id = try Tables.insertRun(recorded, db)
-        var covered = try Tables.coverage(db)
-        for range in coverage.ranges { covered.insert(range) }
-        try Tables.saveCoverage(covered, db)
-        try Tables.saveSources(sources, runID: recorded.id, db)
-        return recorded
     }
 }
 

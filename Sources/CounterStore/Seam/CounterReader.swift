@@ -1,5 +1,4 @@
 import CounterpointCore
-import SQLiteDB
 
 /// Answers count queries by the merge rule (SPEC §2) over any backend's `LayerReads`:
 /// `plays(track, hour) = batch(track, hour)` if `hour` is covered (0 without a batch row,
@@ -21,11 +20,6 @@ public final class CounterReader {
         self.layers = layers
         lastFreshness = Freshness(batchCoveredUntil: nil, realtimeFlushedAt: nil, realtimeLagEvents: nil)
         lastFreshness = try freshness()
-    }
-
-    /// A reader of the SQLite stores under `location`.
-    public convenience init(location: StoreLocation, configuration: DatabaseConfiguration = .default) throws {
-        try self.init(layers: SQLiteLayers(location: location, configuration: configuration))
     }
 
     // MARK: Snapshots

@@ -1,7 +1,4 @@
 import CounterpointCore
-// Store failures of the database itself (disk full, I/O error, busy, corrupt file) surface as
-// SQLiteError, whose `kind` callers inspect; re-exported so they need not import SQLiteDB.
-@_exported import struct SQLiteDB.SQLiteError
 
 /// Misuse of a store, or a store file this program cannot use.
 public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertible {

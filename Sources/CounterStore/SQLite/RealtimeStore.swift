@@ -26,24 +26,11 @@ public final class RealtimeStore: RealtimeWriter {
     /// those partitions since this one read them: nothing is written and `.fenced` names them.
     public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
                       flushedAt: Int64) throws -> FlushOutcome {
-        // Ordered by the index (track_id, hour) the writes touch pages in one sweep; within an
-        // hour that is also the table's order.
-        if let invalid = increments.first(where: { $0.trackID < 1 || $0.plays < 0 }) {
-            throw CounterStoreError.invalidRow(trackID: invalid.trackID, hour: invalid.hour, plays: invalid.plays)
-        }
-        let ordered = increments.filter { $0.plays > 0 }.sorted(by: CountRow.byTrackThenHour)
+        let rows = try CounterRows.realtime(increments, dimensions)
         return try database.write { db in
             let stale = try staleOffsets(progress, db)
             guard stale.isEmpty else { return .fenced(partitions: stale) }
-
-            let upsert = try GroupedUpsert(db, firstRowParameter: 1) { values in
-                """
-                INSERT INTO realtime_counts (hour, track_id, plays) VALUES \(values)
-                ON CONFLICT (hour, track_id) DO UPDATE SET plays = plays + excluded.plays
-                """
-            }
-            try upsert.write(ordered) { ($0.hour.index, $0.trackID, $0.plays) }
-            try DimensionTables.addRealtime(dimensions, db)
+            try SQLiteDialect(db).add(rows)
 
             let saveOffset = try db.cachedStatement("""
                 INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at)
@@ -99,7 +86,7 @@ public final class RealtimeStore: RealtimeWriter {
         if batch == nil {
             batch = try StoreFile.openReader(path: location.batchPath, schema: .batch, configuration: configuration)
         }
-        let coverage = try batch!.read { try CoverageTable.load($0) }
+        let coverage = try batch!.read { try BatchRecords.coverage(SQLiteDialect($0)) }
         return try compact(coverage: coverage, maxRows: maxRows)
     }
 

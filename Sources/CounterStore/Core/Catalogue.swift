@@ -1,0 +1,121 @@
+import CounterpointCore
+
+/// A counters table of either layer: rows keyed by two bigint columns, holding plays and the
+/// optional payloads (`CounterRows.payloads`).
+struct CounterTable: Sendable, Hashable {
+    var name: String
+    /// The key columns, in the primary key's order.
+    var keys: (first: String, second: String)
+    /// Which key is the track id (0 or 1), for errors.
+    var trackKey: Int
+    /// The rollup level of a batch table; nil for the realtime table.
+    var level: RollupLevel?
+
+    static func == (a: CounterTable, b: CounterTable) -> Bool { a.name == b.name }
+    func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// The one place the store's tables are named: every statement of both dialects derives the
+/// table, key and slot of a rollup level from here (the migrations, being history, spell them
+/// out as they were). docs/architecture.md describes the layers.
+enum Catalogue {
+    /// The batch table of each rollup level, keyed (track_id, bucket) for a track's sums and
+    /// timelines; `RollupLevel.rawValue` indexes them.
+    static let batchTables: [CounterTable] = zip(RollupLevel.allCases, [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")])
+        .map { level, table in CounterTable(name: table.0, keys: ("track_id", table.1), trackKey: 0, level: level) }
+
+    static func batch(_ level: RollupLevel) -> CounterTable { batchTables[level.rawValue] }
+
+    /// The realtime counters, keyed (hour, track_id) so that compaction deletes contiguous rows.
+    static let realtime = CounterTable(name: "realtime_counts", keys: ("hour", "track_id"), trackKey: 1, level: nil)
+
+    /// The levels of `RollupDecomposition.slots`, in slot order: the statements that sum a
+    /// track over a decomposition have one part per slot.
+    static let slotLevels: [RollupLevel] = RollupDecomposition(HourRange(Hour(index: 0), Hour(index: 0))).slots.map(\.level)
+
+    /// The slot levels whose bit is set in `mask` (bit i: slot i), in slot order.
+    static func slotLevels(mask: Int) -> [RollupLevel] {
+        slotLevels.indices.filter { mask & (1 << $0) != 0 }.map { slotLevels[$0] }
+    }
+
+    /// The non-empty slots of `part` as a mask and their spans in slot order.
+    static func nonEmptySlots(of part: RollupDecomposition) -> (mask: Int, spans: [RollupSpan]) {
+        var mask = 0
+        var spans: [RollupSpan] = []
+        for (index, span) in part.slots.enumerated() where !span.isEmpty {
+            mask |= 1 << index
+            spans.append(span)
+        }
+        return (mask, spans)
+    }
+
+    /// Statements on the batch tables, in a dialect's placeholders (`placeholder(n)`).
+    struct BatchStatements {
+        /// `sumBySlots[mask]`: Σ plays of the track (parameter 1) over the slots set in `mask`,
+        /// the i-th of them bounded by parameters 2i+2 and 2i+3.
+        let sumBySlots: [String]
+        /// `dimensionsBySlots[mask]`: the non-NULL dimension blobs over the same slots.
+        let dimensionsBySlots: [String]
+        /// Per level: (bucket key, plays) of the track (1) in [2, 3).
+        let buckets: [String]
+        /// Per level: the dimension blobs of the track (1) in [2, 3).
+        let dimensions: [String]
+        /// Per level: (track, plays) of bucket 1 by plays descending, ties by track, LIMIT 2 OFFSET 3.
+        let ranked: [String]
+
+        init(placeholder p: (Int) -> String, rankedHint: (CounterTable) -> String = { _ in "" }) {
+            func condition(_ table: CounterTable, _ index: Int) -> String {
+                let key = table.keys.second
+                return "track_id = \(p(1)) AND \(key) >= \(p(2 * index + 2)) AND \(key) < \(p(2 * index + 3))"
+            }
+            let masks = 0..<(1 << Catalogue.slotLevels.count)
+            sumBySlots = masks.map { mask in
+                let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
+                    let table = Catalogue.batch(level)
+                    return "(SELECT coalesce(sum(plays), 0) FROM \(table.name) WHERE \(condition(table, index)))"
+                }
+                return "SELECT CAST(" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + " AS bigint)"
+            }
+            dimensionsBySlots = masks.map { mask in
+                let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
+                    let table = Catalogue.batch(level)
+                    return "SELECT dimensions FROM \(table.name) WHERE \(condition(table, index)) AND dimensions IS NOT NULL"
+                }
+                return parts.isEmpty ? "SELECT NULL WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
+            }
+            buckets = Catalogue.batchTables.map { table in
+                "SELECT \(table.keys.second), plays FROM \(table.name) WHERE \(condition(table, 0))"
+            }
+            dimensions = Catalogue.batchTables.map { table in
+                "SELECT dimensions FROM \(table.name) WHERE \(condition(table, 0)) AND dimensions IS NOT NULL"
+            }
+            ranked = Catalogue.batchTables.map { table in
+                "SELECT track_id, plays FROM \(table.name)\(rankedHint(table)) WHERE \(table.keys.second) = \(p(1)) " +
+                    "ORDER BY plays DESC, track_id LIMIT \(p(2)) OFFSET \(p(3))"
+            }
+        }
+    }
+}
+
+/// A dialect's column types, for the table definitions both schemas share.
+struct ColumnTypes {
+    var integer: String
+    var text: String
+    var blob: String
+}
+
+extension Catalogue {
+    /// What each covered hour was computed from, for the incremental batch (see `HourSource`).
+    static func hourSourcesTable(_ types: ColumnTypes) -> String {
+        let columns = [("hour", "\(types.integer) PRIMARY KEY"), ("fingerprint", "\(types.text) NOT NULL"),
+                       ("files", "\(types.integer) NOT NULL"), ("bytes", "\(types.integer) NOT NULL"),
+                       ("run_id", "\(types.integer) NOT NULL")]
+        return "CREATE TABLE hour_sources (" + columns.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ");"
+    }
+
+    /// The dimension counts (`DimensionEncoding` blobs) as a column of `tables`' rows, NULL
+    /// meaning none.
+    static func addDimensionsColumn(to tables: [CounterTable], _ types: ColumnTypes) -> String {
+        tables.map { "ALTER TABLE \($0.name) ADD COLUMN dimensions \(types.blob);" }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,103 @@
+import CounterpointCore
+import SQLiteDB
+
+/// The SQLite dialect of the store's core (`StoreDialect`), over one connection inside its
+/// transaction: `?n` parameters, cached prepared statements, `GroupedUpsert` as the bulk load,
+/// and the blob merge as an SQL function the upserts call. Not `Sendable`, like its connection.
+final class SQLiteDialect: StoreDialect {
+    /// The SQL function that merges two blobs (`BlobMerge`), registered on every writer
+    /// connection for the upserts.
+    static let mergeFunction = "counterpoint_merge_dimensions"
+
+    let db: Database
+
+    init(_ db: Database) { self.db = db }
+
+    static func defineMergeFunction(_ database: Database) throws {
+        try database.defineBlobFunction(mergeFunction, failureMessage: "malformed dimension counts") { first, second, out in
+            BlobMerge.merge(first, second, into: &out)
+        }
+    }
+
+    /// The core's `$n` parameters as SQLite's `?n`.
+    private func statement(_ sql: String) throws -> Statement {
+        try db.cachedStatement(sql.replacingOccurrences(of: "$", with: "?"))
+    }
+
+    private func bind(_ values: [SQLValue], _ statement: Statement) throws {
+        for (offset, value) in values.enumerated() {
+            switch value {
+            case let .integer(integer): try statement.bind(integer, at: offset + 1)
+            case let .text(text): try statement.bind(text, at: offset + 1)
+            case .null: try statement.bindNull(at: offset + 1)
+            }
+        }
+    }
+
+    func run(_ sql: String, _ values: [SQLValue]) throws {
+        let statement = try statement(sql)
+        try bind(values, statement)
+        try statement.execute()
+    }
+
+    func query(_ sql: String, _ values: [SQLValue], _ row: (Statement) throws -> Void) throws {
+        let statement = try statement(sql)
+        try bind(values, statement)
+        try statement.forEachRow(row)
+    }
+
+    func add(_ rows: CounterRows) throws {
+        guard !rows.isEmpty else { return }
+        let table = rows.table
+        let (first, second) = table.keys
+        try rows.dimensions.withBlobs { blob in
+            guard table == Catalogue.realtime else {
+                // The batch tables keep the blob in a column of the counts row.
+                let upsert = try GroupedUpsert(db, columns: 4) { values in
+                    """
+                    INSERT INTO \(table.name) (\(first), \(second), plays, dimensions) VALUES \(values)
+                    ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays,
+                        dimensions = \(Self.mergeFunction)(dimensions, excluded.dimensions)
+                    """
+                }
+                try upsert.write(rows.indices.lazy.filter { rows.plays[$0] != 0 || !rows.dimensions.isEmpty($0) }) { statement, row, at in
+                    try statement.bind(rows.firstKeys[row], at: at)
+                    try statement.bind(rows.secondKeys[row], at: at + 1)
+                    try statement.bind(rows.plays[row], at: at + 2)
+                    try Self.bind(blob(row), statement, at: at + 3)
+                }
+                return
+            }
+            // The realtime layer keeps its blobs in `realtime_dimensions`, keyed like the counts.
+            let counts = try GroupedUpsert(db, columns: 3) { values in
+                """
+                INSERT INTO \(table.name) (\(first), \(second), plays) VALUES \(values)
+                ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays
+                """
+            }
+            try counts.write(rows.indices.lazy.filter { rows.plays[$0] != 0 }) { statement, row, at in
+                try statement.bind(rows.firstKeys[row], at: at)
+                try statement.bind(rows.secondKeys[row], at: at + 1)
+                try statement.bind(rows.plays[row], at: at + 2)
+            }
+            let dimensions = try GroupedUpsert(db, columns: 3) { values in
+                """
+                INSERT INTO realtime_dimensions (\(first), \(second), dimensions) VALUES \(values)
+                ON CONFLICT (\(first), \(second)) DO UPDATE SET dimensions = \(Self.mergeFunction)(dimensions, excluded.dimensions)
+                """
+            }
+            try dimensions.write(rows.indices.lazy.filter { !rows.dimensions.isEmpty($0) }) { statement, row, at in
+                try statement.bind(rows.firstKeys[row], at: at)
+                try statement.bind(rows.secondKeys[row], at: at + 1)
+                try statement.bind(bytes: blob(row), at: at + 2)
+            }
+        }
+    }
+
+    /// An empty blob is stored as NULL: the same one header byte, and "nothing" either way.
+    private static func bind(_ blob: UnsafeRawBufferPointer, _ statement: Statement, at index: Int) throws {
+        if blob.isEmpty { try statement.bindNull(at: index) } else { try statement.bind(bytes: blob, at: index) }
+    }
+}
+
+extension Statement: SQLRow {}
