@@ -40,7 +40,7 @@ let package = Package(
         // MARK: Wrappers, one per C library.
         .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
         .target(name: "PostgresDB", dependencies: ["CPostgres"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Runtime"]),
         .target(name: "EventLogs", dependencies: ["CZlib", "CounterpointCore"]),
         .target(name: "Kafka", dependencies: ["CRdKafka", "Runtime", .product(name: "Logging", package: "swift-log")]),
 
@@ -51,7 +51,7 @@ let package = Package(
             "CounterpointCore", "EventLogs", "CounterStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs"]),
+        .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs", "Runtime"]),
         .target(name: "Replay", dependencies: [
             "Runtime",
             "Kafka", "EventLogs", "CounterpointCore", "Generator",

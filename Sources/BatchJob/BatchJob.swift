@@ -1,8 +1,8 @@
 import CounterpointCore
 import CounterStore
 import EventLogs
-import Foundation
 import Logging
+import Runtime
 
 /// Recomputes authoritative counts from event logs (SPEC §4 `batch`): validate,
 /// de-duplicate by `event_id` per hour, aggregate per (track, hour), and replace the
@@ -11,7 +11,7 @@ import Logging
 public enum BatchJob {
     public static func run(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
         let started = ContinuousClock.now
-        let startedAt = epochMilliseconds()
+        let startedAt = WallClock.epochMilliseconds()
         // Everything that can be wrong with the input is found before the store is touched.
         let inventory = try LogDiscovery.inventory(of: configuration.logPaths)
         // The store is opened (and created) only once the hours are known to be valid.
@@ -78,8 +78,7 @@ public enum BatchJob {
         let results = ResultChannel<(rows: [PlayCounts.Element], dimensions: [DimensionRow], tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
-            let thread = Thread {
-                Thread.current.name = "batch-worker"
+            _ = BlockingThread(name: "batch-worker", stackSize: 1 << 22) {
                 let processor = GroupProcessor(target: target, expectedEventsPerUnit: expectedPerUnit)
                 do {
                     while !results.hasFailed {
@@ -102,8 +101,6 @@ public enum BatchJob {
                     results.workerFinished(with: error)
                 }
             }
-            thread.stackSize = 1 << 22
-            thread.start()
         }
 
         var tracks = Set<Int64>()
@@ -133,7 +130,7 @@ public enum BatchJob {
                 summary.rows = rows
                 summary.bytesRead = bytesRead.current
                 summary.seconds = (ContinuousClock.now - started).seconds
-                return summary.batchRun(startedAt: startedAt, finishedAt: epochMilliseconds())
+                return summary.batchRun(startedAt: startedAt, finishedAt: WallClock.epochMilliseconds())
             }
         } catch {
             // Let the workers wind down before the error leaves; their results are discarded.
@@ -149,10 +146,6 @@ public enum BatchJob {
             "batch.seconds": "\(finalSummary.seconds)",
         ])
         return finalSummary
-    }
-
-    static func epochMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }
 
@@ -177,12 +170,5 @@ struct HourUnit: Sendable {
             }
         }
         return units.values.sorted { $0.size != $1.size ? $0.size > $1.size : $0.hour < $1.hour }
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }

@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Synchronization
+import Runtime
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,7 +12,7 @@ final class MicroHTTPDaemon: Sendable {
     let port: Int
     private let dispatcher: RequestDispatcher
     /// Non-nil while running; taken exactly once by `stop()`.
-    private let running: Mutex<DaemonPointer?>
+    private let running: Locked<DaemonPointer?>
 
     init(
         configuration: HTTPServerConfiguration,
@@ -63,7 +63,7 @@ final class MicroHTTPDaemon: Sendable {
         }
         self.port = Int(cp_mhd_bound_port(daemon))
         self.dispatcher = dispatcher
-        self.running = Mutex(DaemonPointer(daemon))
+        self.running = Locked(DaemonPointer(daemon))
     }
 
     /// Stops accepting, closes every connection and joins the pool threads; safe to call repeatedly and

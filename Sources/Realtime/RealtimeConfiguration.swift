@@ -42,9 +42,7 @@ public struct RealtimeConfiguration: Sendable {
     public var flushRetryMaximumDelay: Duration = .seconds(10)
     /// Where the consumer reports itself degraded while its flushes fail, and running again
     /// once one commits; nil reports nowhere (the log and `status()` still say it).
-    public var health: ComponentHealth?
-    /// Its name there. Default "consumer".
-    public var componentName = "consumer"
+    public var health: ComponentHealth.Handle?
     /// Further librdkafka properties, for what the fields above do not cover.
     public var kafkaOverrides: [String: String] = [:]
 

@@ -71,7 +71,7 @@ struct ArchiveCommand: AsyncParsableCommand {
         }
         do {
             try await Bootstrap.runServices([
-                ComponentService("archiver", health: health, restart: RestartPolicy(), logger: logger) { try archivers.next() },
+                ComponentService(health.handle(for: "archiver"), restart: RestartPolicy(), logger: logger) { try archivers.next() },
             ], logger: logger)
         } catch {
             throw CommandFailure("archive failed: \(error)")

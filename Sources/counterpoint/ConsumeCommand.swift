@@ -66,7 +66,8 @@ struct ConsumeCommand: AsyncParsableCommand {
         configuration.sessionTimeoutMilliseconds = sessionTimeoutMs
         // Three heartbeats per session timeout, as Kafka recommends, and no slower than its default.
         configuration.heartbeatIntervalMilliseconds = min(3_000, sessionTimeoutMs / 3)
-        configuration.health = health
+        let consumerHealth = health.handle(for: "consumer")
+        configuration.health = consumerHealth
 
         let consumer: RealtimeConsumer
         do {
@@ -78,7 +79,7 @@ struct ConsumeCommand: AsyncParsableCommand {
         let announcement = "counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)"
         do {
             try await Bootstrap.runServices([
-                ComponentService("consumer", component: consumer, health: health, logger: logger) {
+                ComponentService(consumerHealth, component: consumer, logger: logger) {
                     print(announcement)
                     fflush(nil)
                 },

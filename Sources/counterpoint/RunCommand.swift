@@ -138,13 +138,14 @@ struct RunCommand: AsyncParsableCommand {
         let health = ComponentHealth(logger: logger)
         let batch = ScheduledBatch(logDirectory: logDirectory, store: store, scratchDirectory: common.dataDirectory,
                                    interval: .seconds(batchIntervalSeconds),
-                                   health: health, name: "scheduled batch", logger: logger)
+                                   health: health.handle(for: "scheduled batch"), logger: logger)
         batch.runOnce()
 
         var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
         realtimeConfiguration.topic = topic
         realtimeConfiguration.flushInterval = .milliseconds(flushIntervalMs)
-        realtimeConfiguration.health = health
+        let consumerHealth = health.handle(for: "consumer")
+        realtimeConfiguration.health = consumerHealth
         // The embedded broker holds an empty fetch for the whole wait even when events arrive.
         if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
@@ -165,9 +166,9 @@ struct RunCommand: AsyncParsableCommand {
         // Started in this order, stopped in the reverse one: the reader and the producer first,
         // then the scheduled batch, the archiver and the consumer, each after the one before.
         var services = [
-            ComponentService("consumer", component: consumer, health: health, logger: logger),
-            ComponentService("archiver", health: health, restart: RestartPolicy(), logger: logger) { try archivers.next() },
-            ComponentService("scheduled batch", component: batch, health: health, logger: logger),
+            ComponentService(consumerHealth, component: consumer, logger: logger),
+            ComponentService(health.handle(for: "archiver"), restart: RestartPolicy(), logger: logger) { try archivers.next() },
+            ComponentService(batch.health, component: batch, logger: logger),
         ]
         if demo && demoRate > 0 {
             var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
@@ -177,11 +178,11 @@ struct RunCommand: AsyncParsableCommand {
             producerConfiguration.lingerMilliseconds = 200
             let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
             let traffic = DemoTraffic(producer: producer, topic: topic, rate: demoRate, logger: logger)
-            services.append(ComponentService("demo traffic", component: traffic, health: health, logger: logger))
+            services.append(ComponentService(health.handle(for: "demo traffic"), component: traffic, logger: logger))
         }
         let host = reader.listen.host
         // Announced last, once every other component has started, inside the group.
-        services.append(ComponentService("reader", component: server, health: health, logger: logger) {
+        services.append(ComponentService(health.handle(for: "reader"), component: server, logger: logger) {
             announce(server, host: host)
             print("counterpoint: dashboard at http://\(host):\(server.port)/ — Ctrl-C stops")
             fflush(nil)

@@ -86,7 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let host = reader.listen.host
         try await Bootstrap.runServices([
-            ComponentService("reader", component: server, health: ComponentHealth(logger: logger), logger: logger) {
+            ComponentService(ComponentHealth(logger: logger).handle(for: "reader"), component: server, logger: logger) {
                 announce(server, host: host)
             },
         ], logger: logger)
