@@ -29,8 +29,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     private let flushInterval: Duration
     private let live: Locked<LiveState>
     private let metrics: RealtimeMetrics
-    private let health: ComponentHealth.Handle?
-    private let logger: Logger
+    private let report: FlushReporter
 
     private var tables = CountTables()
     private var rejections: RejectionLog
@@ -49,8 +48,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         self.flushInterval = configuration.flushInterval
         self.live = live
         self.metrics = metrics
-        self.health = configuration.health
-        self.logger = logger
+        report = FlushReporter(topic: configuration.topic, live: live, metrics: metrics, health: configuration.health, logger: logger)
         self.rejections = live.withLock { $0.rejections }
         flushBackoff = Backoff(initial: configuration.flushRetryDelay, maximum: configuration.flushRetryMaximumDelay)
         ledger = PartitionLedger(retryBackoff: flushBackoff)
@@ -66,7 +64,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         // read is retried from `idle` and `consume`, never by sleeping in this callback.
         let stored = try? readStoredOffsets().get()
         let starts = ledger.assign(ids, stored: stored, now: .now)
-        publishAssignment()
+        report.assignment(ledger.assigned)
         return Dictionary(uniqueKeysWithValues: starts.map { (KafkaPartition(topic: topic, id: $0.key), $0.value) })
     }
 
@@ -76,7 +74,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         handOff(force: false)
         try settle(waiting: true, mayReseek: false)
         ledger.revoke(partitions.filter { $0.topic == topic }.map(\.id))
-        publishAssignment()
+        report.assignment(ledger.assigned)
     }
 
     func consume(_ batch: KafkaMessageBatch) throws {
@@ -135,14 +133,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     }
 
     func offsetReset(_ reset: KafkaOffsetReset) throws {
-        metrics.offsetGaps.increment()
-        metrics.skippedEvents.increment(by: max(0, reset.skippedMessages))
-        live.withLock { $0.recordGap(OffsetGap(reset, detectedAt: WallClock.epochMilliseconds())) }
-        logger.error("offset gap: the broker no longer has events the realtime store asked for; they are not counted until the batch layer covers their hours", metadata: [
-            "kafka.partition": "\(reset.partition)", "kafka.expected_offset": "\(reset.expectedOffset)",
-            "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped_events": "\(reset.skippedMessages)",
-            "kafka.low_watermark": "\(reset.lowWatermark.map(String.init) ?? "unknown")",
-        ])
+        report.offsetGap(reset)
     }
 
     /// Waits for the flush in flight, if any (after `run` returned, before the store closes).
@@ -179,58 +170,27 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     /// `mayReseek`: seeking is possible and needed (not while partitions are being assigned or revoked).
     private func settle(waiting: Bool, mayReseek: Bool) throws {
         guard let flush = flushes.settle(waiting: waiting) else { return }
-        if case .failure(let error) = flush.compactedRows {
-            logger.warning("compaction of covered hours failed; trying again later", metadata: ["error": "\(error)"])
-        } else if case .success(let rows) = flush.compactedRows, rows > 0 {
-            metrics.compactedRows.increment(by: rows)
-        }
-        if !flush.outcome.isFailed { metrics.flushDuration.record(duration: flush.duration) }
+        report.settled(flush)
         switch flush.outcome {
         case .committed:
             ledger.committed(flush.progress)
-            metrics.flushRows.record(flush.rows)
-            let record = FlushRecord(flushedAt: flush.flushedAt, rows: flush.rows, plays: flush.plays, duration: flush.duration)
-            live.withLock { $0.lastFlush = record; $0.flushFailure = nil }
+            report.committed(flush, recovered: failing != nil)
             if failing != nil {
                 failing = nil
                 flushBackoff.succeeded()
-                logger.info("realtime flushes commit again", metadata: ["kafka.topic": "\(topic)"])
-                health?.update(.running)
             }
             return
         case .fenced(let partitions):
-            metrics.fencedFlushes.increment()
-            live.withLock { $0.fencedFlushes += 1 }
-            logger.warning("flush discarded: another consumer has written these partitions since this one read them; re-reading from the stored offsets", metadata: [
-                "kafka.topic": "\(topic)", "kafka.fenced_partitions": "\(partitions.sorted())",
-            ])
+            report.fenced(partitions)
         case .failed(let error):
-            recordFailure(error)
+            // The next flush waits a growing delay; the consumer is degraded until one commits.
+            failing = (error, .now + flushBackoff.failed())
+            report.failed(error, failures: flushBackoff.failures)
         }
         // The one recovery: nothing counted since the last commit stays; read it again.
         tables.removeAll()
         for seek in ledger.rewind(to: flush.storedOffsets) where mayReseek {
             try consumer.seek(partition: KafkaPartition(topic: topic, id: seek.partition), to: seek.offset)
-        }
-    }
-
-    /// A flush the store rolled back: the next one waits a growing delay, and the consumer
-    /// reports itself degraded until one commits.
-    private func recordFailure(_ error: any Error) {
-        metrics.failedFlushes.increment()
-        let delay = flushBackoff.failed()
-        failing = (error, .now + delay)
-        // No delay in it: the reason stays the same while the same failure repeats.
-        let reason = "realtime flush failed (\(error)); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
-        let (now, failures) = (WallClock.epochMilliseconds(), flushBackoff.failures)
-        live.withLock { $0.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.flushFailure?.since ?? now) }
-        // With a health board, it logs the change (once per distinct reason).
-        if let health {
-            health.update(.degraded(reason: reason))
-        } else if failures == 1 {
-            logger.warning("realtime flush failed; re-reading from the stored offsets and retrying", metadata: [
-                "kafka.topic": "\(topic)", "store.error": "\(error)",
-            ])
         }
     }
 
@@ -240,11 +200,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     private func readStoredOffsets() -> Result<[Int32: Int64], any Error> {
         let topic = self.topic
         let stored = Result { try store.run { try $0.storedOffsets(topic: topic) } }
-        if case .failure(let error) = stored {
-            logger.warning("reading the stored offsets of assigned partitions failed; trying again", metadata: [
-                "kafka.topic": "\(topic)", "store.error": "\(error)",
-            ])
-        }
+        if case .failure(let error) = stored { report.storedOffsetsFailed(error) }
         return stored
     }
 
@@ -270,10 +226,5 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     private func reject(_ rejection: EventRejection, partition: Int, offset: Int64, value: UnsafeRawBufferPointer) {
         metrics.rejected[rejection.reason]?.increment()
         rejections.record(rejection, source: "\(topic)/\(partition)@\(offset)", payload: value)
-    }
-
-    private func publishAssignment() {
-        let assigned = ledger.assigned
-        live.withLock { $0.assignedPartitions = assigned }
     }
 }
