@@ -27,6 +27,9 @@ public struct BatchConfiguration: Sendable {
     /// before they are spilled to per-hour files beside the stores (see `HourRecords`).
     /// ~35 bytes an event: the default holds ~7 M events. Default 256 MiB.
     public var spillBudgetBytes: Int = 256 << 20
+    /// How long a run whose PostgreSQL connection was lost (a restart, a failover to a
+    /// standby) is run again, with a growing delay, before it fails. Default 60 s.
+    public var reconnectWindow: Duration = .seconds(60)
 
     /// The SQLite stores under `location`, which also holds the scratch files.
     public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, location: StoreLocation,

@@ -1,6 +1,7 @@
 import CounterpointCore
 import CounterStore
 import EventLogs
+import Foundation
 import Logging
 import Runtime
 
@@ -9,7 +10,28 @@ import Runtime
 /// covered hours in the batch store in one transaction — readers see the old counts or
 /// the new ones, never a mix, and a run that fails or is killed changes nothing.
 public enum BatchJob {
+    /// One run, run again from the start when the store's connection is lost (a PostgreSQL
+    /// restart or failover: nothing of the run committed, and a multi-host URI with
+    /// `target_session_attrs=read-write` reaches the new primary), with a growing delay, for up
+    /// to `reconnectWindow`. A run whose COMMIT was cut may have committed; running it again
+    /// replaces the same hours with the same counts. See docs/postgresql.md.
     public static func run(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
+        let giveUp = ContinuousClock.now + configuration.reconnectWindow
+        var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))
+        while true {
+            do {
+                return try runOnce(configuration, logger: logger)
+            } catch where StoreBackend.lostConnection(error) && ContinuousClock.now + backoff.next < giveUp {
+                let delay = backoff.failed()
+                logger.warning("batch run lost its store connection; nothing of it was kept; running it again", metadata: [
+                    "store.error": "\(error)", "retry.delay": "\(delay)",
+                ])
+                Thread.sleep(forTimeInterval: delay.seconds)
+            }
+        }
+    }
+
+    private static func runOnce(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
         let started = ContinuousClock.now
         let startedAt = WallClock.epochMilliseconds()
         // Everything that can be wrong with the input is found before the store is touched.

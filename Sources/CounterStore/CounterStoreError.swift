@@ -21,6 +21,11 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     case targetNotEmpty(String)
     /// A stored dimension blob that `DimensionEncoding` cannot read (a damaged file).
     case malformedDimensions(trackID: Int64)
+    /// A writer reached a PostgreSQL hot standby, which refuses writes.
+    case standbyNotWritable(url: String)
+    /// A reader on a PostgreSQL hot standby whose schema is not the version this program reads;
+    /// a standby cannot be migrated (its primary must be).
+    case standbySchemaMismatch(url: String, found: Int, needed: Int)
 
     public var description: String {
         switch self {
@@ -40,6 +45,12 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             return "unsupported store \"\(value)\": give a postgresql:// or postgres:// connection URI, or nothing for SQLite under the data directory"
         case let .malformedDimensions(trackID):
             return "the stored dimension counts of track \(trackID) are malformed"
+        case let .standbyNotWritable(url):
+            return "\(url) reached a hot standby (read-only); consume, run and batch write: give the primary, or every host with target_session_attrs=read-write"
+        case let .standbySchemaMismatch(url, found, needed) where found < needed:
+            return "\(url) is a hot standby with schema version \(found) but this program needs \(needed); a standby is never migrated: start consume, run or batch on its primary first"
+        case let .standbySchemaMismatch(url, found, needed):
+            return "\(url) is a hot standby with schema version \(found) but this program knows versions up to \(needed); use a newer counterpoint"
         }
     }
 }

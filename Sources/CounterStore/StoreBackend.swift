@@ -54,6 +54,15 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
         try CounterReader(layers: openLayers())
     }
 
+    /// True when `error` says the store's connection was lost or reached a server that cannot
+    /// write (a PostgreSQL restart or failover): what failed did not commit, and the same call
+    /// on a new connection may succeed. SQLite's failures are never this.
+    public static func lostConnection(_ error: any Error) -> Bool {
+        if let error = error as? PostgresError { return error.kind == .connection }
+        if case CounterStoreError.standbyNotWritable? = error as? CounterStoreError { return true }
+        return false
+    }
+
     /// For logs and the load-test report: the directory, or the URI without its password.
     public var description: String {
         switch self {

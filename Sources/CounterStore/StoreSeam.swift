@@ -103,17 +103,21 @@ public struct SnapshotState: Sendable, Hashable {
     /// same realtime rows, so what was read from one may be reused by the other (a reader's
     /// ranking reuses its summed realtime window). nil: unknown, reuse nothing.
     public var realtimeVersion: String?
+    /// How far behind its primary the snapshot's server is (`Freshness.standbyLagMilliseconds`).
+    public var standbyLagMilliseconds: Int64?
 
-    public init(coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?, realtimeVersion: String? = nil) {
+    public init(coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?, realtimeVersion: String? = nil,
+                standbyLagMilliseconds: Int64? = nil) {
         self.coverage = coverage
         self.realtimeFlushedAt = realtimeFlushedAt
         self.realtimeLagEvents = realtimeLagEvents
         self.realtimeVersion = realtimeVersion
+        self.standbyLagMilliseconds = standbyLagMilliseconds
     }
 
     public var freshness: Freshness {
         Freshness(batchCoveredUntil: coverage.coveredUntil, realtimeFlushedAt: realtimeFlushedAt,
-                  realtimeLagEvents: realtimeLagEvents)
+                  realtimeLagEvents: realtimeLagEvents, standbyLagMilliseconds: standbyLagMilliseconds)
     }
 }
 

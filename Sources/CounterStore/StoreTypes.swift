@@ -103,11 +103,17 @@ public struct Freshness: Sendable, Hashable {
     /// Σ (high watermark − next offset) over partitions, as recorded at their last flush;
     /// nil when no partition has recorded a high watermark.
     public var realtimeLagEvents: Int64?
+    /// On a PostgreSQL hot standby, how far behind its primary the answers are (ms; 0 when it
+    /// has replayed everything streamed to it); nil on a primary and on SQLite. See
+    /// docs/postgresql.md, "Standbys and failover".
+    public var standbyLagMilliseconds: Int64?
 
-    public init(batchCoveredUntil: Hour?, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?) {
+    public init(batchCoveredUntil: Hour?, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?,
+                standbyLagMilliseconds: Int64? = nil) {
         self.batchCoveredUntil = batchCoveredUntil
         self.realtimeFlushedAt = realtimeFlushedAt
         self.realtimeLagEvents = realtimeLagEvents
+        self.standbyLagMilliseconds = standbyLagMilliseconds
     }
 }
 

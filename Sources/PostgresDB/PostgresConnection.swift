@@ -26,6 +26,8 @@ public final class PostgresConnection {
     public let displayURL: String
     private let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
+    /// `pg_is_in_recovery()` as first asked, for servers that do not report `in_hot_standby`.
+    var queriedHotStandby: Bool?
     public private(set) var inTransaction = false
 
     /// Connects with a libpq connection URI, `postgresql://user[:password]@host[:port]/dbname[?…]`
@@ -51,6 +53,17 @@ public final class PostgresConnection {
 
     /// The server's process id for this connection (`pg_backend_pid()`), e.g. to terminate it in tests.
     public var backendPID: Int32 { PQbackendPID(handle) }
+
+    /// The host and port this connection reached: with a multi-host URI, the one libpq chose.
+    public var serverAddress: String {
+        "\(PQhost(handle).map { String(cString: $0) } ?? "?"):\(PQport(handle).map { String(cString: $0) } ?? "?")"
+    }
+
+    /// The server's `in_hot_standby` as it last reported it (PostgreSQL 14 and later report it
+    /// on connecting and whenever it changes, e.g. on promotion); nil when it never did.
+    var reportedHotStandby: Bool? {
+        PQparameterStatus(handle, "in_hot_standby").map { String(cString: $0) == "on" }
+    }
 
     // MARK: Statements
 

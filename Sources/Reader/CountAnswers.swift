@@ -154,6 +154,7 @@ struct CountAnswers {
         json.key("batch_covered_until"); json.optional(freshness.batchCoveredUntil) { $0.value($1) }
         json.key("realtime_flushed_at"); json.optional(freshness.realtimeFlushedAt) { $0.time(epochMilliseconds: $1) }
         json.key("realtime_lag_events"); json.optional(freshness.realtimeLagEvents) { $0.value($1) }
+        json.key("replica_lag_ms"); json.optional(freshness.standbyLagMilliseconds) { $0.value($1) }
         json.endObject()
     }
 }

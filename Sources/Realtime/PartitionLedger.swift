@@ -148,7 +148,9 @@ struct PartitionLedger {
         for id in positions.indices where positions[id].isAssigned && !positions[id].awaitingStoredOffset {
             let old = positions[id]
             let now = stored.map { $0[Int32(id)] } ?? old.stored
-            positions[id] = Position(isAssigned: true, stored: now, firstSeen: now == nil ? old.firstSeen : nil)
+            // The first offset seen is kept: a store that failed over to a standby which had not
+            // received this partition's first commit has nothing stored for it again.
+            positions[id] = Position(isAssigned: true, stored: now, firstSeen: old.firstSeen)
             // Untouched since its start, at an unchanged offset, it is where it should be.
             guard old.consumed != nil || now != old.stored, let restart = now ?? old.firstSeen else { continue }
             seeks.append(Seek(partition: Int32(id), offset: restart))
@@ -172,7 +174,7 @@ struct PartitionLedger {
         for id in positions.indices where positions[id].awaitingStoredOffset {
             let firstSeen = positions[id].firstSeen
             let start = stored[Int32(id)]
-            positions[id] = Position(isAssigned: true, stored: start, firstSeen: start == nil ? firstSeen : nil)
+            positions[id] = Position(isAssigned: true, stored: start, firstSeen: firstSeen)
             if let offset = start ?? firstSeen { seeks.append(Seek(partition: Int32(id), offset: offset)) }
         }
         return seeks

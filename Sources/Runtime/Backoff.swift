@@ -24,6 +24,12 @@ public struct Backoff: Sendable, Equatable {
         return min(maximum, initial * (1 << doublings))
     }
 
+    /// The delay the next failure will call for.
+    public var next: Duration {
+        var after = self
+        return after.failed()
+    }
+
     /// A success: the next failure waits `initial` again.
     public mutating func succeeded() {
         failures = 0

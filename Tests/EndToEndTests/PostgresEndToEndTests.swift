@@ -197,11 +197,7 @@ struct PostgresEndToEndTests {
                 let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
                                                  scratch: scratch)
                 // The restart lands once the consumer has committed some of the stream, not all.
-                let deadline = ContinuousClock.now + .seconds(30)
-                while ((try? Self.committed(run)) ?? 0) == 0, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_000)))
+                try await Self.waitForFirstCommitThenAWhile(run)
                 // Then mid-stream, between and during flushes.
                 try await Task.detached { try postgres.restart() }.value
                 #expect(replay.isRunning, "the restart did not happen mid-stream; make the replay slower")
@@ -310,6 +306,16 @@ struct PostgresEndToEndTests {
             throw CommandError(description: "replay failed:\n\(result.summary)")
         }
         return int(summary["events"])
+    }
+
+    /// Waits until some of the stream is committed, then up to a second more (at random): a
+    /// fault injected then lands mid-stream, between or during flushes.
+    static func waitForFirstCommitThenAWhile(_ server: Server) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ((try? committed(server)) ?? 0) == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_000)))
     }
 
     /// The sum of every partition's committed next offset, as `/v1/status` reports it from the store.

@@ -99,7 +99,7 @@ struct TrackPlaysTests {
             #expect(response.status == 200)
             let object = try response.object()
             let freshness = try #require(object["freshness"] as? [String: Any])
-            #expect(Set(freshness.keys) == ["batch_covered_until", "realtime_flushed_at", "realtime_lag_events"])
+            #expect(Set(freshness.keys) == ["batch_covered_until", "realtime_flushed_at", "realtime_lag_events", "replica_lag_ms"])
             #expect(freshness.values.allSatisfy { $0 is NSNull })
             #expect(object["plays"] as? Int == 0)
             #expect(try reader.json("/v1/top", as: TracksAnswer.self).tracks.isEmpty)

@@ -75,6 +75,17 @@ struct PartitionLedgerTests {
         #expect(rewound == [.init(partition: 1, offset: 100)])
     }
 
+    @Test("a partition whose committed offset the store lost (a failover to a standby behind) is read again from its first offset")
+    func storeForgotTheCommit() {
+        var ledger = PartitionLedger(retryBackoff: Self.backoff)
+        _ = ledger.assign([0], stored: [:], now: start)
+        _ = Self.consume(&ledger, 0, from: 5, upTo: 9)
+        ledger.committed(ledger.progress(topic: "plays") { _ in nil }.partitions)
+        _ = Self.consume(&ledger, 0, from: 9, upTo: 12)
+        let seeks = ledger.rewind(to: [:])
+        #expect(seeks == [.init(partition: 0, offset: 5)])
+    }
+
     @Test("partitions assigned while the store fails are skipped until it answers, then sought to its offsets")
     func awaitingStoredOffsets() {
         var ledger = PartitionLedger(retryBackoff: Self.backoff)

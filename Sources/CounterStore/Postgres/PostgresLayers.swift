@@ -13,9 +13,10 @@ public final class PostgresLayers: LayerReads {
     private var snapshot: PostgresConnection?
 
     /// Connects at once (an unreachable database fails here) and creates or migrates the
-    /// schema, so a reader can start before any writer has.
+    /// schema, so a reader can start before any writer has — except on a hot standby, where it
+    /// only checks the schema's version (`PostgresSchema.prepareReader`).
     public init(url: String) throws {
-        database = PostgresDatabase(url: url) { try PostgresSchema.migrate($0) }
+        database = PostgresDatabase(url: url) { try PostgresSchema.prepareReader($0) }
         _ = try database.connection()
     }
 
@@ -28,13 +29,16 @@ public final class PostgresLayers: LayerReads {
             // answers 503 for a database that is up again.
             let state = try database.withReconnect { connection in
                 endSnapshots()
+                // The standby's lag is asked of standbys only (see `standbyLagMillisecondsSQL`).
+                let standbyLag = try connection.isHotStandby() ? PostgresConnection.standbyLagMillisecondsSQL : "NULL::bigint"
                 snapshot = connection
                 return try connection.beginRead(firstQuery: """
                     SELECT (SELECT max(flushed_at) FROM realtime_flushes),
                            (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
                             WHERE high_watermark IS NOT NULL)::bigint,
                            (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage),
-                           txid_current_snapshot()::text
+                           txid_current_snapshot()::text,
+                           \(standbyLag)
                     """)
             }
             let ranges = state.string(row: 0, column: 2).split(separator: ",").compactMap { range -> HourRange? in
@@ -46,7 +50,8 @@ public final class PostgresLayers: LayerReads {
             // (`txid_current_snapshot`, not its PostgreSQL 13 successor, for the compatible engines.)
             return SnapshotState(coverage: Coverage(ranges), realtimeFlushedAt: state.optionalInt64(row: 0, column: 0),
                                  realtimeLagEvents: state.optionalInt64(row: 0, column: 1),
-                                 realtimeVersion: state.string(row: 0, column: 3))
+                                 realtimeVersion: state.string(row: 0, column: 3),
+                                 standbyLagMilliseconds: state.optionalInt64(row: 0, column: 4))
         } catch {
             endSnapshots()
             throw error

@@ -113,8 +113,11 @@ enum PostgresSchema {
 
     static var version: Int { migrations.count }
 
-    /// Brings the database up to `version` (see the type's comment).
+    /// Brings the database up to `version` (see the type's comment). Writers call it on every
+    /// new connection; a hot standby is refused with one line (a URI whose hosts include
+    /// standbys needs `target_session_attrs=read-write`).
     static func migrate(_ connection: PostgresConnection) throws {
+        if try connection.isHotStandby() { throw CounterStoreError.standbyNotWritable(url: connection.displayURL) }
         try connection.write { db in
             try db.query("SELECT pg_advisory_xact_lock($1)", [migrationLock])
             // libpq prints the server's notices on stderr; "already exists, skipping" on every
@@ -138,6 +141,17 @@ enum PostgresSchema {
                 INSERT INTO counterpoint_schema (id, version) VALUES (1, $1)
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version
                 """, [version])
+        }
+    }
+
+    /// What a reader runs on every new connection: on a primary, `migrate`, so that a reader can
+    /// start before any writer has; on a hot standby, which refuses every write, only a check
+    /// that the schema is the version this program reads — nothing is created or changed there.
+    static func prepareReader(_ connection: PostgresConnection) throws {
+        guard try connection.isHotStandby() else { return try migrate(connection) }
+        let found = try currentVersion(connection)
+        guard found == version else {
+            throw CounterStoreError.standbySchemaMismatch(url: connection.displayURL, found: found, needed: version)
         }
     }
 

@@ -223,7 +223,8 @@ enum PageScript {
       const exact = f.batch_covered_until ? `exact until ${timeText(f.batch_covered_until)}` : 'no batch coverage yet';
       const fresh = f.realtime_flushed_at ? `fresh as of ${timeText(f.realtime_flushed_at, true)}` : 'no realtime flush yet';
       const lag = typeof f.realtime_lag_events === 'number' ? ` (consumer ${fmt(f.realtime_lag_events)} events behind)` : '';
-      return `${exact}, ${fresh}${lag}`;
+      const replica = typeof f.replica_lag_ms === 'number' ? `; read from a standby ${fmt(f.replica_lag_ms)} ms behind its primary` : '';
+      return `${exact}, ${fresh}${lag}${replica}`;
     }
     function renderSummary(id, r) {
       setText($('track-title'), `Track ${id}`);

@@ -13,8 +13,10 @@ import PostgresDB
 public final class PostgresTestServer: Sendable {
     public let port: Int
     public let directory: String
-    private let binaries: String
-    private let runAs: String?
+    let binaries: String
+    let runAs: String?
+    /// Extra `-c name=value` settings this server starts with (see `PostgresTestServer+Standby.swift`).
+    let settings: [String]
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var started: Result<PostgresTestServer, Error>?
@@ -35,13 +37,15 @@ public final class PostgresTestServer: Sendable {
     }
 
     /// A server of its own, for a test that restarts or stops it; `stop()` it when done.
-    public static func startPrivate() throws -> PostgresTestServer {
-        try PostgresTestServer()
+    /// `settings` are extra `-c` settings, e.g. `["log_statement=all"]`.
+    public static func startPrivate(settings: [String] = []) throws -> PostgresTestServer {
+        try PostgresTestServer(settings: settings)
     }
 
-    private init() throws {
+    private init(settings: [String] = []) throws {
         binaries = try Self.findBinaries()
         runAs = getuid() == 0 ? "postgres" : nil
+        self.settings = settings
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("counterpoint-pg-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if let runAs {
@@ -51,6 +55,15 @@ public final class PostgresTestServer: Sendable {
                                             "--no-sync", "--no-instructions"], runAs: runAs, what: "initdb")
         port = try Self.freePort()
         try start()
+    }
+
+    /// A server over a data directory that already exists (a base backup), not yet started.
+    init(copyIn directory: String, port: Int, binaries: String, runAs: String?, settings: [String]) {
+        self.directory = directory
+        self.port = port
+        self.binaries = binaries
+        self.runAs = runAs
+        self.settings = settings
     }
 
     /// The URI of `database` on this server.
@@ -81,9 +94,10 @@ public final class PostgresTestServer: Sendable {
     private var serverOptions: String {
         // fsync stays on: the benchmarks compare a durable PostgreSQL with SQLite in WAL mode.
         "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c max_connections=200"
+            + settings.map { " -c \($0)" }.joined()
     }
 
-    private func start() throws {
+    func start() throws {
         do {
             try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "60",
                                                 "-o", serverOptions, "start"], runAs: runAs, what: "pg_ctl start")
@@ -101,7 +115,7 @@ public final class PostgresTestServer: Sendable {
 
     // MARK: Helpers
 
-    private static func findBinaries() throws -> String {
+    static func findBinaries() throws -> String {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
             .compactMap(Int.init).sorted(by: >)
@@ -111,7 +125,7 @@ public final class PostgresTestServer: Sendable {
         throw TestServerError(message: "no PostgreSQL server binaries under \(root)/*/bin; run ./scripts/setup (it installs postgresql)")
     }
 
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestServerError(message: "socket() failed") }
         defer { close(socket) }
@@ -133,7 +147,7 @@ public final class PostgresTestServer: Sendable {
     /// whose exit monitoring did not return here while test threads were blocked — its output
     /// going to a file (a pipe would stay open in the server `pg_ctl start` leaves running).
     @discardableResult
-    private static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
+    static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
         // Through a shell that first moves to "/": the server's tools need a working directory
         // their user can read.
         let argv = ["/bin/sh", "-c", "cd / && exec \"$@\"", "sh"]
