@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCrypt", pkgConfig: "libcrypt", providers: [.apt(["libcrypt-dev"])]),
 
         // MARK: The pure domain: events, validation, hours, the merge rule. No C, no I/O.
         .target(name: "CounterpointCore"),
@@ -41,6 +42,7 @@ let package = Package(
         .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
         .target(name: "PostgresDB", dependencies: ["CPostgres"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Runtime"]),
+        .target(name: "Credentials", dependencies: ["CCrypt", "Runtime"]),
         .target(name: "EventLogs", dependencies: ["CZlib", "CounterpointCore"]),
         .target(name: "Kafka", dependencies: ["CRdKafka", "Runtime", .product(name: "Logging", package: "swift-log")]),
 
@@ -71,7 +73,7 @@ let package = Package(
         ]),
         .target(name: "Reader", dependencies: [
             "Runtime",
-            "CounterpointCore", "CounterStore", "HTTPServer",
+            "CounterpointCore", "CounterStore", "HTTPServer", "Credentials",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -104,26 +106,46 @@ let package = Package(
         ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
-        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer"]),
+        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
         .testTarget(name: "CounterStoreTests", dependencies: [
             "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator",
         ]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
+        .target(name: "SecurityFixtures", path: "Tests/Support/SecurityFixtures"),
+        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Runtime", "SecurityFixtures"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Runtime"]),
         .testTarget(name: "ReplayTests", dependencies: [
             "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BatchJobTests", dependencies: ["BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator"]),
-        .testTarget(name: "ReaderTests", dependencies: ["Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "ReaderTests", dependencies: [
+            "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Credentials", "Runtime",
+            "SecurityFixtures", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "Generator", "PostgresTestServer",
         ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer", "SecurityFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// MARK: libFuzzer targets (docs/fuzzing.md). Declared only when `scripts/fuzz` builds them, with
+// `-sanitize=fuzzer,address` into a scratch path of their own: they call libFuzzer's driver, so an
+// ordinary `swift build` could not link them, and it never sees them.
+if Context.environment["COUNTERPOINT_FUZZ"] == "1" {
+    package.targets += [
+        .systemLibrary(name: "CLibFuzzer", path: "fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzEventParser", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzEventParser"),
+        .executableTarget(name: "FuzzRequestTarget", dependencies: ["FuzzSupport", "HTTPServer", "Reader", "CounterpointCore"],
+                          path: "fuzz/Targets/FuzzRequestTarget"),
+        .executableTarget(name: "FuzzDimensionBlob", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzDimensionBlob"),
+        .executableTarget(name: "FuzzSketch", dependencies: ["FuzzSupport", "CounterpointCore"], path: "fuzz/Targets/FuzzSketch"),
+    ]
+}

@@ -12,15 +12,20 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
     case postgres(url: String)
 
     /// Parses a `--store` value. Empty or nil → SQLite under `dataDirectory`; a PostgreSQL URI
-    /// → PostgreSQL; anything else throws `CounterStoreError.unsupportedStore`.
+    /// → PostgreSQL (libpq's complaint, as a `PostgresError`, if libpq cannot read it; the
+    /// libpq environment — `PGPASSFILE`, `PGHOST`, `PGSSLROOTCERT`, … — fills in what it leaves
+    /// out); anything else throws `CounterStoreError.unsupportedStore`.
     public init(store: String?, dataDirectory: String) throws {
         let value = store?.trimmingCharacters(in: .whitespaces) ?? ""
         if value.isEmpty {
             self = .sqlite(StoreLocation(directory: dataDirectory))
         } else if value.hasPrefix("postgresql://") || value.hasPrefix("postgres://") {
+            // Read by libpq itself, so every parameter it knows is accepted (several hosts,
+            // sslmode, target_session_attrs, host=/a/socket/directory, …) and nothing else.
+            try PostgresConnectionString.validate(value)
             self = .postgres(url: value)
         } else {
-            throw CounterStoreError.unsupportedStore(value)
+            throw CounterStoreError.unsupportedStore(PostgresConnectionString.redacted(value))
         }
     }
 

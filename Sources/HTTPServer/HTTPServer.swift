@@ -53,6 +53,12 @@ public final class HTTPServer<WorkerContext>: Sendable {
     /// The port actually bound: the configured one, or the kernel's choice when that was 0.
     public var port: Int { daemon.port }
 
+    /// True when the server listens on a loopback address only, out of reach of other machines.
+    public var isLoopbackOnly: Bool { daemon.isLoopback }
+
+    /// True when the server answers HTTPS only.
+    public var usesTLS: Bool { configuration.tls != nil }
+
     /// Stops accepting, closes every connection, waits for the pool threads to finish and releases their
     /// contexts (each on its own thread). Idempotent; also done when the server is released.
     public func stop() {

@@ -29,6 +29,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// Default 100 (Apache's `LimitRequestFields`). Bounded so that a request within every limit is sure
     /// to fit libmicrohttpd's per-connection memory, which spends about 56 bytes on each field.
     public var maxHeaderCount: Int
+    /// With credentials, the server answers HTTPS only (TLS 1.2 or newer, through libmicrohttpd's
+    /// GnuTLS support); nil, the default, answers plain HTTP.
+    public var tls: TLSCredentials?
 
     public init(
         host: String = "127.0.0.1",
@@ -38,7 +41,8 @@ public struct HTTPServerConfiguration: Sendable {
         connectionTimeoutSeconds: Int = 30,
         maxRequestTargetBytes: Int = 8192,
         maxHeaderBytes: Int = 16384,
-        maxHeaderCount: Int = 100
+        maxHeaderCount: Int = 100,
+        tls: TLSCredentials? = nil
     ) {
         self.host = host
         self.port = port
@@ -48,6 +52,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxRequestTargetBytes = maxRequestTargetBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxHeaderCount = maxHeaderCount
+        self.tls = tls
     }
 
     /// The number of online cores, at least 2.

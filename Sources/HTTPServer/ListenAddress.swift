@@ -28,6 +28,20 @@ struct ListenAddress: CustomStringConvertible {
         description = isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
+    /// 127.0.0.0/8 or ::1 (also as the IPv4-mapped ::ffff:127.x.y.z).
+    var isLoopback: Bool {
+        withUnsafeBytes(of: storage) { raw in
+            if isIPv6 {
+                let address = raw.load(fromByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!, as: in6_addr.self)
+                let bytes = withUnsafeBytes(of: address) { Array($0) }
+                let mappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+                return bytes == [UInt8](repeating: 0, count: 15) + [1] || (Array(bytes[..<12]) == mappedPrefix && bytes[12] == 127)
+            }
+            let address = raw.load(fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!, as: in_addr.self)
+            return withUnsafeBytes(of: address) { $0[0] } == 127
+        }
+    }
+
     func withSockAddr<Result>(_ body: (UnsafePointer<sockaddr>) -> Result) -> Result {
         withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self)) }
     }

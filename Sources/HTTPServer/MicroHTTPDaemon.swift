@@ -10,7 +10,12 @@ import Darwin
 /// worker contexts; `HTTPServer` hands it a `respond` function that already has one.
 final class MicroHTTPDaemon: Sendable {
     let port: Int
+    /// True when the bound address is a loopback one (127.0.0.0/8 or ::1): nothing beyond this
+    /// machine can connect.
+    let isLoopback: Bool
     private let dispatcher: RequestDispatcher
+    /// The PEM texts libmicrohttpd was given, kept until it has stopped; nil without TLS.
+    private let tlsMaterial: TLSMaterial?
     /// Non-nil while running; taken exactly once by `stop()`.
     private let running: Locked<DaemonPointer?>
 
@@ -22,11 +27,25 @@ final class MicroHTTPDaemon: Sendable {
     ) throws(HTTPServerError) {
         let configuration = try configuration.validated()
         let address = try ListenAddress(host: configuration.host, port: configuration.port)
+        if configuration.tls != nil, MHD_is_feature_supported(.FEATURE_TLS) != .YES {
+            throw .cannotStart(address: address.description, reason: "this libmicrohttpd was built without TLS (GnuTLS) support")
+        }
+        let tlsMaterial = configuration.tls.map(TLSMaterial.init)
+        // libmicrohttpd explains a refused start (a certificate it cannot use, a key that does not
+        // match it) only in its log: keep what it says while starting, for the error.
+        let startLog = Locked<[String]?>([])
         let dispatcher = RequestDispatcher(
             maxRequestTargetBytes: configuration.maxRequestTargetBytes,
             maxHeaderBytes: configuration.maxHeaderBytes,
             maxHeaderCount: configuration.maxHeaderCount,
-            respond: respond, reject: reject, logError: logError)
+            respond: respond, reject: reject,
+            logError: { message in
+                let kept = startLog.withLock { lines -> Bool in
+                    lines?.append(message)
+                    return lines != nil
+                }
+                if !kept { logError?(message) }
+            })
         if MHD_is_feature_supported(.FEATURE_AUTOSUPPRESS_SIGPIPE) != .YES {
             // Without it a client that hangs up mid-response would kill the process.
             signal(SIGPIPE, SIG_IGN)
@@ -34,12 +53,16 @@ final class MicroHTTPDaemon: Sendable {
         let dispatcherPointer = Unmanaged.passUnretained(dispatcher).toOpaque()
         errno = 0
         let started: (daemon: OpaquePointer?, errno: Int32) = address.withSockAddr { sockAddr in
-            var flags = daemonFlags
-            var options: [MHD_OptionItem] = []
-            if logError != nil {
-                // First, so that libmicrohttpd routes the diagnostics about the other options here too.
-                flags |= MHD_USE_ERROR_LOG.rawValue
-                options.append(cp_mhd_option_external_logger(forwardLogMessage, dispatcherPointer))
+            // The logger first, so that libmicrohttpd routes the diagnostics about the other options here too.
+            var flags = daemonFlags | MHD_USE_ERROR_LOG.rawValue
+            var options = [cp_mhd_option_external_logger(forwardLogMessage, dispatcherPointer)]
+            if let tlsMaterial {
+                flags |= MHD_USE_TLS.rawValue
+                options += [
+                    cp_mhd_option_pointer(.HTTPS_MEM_CERT, tlsMaterial.certificate),
+                    cp_mhd_option_pointer(.HTTPS_MEM_KEY, tlsMaterial.key),
+                    cp_mhd_option_pointer(.HTTPS_PRIORITIES, tlsMaterial.priorities),
+                ]
             }
             options += [
                 cp_mhd_option_value(.THREAD_POOL_SIZE, configuration.threadCount),
@@ -57,11 +80,20 @@ final class MicroHTTPDaemon: Sendable {
                 (cp_mhd_start_daemon(flags, answerRequest, dispatcherPointer, $0.baseAddress), errno)
             }
         }
+        let said = startLog.withLock { lines in
+            defer { lines = nil }
+            return lines ?? []
+        }
         guard let daemon = started.daemon else {
-            let reason = started.errno == 0 ? "libmicrohttpd gave no reason" : String(cString: strerror(started.errno))
+            // What libmicrohttpd said is more precise than errno, which GnuTLS may have left behind.
+            let reason = !said.isEmpty ? said.joined(separator: "; ")
+                : started.errno != 0 ? String(cString: strerror(started.errno)) : "libmicrohttpd gave no reason"
             throw .cannotStart(address: address.description, reason: reason)
         }
+        for line in said { logError?(line) }
         self.port = Int(cp_mhd_bound_port(daemon))
+        self.isLoopback = address.isLoopback
+        self.tlsMaterial = tlsMaterial
         self.dispatcher = dispatcher
         self.running = Locked(DaemonPointer(daemon))
     }
@@ -76,7 +108,7 @@ final class MicroHTTPDaemon: Sendable {
         if let daemon {
             MHD_stop_daemon(daemon.pointer)
         }
-        withExtendedLifetime(dispatcher) {}
+        withExtendedLifetime((dispatcher, tlsMaterial)) {}
     }
 
     deinit {

@@ -36,7 +36,7 @@ public final class KafkaMockCluster: @unchecked Sendable {
         let purpose = "starting mock Kafka cluster"
         // The host client never connects anywhere; without this it warns that it has no brokers.
         host = try RDKafkaClient(
-            kind: .producer, properties: ["log_level": "4"],
+            kind: .producer, properties: [("log_level", "4")],
             context: RDKafkaClientContext(logger: logger), purpose: purpose)
         guard let cluster = rd_kafka_mock_cluster_new(host.handle, Int32(clamping: brokers)) else {
             throw KafkaError(code: RD_KAFKA_RESP_ERR__FAIL, message: "librdkafka could not start the mock cluster", context: purpose)

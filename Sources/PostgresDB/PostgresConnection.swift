@@ -39,7 +39,7 @@ public final class PostgresConnection {
             throw PostgresError(sqlState: nil, message: "out of memory", operation: "connect to \(displayURL)", connectionLost: true)
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = PostgresConnection.oneLine(PQerrorMessage(connection))
+            let message = PostgresConnectionString.hidingPassword(of: url, in: PostgresConnection.oneLine(PQerrorMessage(connection)))
             PQfinish(connection)
             throw PostgresError(sqlState: nil, message: message, operation: "connect to \(displayURL)", connectionLost: true)
         }
@@ -209,15 +209,10 @@ public final class PostgresConnection {
         text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.joined(separator: " ")
     }
 
-    /// `postgresql://user:secret@host/db` → `postgresql://user:***@host/db`.
+    /// `postgresql://user:secret@host/db` → `postgresql://user:***@host/db`; a `password=`
+    /// parameter is hidden too (see `PostgresConnectionString.redacted`).
     public static func redactedURL(_ url: String) -> String {
-        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
-        // parts: ["postgresql:", "", "user:secret@host:port", "db?…"]
-        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty,
-              let at = parts[2].lastIndex(of: "@"), let colon = parts[2][..<at].firstIndex(of: ":") else { return url }
-        var authority = parts[2]
-        authority.replaceSubrange(authority.index(after: colon)..<at, with: "***")
-        return ([parts[0], parts[1], authority] + parts.dropFirst(3)).joined(separator: "/")
+        PostgresConnectionString.redacted(url)
     }
 }
 

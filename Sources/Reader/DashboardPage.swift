@@ -1,3 +1,4 @@
+import Credentials
 import HTTPServer
 
 /// `GET /`: the stats page for people (SPEC §5), one self-contained HTML document. Its bytes
@@ -44,7 +45,7 @@ enum DashboardPage {
     static let cacheControl = "no-cache"
 
     private static func hashSource(_ text: String) -> String {
-        "sha256-" + SHA256.base64(SHA256.digest(Array(text.utf8)))
+        "sha256-" + Base64.encode(SHA256.digest(Array(text.utf8)))
     }
 
     /// 200 with the page, or 304 when `If-None-Match` names its ETag (or `*`).
@@ -53,8 +54,9 @@ enum DashboardPage {
             ("ETag", etag),
             ("Cache-Control", cacheControl),
             ("Content-Security-Policy", contentSecurityPolicy),
-            ("X-Content-Type-Options", "nosniff"),
             ("Referrer-Policy", "no-referrer"),
+            // For browsers older than CSP's frame-ancestors; X-Content-Type-Options is on every answer.
+            ("X-Frame-Options", "DENY"),
         ]
         if let ifNoneMatch, matches(ifNoneMatch) {
             return HTTPResponse(status: 304, headers: headers, body: [])

@@ -27,6 +27,12 @@ public struct ReaderConfiguration: Sendable {
     /// answers are then at most this much older than the stores. Zero: a fresh snapshot for
     /// every query. Default 20 ms — a tenth of the realtime layer's flush interval.
     public var snapshotAge: Duration = .milliseconds(20)
+    /// Answer HTTPS only, with this certificate and key (read at start); nil, the default: plain HTTP.
+    public var tls: TLSFiles?
+    /// Require HTTP Basic credentials from this Apache password file (bcrypt hashes, as
+    /// `htpasswd -B` writes them, read at start) on every route but `/healthz` and `/readyz`;
+    /// nil, the default: anyone who can connect may read.
+    public var passwordFile: String?
 
     /// The SQLite stores under `location`; see `init(store:…)`.
     public init(location: StoreLocation,

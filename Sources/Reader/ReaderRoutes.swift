@@ -1,5 +1,6 @@
 import CounterpointCore
 import CounterStore
+import Credentials
 import HTTPServer
 import Logging
 
@@ -12,9 +13,12 @@ struct ReaderRoutes: Sendable {
     let counts: CountAnswers
     let dimensions: DimensionAnswers
     let statusPage: StatusAnswer
+    /// Checks credentials when a password file is configured.
+    let authenticator: BasicAuthenticator?
 
-    init(configuration: ReaderConfiguration, logger: Logger) {
+    init(configuration: ReaderConfiguration, authenticator: BasicAuthenticator?, logger: Logger) {
         self.configuration = configuration
+        self.authenticator = authenticator
         self.logger = logger
         self.counts = CountAnswers(now: configuration.now)
         self.dimensions = DimensionAnswers(counts: counts)
@@ -24,12 +28,18 @@ struct ReaderRoutes: Sendable {
     func respond(to request: HTTPRequest, worker: inout ReaderWorker) -> HTTPResponse {
         let started = ContinuousClock.now
         var label = "unmatched"
-        let response: HTTPResponse
+        var response: HTTPResponse
         do {
-            let route = try Route.match(request.path)
-            label = route.label
+            let route = try? Route.match(request.path)
+            // Credentials before anything else, so that without them not even a 404 tells which routes exist.
+            if let refusal = ReaderAccess.refusal(of: request, route: route, authenticator: authenticator) {
+                label = route?.label ?? Route.label(forPath: request.path)
+                throw refusal
+            }
+            let matched = try route ?? Route.match(request.path)
+            label = matched.label
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed }
-            response = try answer(route, request, &worker)
+            response = try answer(matched, request, &worker)
         } catch let error as APIError {
             if label == "unmatched" { label = Route.label(forPath: request.path) }
             response = Self.errorResponse(error)
@@ -37,6 +47,7 @@ struct ReaderRoutes: Sendable {
             logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
             response = Self.errorResponse(.storeUnavailable(String(describing: error)))
         }
+        response.headers.append(Self.noSniff)
         worker.metrics.record(route: label, status: response.status, duration: ContinuousClock.now - started)
         return response
     }
@@ -99,12 +110,19 @@ struct ReaderRoutes: Sendable {
         // Refused before routing, on no worker's metric cache: rare enough to look the
         // handle up each time, and still counted so that a flood of them shows.
         RequestMetrics.recordRejected(status: error.status)
-        return Self.errorResponse(error)
+        var response = Self.errorResponse(error)
+        response.headers.append(Self.noSniff)
+        return response
     }
+
+    /// On every answer: browsers take each one as the type it says it is, never a guessed one.
+    static let noSniff = ("X-Content-Type-Options", "nosniff")
 
     static func errorResponse(_ error: APIError) -> HTTPResponse {
         var headers = [("Content-Type", "application/json; charset=utf-8")]
         if error.status == 405 { headers.append(("Allow", "GET, HEAD")) }
+        if error == .unauthorized { headers.append(("WWW-Authenticate", #"Basic realm="counterpoint", charset="UTF-8""#)) }
+        if error == .credentialsBusy { headers.append(("Retry-After", "1")) }
         return HTTPResponse(status: error.status, headers: headers, body: error.body)
     }
 }

@@ -1,5 +1,6 @@
 import CounterpointCore
 import CounterStore
+import Credentials
 import HTTPServer
 import Logging
 import Runtime
@@ -17,17 +18,26 @@ public final class ReaderServer: BlockingComponent {
     /// The bound port (the real one when the configuration asked for port 0).
     public var port: Int { server.port }
 
+    /// True when the reader answers HTTPS only.
+    public var usesTLS: Bool { server.usesTLS }
+
     public init(configuration: ReaderConfiguration, logger: Logger) throws {
         // Open the stores once up front so that a bad data directory fails `serve` at start
         // with one clear error instead of answering 503 forever.
         _ = try configuration.store.openReader()
-        let routes = ReaderRoutes(configuration: configuration, logger: logger)
+        var serverConfiguration = configuration.server
+        if let tls = configuration.tls { serverConfiguration.tls = try tls.load() }
+        // Half the server's threads at most may hash passwords: the others keep answering.
+        let authenticator = try configuration.passwordFile.map {
+            try BasicAuthenticator(passwordFile: .load(path: $0), concurrentHashing: serverConfiguration.threadCount / 2)
+        }
+        let routes = ReaderRoutes(configuration: configuration, authenticator: authenticator, logger: logger)
         let store = configuration.store
         let snapshotAge = configuration.snapshotAge
         let janitor = SnapshotJanitor(interval: snapshotAge > .zero ? snapshotAge : .seconds(1))
         self.janitor = janitor
         server = try HTTPServer(
-            configuration: configuration.server,
+            configuration: serverConfiguration,
             makeContext: {
                 let slot = StoreSlot(store: store, snapshotAge: snapshotAge)
                 janitor.register(slot)
@@ -37,8 +47,11 @@ public final class ReaderServer: BlockingComponent {
             rejectMalformed: { rejection in routes.respond(to: rejection) })
         logger.info("reader listening", metadata: [
             "http.host": "\(configuration.server.host)", "http.port": "\(server.port)",
+            "http.tls": "\(server.usesTLS)", "http.credentials": "\(authenticator != nil)",
             "store": "\(store)",
         ])
+        ReaderAccess.warnIfExposed(host: configuration.server.host, port: server.port, isLoopbackOnly: server.isLoopbackOnly,
+                                   usesTLS: server.usesTLS, requiresCredentials: authenticator != nil, logger: logger)
     }
 
     public func start() {}

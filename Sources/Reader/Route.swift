@@ -35,6 +35,12 @@ enum Route: Equatable {
         }
     }
 
+    /// Whether a configured password file guards this route: all but the probes, which
+    /// orchestrators call without credentials and which reveal nothing.
+    var needsCredentials: Bool {
+        self != .health && self != .ready
+    }
+
     /// The route template a path asks for, even when its track id is bad (so that
     /// `/v1/tracks/0/plays` is counted under its route); "unmatched" for no route.
     static func label(forPath path: String) -> String {

@@ -43,8 +43,9 @@ public struct RealtimeConfiguration: Sendable {
     /// Where the consumer reports itself degraded while its flushes fail, and running again
     /// once one commits; nil reports nowhere (the log and `status()` still say it).
     public var health: ComponentHealth.Handle?
-    /// Further librdkafka properties, for what the fields above do not cover.
-    public var kafkaOverrides: [String: String] = [:]
+    /// The operator's librdkafka properties (security, tuning), set after the ones the fields
+    /// above make.
+    public var kafkaOptions = KafkaClientOptions()
 
     public init(bootstrapServers: String, store: StoreBackend) {
         self.bootstrapServers = bootstrapServers
@@ -68,7 +69,9 @@ public struct RealtimeConfiguration: Sendable {
         // Where the store has no offset: from the beginning, so that nothing produced before the
         // first start is missed. Where the store's offset is gone (retention): the oldest kept.
         consumer.autoOffsetReset = .earliest
-        consumer.extra = kafkaOverrides
+        consumer.options = kafkaOptions
+        // Refused or lost connections show on the same board, beside the consumer's own entry.
+        consumer.healthReport = health.map { KafkaHealthReport($0.handle(for: "\($0.name) Kafka connection")) }
         return consumer
     }
 }

@@ -106,6 +106,11 @@ public final class ComponentHealth: Sendable {
             board.update(name, state)
         }
 
+        /// Another entry on the same board, such as the component's Kafka connection.
+        public func handle(for name: String) -> Handle {
+            board.handle(for: name)
+        }
+
         /// The state last reported; nil before the first report.
         public var state: ComponentState? {
             board.reports().first { $0.name == name }?.state

@@ -1,6 +1,7 @@
 import Archive
 import ArgumentParser
 import Foundation
+import Kafka
 import Logging
 import Runtime
 
@@ -22,6 +23,8 @@ struct ArchiveCommand: AsyncParsableCommand {
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
     var brokers: String = Environment.string("brokers", default: "")
+
+    @OptionGroup var kafka: KafkaFlags
 
     @Option(help: "Topic to archive (env COUNTERPOINT_TOPIC).")
     var topic: String = Environment.string("topic", default: "plays")
@@ -61,6 +64,8 @@ struct ArchiveCommand: AsyncParsableCommand {
         var configuration = ArchiverConfiguration(bootstrapServers: brokers, topic: topic, groupID: group, logRoot: logs)
         configuration.allowedLateness = .seconds(allowedLatenessSeconds)
         configuration.commitInterval = .milliseconds(commitIntervalMs)
+        configuration.consumer.options = try kafka.clientOptions()
+        configuration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
         let archivers: ArchiverSupply
         do {
             let configuration = configuration

@@ -19,6 +19,7 @@ struct ConsumeCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var storeOptions: StoreOptions
+    @OptionGroup var kafka: KafkaFlags
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
     var brokers: String?
@@ -68,6 +69,7 @@ struct ConsumeCommand: AsyncParsableCommand {
         configuration.heartbeatIntervalMilliseconds = min(3_000, sessionTimeoutMs / 3)
         let consumerHealth = health.handle(for: "consumer")
         configuration.health = consumerHealth
+        configuration.kafkaOptions = try kafka.clientOptions()
 
         let consumer: RealtimeConsumer
         do {

@@ -23,7 +23,7 @@ struct CopyStoreCommand: ParsableCommand {
         The PostgreSQL database to copy into, postgresql://user[:password]@host[:port]/dbname[?…] \
         (env COUNTERPOINT_STORE).
         """, valueName: "url"))
-    var store: String = Environment.string("store", default: "")
+    var store: String?
 
     @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
     var json = Environment.bool("json")
@@ -41,7 +41,7 @@ struct CopyStoreCommand: ParsableCommand {
 
     private func target() throws -> StoreBackend {
         do {
-            return try StoreBackend(store: store, dataDirectory: common.dataDirectory)
+            return try StoreBackend(store: store ?? Environment.optionalString("store"), dataDirectory: common.dataDirectory)
         } catch {
             throw ValidationError("--store: \(error)")
         }

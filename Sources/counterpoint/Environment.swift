@@ -60,9 +60,9 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .customLong("store"), help: ArgumentHelp("""
         Where the counts live: nothing (the default) for the SQLite files under --data-dir, or a \
         PostgreSQL connection URI, postgresql://user[:password]@host[:port]/dbname[?…] in libpq's \
-        syntax, to share the stores between machines (env COUNTERPOINT_STORE).
+        syntax, to share the stores between machines (env COUNTERPOINT_STORE). A password is better         kept in a PGPASSFILE than in the URI.
         """, valueName: "url"))
-    var store: String = Environment.string("store", default: "")
+    var store: String?
 
     func validate() throws {
         _ = try backend(dataDirectory: ".")
@@ -71,7 +71,8 @@ struct StoreOptions: ParsableArguments {
     /// The stores these options and `dataDirectory` name.
     func backend(dataDirectory: String) throws -> StoreBackend {
         do {
-            return try StoreBackend(store: store, dataDirectory: dataDirectory)
+            // The environment is read here, not as the flag's default, which --help would show.
+            return try StoreBackend(store: store ?? Environment.optionalString("store"), dataDirectory: dataDirectory)
         } catch {
             throw ValidationError("--store: \(error)")
         }

@@ -26,6 +26,8 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Kafka brokers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
     var brokers: String = Environment.string("brokers", default: "")
 
+    @OptionGroup var kafka: KafkaFlags
+
     @Option(help: "A log file or directory; repeat for more (env COUNTERPOINT_LOGS, comma-separated).")
     var logs: [String] = Environment.list("logs")
 
@@ -102,6 +104,7 @@ struct ReplayCommand: AsyncParsableCommand {
         producerConfiguration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
         producerConfiguration.lingerMilliseconds = lingerMs
         producerConfiguration.compression = KafkaProducerConfiguration.Compression(rawValue: compression) ?? .none
+        producerConfiguration.options = try kafka.clientOptions()
         let producer: KafkaProducer
         do {
             let producerConfiguration = producerConfiguration

@@ -27,11 +27,14 @@ struct RunCommand: AsyncParsableCommand {
         --demo also generates 48 hours of history (rebuilt by the batch layer at start) and produces \
         live synthetic traffic, so the dashboard shows both layers at once. SIGINT/SIGTERM stops \
         intake, flushes, commits and exits 0.
+
+        --kafka-option and --kafka-config apply to every Kafka client of the process, on the embedded         broker too, which speaks plaintext only: security settings are for --brokers.
         """)
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var reader: ReaderOptions
+    @OptionGroup var kafka: KafkaFlags
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,…]; without it an embedded broker runs (env COUNTERPOINT_BROKERS).")
     var brokers: String?
@@ -146,12 +149,16 @@ struct RunCommand: AsyncParsableCommand {
         realtimeConfiguration.flushInterval = .milliseconds(flushIntervalMs)
         let consumerHealth = health.handle(for: "consumer")
         realtimeConfiguration.health = consumerHealth
+        let kafkaOptions = try kafka.clientOptions()
+        realtimeConfiguration.kafkaOptions = kafkaOptions
         // The embedded broker holds an empty fetch for the whole wait even when events arrive.
         if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
 
         var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: topic, logRoot: logDirectory)
         archiveConfiguration.allowedLateness = .seconds(allowedLatenessSeconds)
+        archiveConfiguration.consumer.options = kafkaOptions
+        archiveConfiguration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
         if embedded { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
         // Made now so that a bad configuration fails at start; after a failure (a full disk) a
         // new one resumes from the last committed offsets.
@@ -173,6 +180,8 @@ struct RunCommand: AsyncParsableCommand {
         if demo && demoRate > 0 {
             var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
             producerConfiguration.clientID = "counterpoint-demo"
+            producerConfiguration.options = kafkaOptions
+            producerConfiguration.healthReport = KafkaHealthReport(health: health, component: "demo traffic Kafka connection")
             // At demo rates only long batches stay few: the embedded broker's fetches slow down
             // with every batch it holds (see KafkaMockCluster).
             producerConfiguration.lingerMilliseconds = 200
@@ -184,7 +193,7 @@ struct RunCommand: AsyncParsableCommand {
         // Announced last, once every other component has started, inside the group.
         services.append(ComponentService(health.handle(for: "reader"), component: server, logger: logger) {
             announce(server, host: host)
-            print("counterpoint: dashboard at http://\(host):\(server.port)/ — Ctrl-C stops")
+            print("counterpoint: dashboard at \(readerAddress(server, host: host)) — Ctrl-C stops")
             fflush(nil)
         })
         return services

@@ -38,8 +38,23 @@ struct ReaderOptions: ParsableArguments {
         """)
     var snapshotAgeMs: Int = Environment.integer("snapshot-age-ms", default: 20)
 
+    @Option(help: ArgumentHelp("Answer HTTPS only (TLS 1.2+) with this PEM certificate (chain); needs --tls-key (env COUNTERPOINT_TLS_CERT).",
+                               valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The PEM private key of --tls-cert (env COUNTERPOINT_TLS_KEY).", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp("""
+        Require HTTP Basic credentials from this Apache password file (bcrypt, as htpasswd -B writes it) \
+        on every route but /healthz and /readyz (env COUNTERPOINT_HTPASSWD).
+        """, valueName: "file"))
+    var htpasswd: String?
 
     func validate() throws {
+        guard (tlsFiles.certificate == nil) == (tlsFiles.key == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together")
+        }
         guard (0...10_000).contains(snapshotAgeMs) else { throw ValidationError("--snapshot-age-ms must be between 0 and 10000") }
         guard httpThreads >= 1, httpThreads <= 256 else { throw ValidationError("--http-threads must be between 1 and 256") }
     }
@@ -48,7 +63,16 @@ struct ReaderOptions: ParsableArguments {
         var configuration = ReaderConfiguration(store: store, server: serverConfiguration(),
                                                 metricsExposition: metricsExposition)
         configuration.snapshotAge = .milliseconds(snapshotAgeMs)
+        if let certificate = tlsFiles.certificate, let key = tlsFiles.key {
+            configuration.tls = TLSFiles(certificateFile: certificate, keyFile: key)
+        }
+        configuration.passwordFile = htpasswd ?? Environment.optionalString("htpasswd")
         return configuration
+    }
+
+    /// The flags, or else their environment variables.
+    private var tlsFiles: (certificate: String?, key: String?) {
+        (tlsCert ?? Environment.optionalString("tls-cert"), tlsKey ?? Environment.optionalString("tls-key"))
     }
 
     func serverConfiguration() -> HTTPServerConfiguration {
@@ -95,7 +119,12 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// Prints where the reader answers, on stdout, as the first line scripts and tests wait for.
 func announce(_ server: ReaderServer, host: String) {
-    let shownHost = host.contains(":") ? "[\(host)]" : host
-    print("counterpoint: reader listening on http://\(shownHost):\(server.port)/")
+    print("counterpoint: reader listening on \(readerAddress(server, host: host))")
     fflush(nil)
+}
+
+/// The reader's base URL, e.g. `https://[::1]:8443/`.
+func readerAddress(_ server: ReaderServer, host: String) -> String {
+    let shownHost = host.contains(":") ? "[\(host)]" : host
+    return "\(server.usesTLS ? "https" : "http")://\(shownHost):\(server.port)/"
 }

@@ -9,7 +9,10 @@ extension EndToEnd {
                           "--malformed", "--seed", "--gzip", "--json"]),
             ("batch", ["--data-dir", "--log-level", "--logs", "--from", "--to", "--all", "--workers", "--json"]),
             ("serve", ["--data-dir", "--log-level", "--listen", "--http-threads"]),
-            ("run", ["--data-dir", "--listen", "--logs", "--demo"]),
+            ("run", ["--data-dir", "--listen", "--logs", "--demo", "--kafka-option", "--kafka-config"]),
+            ("consume", ["--brokers", "--kafka-option", "--kafka-config"]),
+            ("archive", ["--brokers", "--kafka-option", "--kafka-config"]),
+            ("replay", ["--brokers", "--kafka-option", "--kafka-config"]),
         ]
 
         @Test("--help of each subcommand exits 0 and mentions every flag and its environment variable",

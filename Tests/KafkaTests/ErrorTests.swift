@@ -7,7 +7,7 @@ struct ErrorTests {
     @Test("an unknown configuration property is named in the error")
     func unknownProperty() throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:9092", groupID: "g", topics: ["plays"])
-        configuration.extra["no.such.property"] = "1"
+        configuration.options.set("no.such.property", "1")
         let error = try #require(throws: KafkaError.self) {
             _ = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         }

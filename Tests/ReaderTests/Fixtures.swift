@@ -22,13 +22,13 @@ final class ReaderFixture {
     let location: StoreLocation
     let server: ReaderServer
 
-    private init(directory: String, configure: (inout ReaderConfiguration) -> Void) throws {
+    private init(directory: String, configure: (inout ReaderConfiguration) -> Void, logger: Logger) throws {
         self.directory = directory
         location = StoreLocation(directory: directory + "/data")
         var configuration = ReaderConfiguration(
             location: location, server: HTTPServerConfiguration(port: 0, threadCount: 4), now: { standardNow })
         configure(&configuration)
-        server = try ReaderServer(configuration: configuration, logger: quietLogger)
+        server = try ReaderServer(configuration: configuration, logger: logger)
     }
 
     /// - Parameters:
@@ -36,13 +36,14 @@ final class ReaderFixture {
     ///   - configure: adjusts the reader's configuration (now, live status, metrics).
     static func with<T>(stores: (BatchStore, RealtimeStore) throws -> Void = standardStores,
                         configure: (inout ReaderConfiguration) -> Void = { _ in },
+                        logger: Logger = quietLogger,
                         _ body: (ReaderFixture) throws -> T) throws -> T {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("reader-tests-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let location = StoreLocation(directory: directory + "/data")
         try stores(BatchStore(location: location), RealtimeStore(location: location))
-        let fixture = try ReaderFixture(directory: directory, configure: configure)
+        let fixture = try ReaderFixture(directory: directory, configure: configure, logger: logger)
         defer { fixture.server.stop() }
         return try body(fixture)
     }

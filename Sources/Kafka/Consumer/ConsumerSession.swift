@@ -1,3 +1,4 @@
+import CRdKafka
 import Logging
 
 /// The state of one `KafkaConsumer.run`: the handler, where each partition should continue,
@@ -32,8 +33,9 @@ final class ConsumerSession {
     }
 
     /// Hands the messages to the handler, after taking out error events and checking offsets;
-    /// destroys every message before returning.
-    func deliver(_ messages: UnsafeMutableBufferPointer<RDKafkaMessagePointer?>) {
+    /// destroys every message before returning. Returns how many were messages, not events.
+    @discardableResult
+    func deliver(_ messages: UnsafeMutableBufferPointer<RDKafkaMessagePointer?>) -> Int {
         var kept = 0
         defer {
             for message in messages[..<kept] { client.destroyMessage(message!) }
@@ -51,7 +53,7 @@ final class ConsumerSession {
             messages[kept] = message
             kept += 1
         }
-        guard failure == nil else { return }
+        guard failure == nil else { return kept }
         do {
             if !resets.isEmpty {
                 defer { resets.removeAll(keepingCapacity: true) }
@@ -69,6 +71,7 @@ final class ConsumerSession {
         } catch {
             fail(error)
         }
+        return kept
     }
 
     /// Records that a seek moved `partition`, so its next message is not taken for a reset.
@@ -132,6 +135,7 @@ final class ConsumerSession {
             return fail(client.fatalClientError(purpose: "consuming") ?? error)
         }
         logger.warning("\(error.message)", metadata: ["kafka.error": "\(error.name)"])
+        client.context.connection?.failed(rd_kafka_resp_err_t(rawValue: error.code), reason: error.message)
     }
 
     private func lowWatermark(_ partition: KafkaPartition) -> Int64? {

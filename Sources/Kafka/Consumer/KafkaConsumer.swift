@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CRdKafka
 import Logging
 import Runtime
 
@@ -23,8 +24,9 @@ import Runtime
 ///   broker's low watermark explains, so callers can report the gap loudly. A reset is noticed
 ///   when the first message after it arrives.
 /// - An unreachable broker fails `init` within `connectTimeout` (a metadata request with a
-///   deadline), because librdkafka itself connects lazily and retries forever. Brokers lost
-///   later are retried by librdkafka and logged; only fatal errors end `run`.
+///   deadline), because librdkafka itself connects lazily and retries forever; one that refuses
+///   the client's TLS or credentials fails it at once. Brokers lost later are retried by
+///   librdkafka, logged and reported to `healthReport`; only fatal errors end `run`.
 public final class KafkaConsumer: Sendable {
     private enum Lifecycle {
         case ready
@@ -49,7 +51,7 @@ public final class KafkaConsumer: Sendable {
         }
         let client = try RDKafkaClient(
             kind: .consumer, properties: configuration.librdkafkaProperties,
-            context: RDKafkaClientContext(logger: logger), purpose: purpose)
+            context: RDKafkaClientContext(logger: logger, healthReport: configuration.healthReport), purpose: purpose)
         if let timeout = configuration.connectTimeout {
             try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)
         }
@@ -101,11 +103,17 @@ public final class KafkaConsumer: Sendable {
             // batch under load, no waiting for one when traffic is light.
             guard let first = client.consumerPoll(timeout: configuration.pollTimeout) else {
                 session.idle()
+                if let watch = client.context.connection, watch.probeDue(),
+                   client.askForMetadata(timeout: .seconds(1)) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    watch.reachable()
+                }
                 continue
             }
             buffer[0] = first
             let count = 1 + client.drain(queue, into: UnsafeMutableBufferPointer(rebasing: buffer[1...]))
-            session.deliver(UnsafeMutableBufferPointer(rebasing: buffer[..<count]))
+            if session.deliver(UnsafeMutableBufferPointer(rebasing: buffer[..<count])) > 0 {
+                client.context.connection?.reachable()
+            }
         }
     }
 

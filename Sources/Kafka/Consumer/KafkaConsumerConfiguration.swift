@@ -41,8 +41,12 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// How long `KafkaConsumer.init` waits for a broker to answer before failing; nil skips the check.
     /// Default 10 s.
     public var connectTimeout: Duration? = .seconds(10)
-    /// Further librdkafka properties; they override the ones derived above.
-    public var extra: [String: String] = [:]
+    /// The operator's librdkafka properties (security, tuning), set after the ones derived
+    /// above, so they override them.
+    public var options = KafkaClientOptions()
+    /// Where the client reports that its cluster refuses or cannot be reached (see
+    /// `KafkaHealthReport`); nil reports only in the log. Default nil.
+    public var healthReport: KafkaHealthReport?
 
     public init(bootstrapServers: String, groupID: String, topics: [String]) {
         self.bootstrapServers = bootstrapServers
@@ -51,8 +55,8 @@ public struct KafkaConsumerConfiguration: Sendable {
     }
 
     /// The one place these settings become librdkafka properties.
-    var librdkafkaProperties: [String: String] {
-        var properties = [
+    var librdkafkaProperties: [(String, String)] {
+        let derived = [
             "bootstrap.servers": bootstrapServers,
             "group.id": groupID,
             "client.id": clientID,
@@ -69,7 +73,6 @@ public struct KafkaConsumerConfiguration: Sendable {
             "enable.auto.offset.store": "false",
             "enable.partition.eof": "false",
         ]
-        properties.merge(extra) { _, override in override }
-        return properties
+        return .librdkafka(derived, then: options)
     }
 }

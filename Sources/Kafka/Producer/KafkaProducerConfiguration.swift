@@ -24,16 +24,20 @@ public struct KafkaProducerConfiguration: Sendable {
     /// How long `KafkaProducer.init` waits for a broker to answer before failing; nil skips the check.
     /// Default 10 s.
     public var connectTimeout: Duration? = .seconds(10)
-    /// Further librdkafka properties; they override the ones derived above.
-    public var extra: [String: String] = [:]
+    /// The operator's librdkafka properties (security, tuning), set after the ones derived
+    /// above, so they override them.
+    public var options = KafkaClientOptions()
+    /// Where the client reports that its cluster refuses or cannot be reached (see
+    /// `KafkaHealthReport`); nil reports only in the log. Default nil.
+    public var healthReport: KafkaHealthReport?
 
     public init(bootstrapServers: String) {
         self.bootstrapServers = bootstrapServers
     }
 
     /// The one place these settings become librdkafka properties.
-    var librdkafkaProperties: [String: String] {
-        var properties = [
+    var librdkafkaProperties: [(String, String)] {
+        let derived = [
             "bootstrap.servers": bootstrapServers,
             "client.id": clientID,
             "linger.ms": String(lingerMilliseconds),
@@ -45,7 +49,6 @@ public struct KafkaProducerConfiguration: Sendable {
             // The same key lands on the same partition as with Java clients and kafka-python.
             "partitioner": "murmur2_random",
         ]
-        properties.merge(extra) { _, override in override }
-        return properties
+        return .librdkafka(derived, then: options)
     }
 }

@@ -14,7 +14,7 @@ final class RDKafkaClient: @unchecked Sendable {
     let name: String
 
     /// `purpose` names the client in errors ("creating consumer").
-    init(kind: Kind, properties: [String: String], context: RDKafkaClientContext, purpose: String) throws(KafkaError) {
+    init(kind: Kind, properties: [(String, String)], context: RDKafkaClientContext, purpose: String) throws(KafkaError) {
         let config = try RDKafkaConfig(properties: properties, purpose: purpose)
         context.register(on: config)
         if kind == .consumer {
@@ -38,18 +38,34 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     /// librdkafka connects lazily and retries forever; this asks for cluster metadata with a
-    /// deadline so that a wrong or unreachable `bootstrap.servers` fails within `timeout`.
+    /// deadline so that a wrong or unreachable `bootstrap.servers` fails within `timeout`, and a
+    /// cluster that refuses the client's TLS or credentials fails as soon as it says so.
     func verifyBrokerReachable(within timeout: Duration, servers: String, purpose: String) throws(KafkaError) {
-        var metadata: UnsafePointer<rd_kafka_metadata>? = nil
-        let code = rd_kafka_metadata(handle, 0, nil, &metadata, timeout.clampedMilliseconds)
-        if let metadata { rd_kafka_metadata_destroy(metadata) }
-        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
-        // librdkafka reports why (refused, unresolvable, ...) as error events: serve them to learn it.
-        rd_kafka_poll(handle, 0)
+        let deadline = ContinuousClock.now + timeout
+        var code = RD_KAFKA_RESP_ERR_NO_ERROR
+        repeat {
+            code = askForMetadata(timeout: min(.milliseconds(500), max(.zero, deadline - .now)))
+            guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return }
+            // librdkafka reports why (refused, unresolvable, ...) as error events: serve them to learn it.
+            rd_kafka_poll(handle, 0)
+        } while ContinuousClock.now < deadline && context.refusal.withLock({ $0 }) == nil
+        if let refusal = context.refusal.withLock({ $0 }) {
+            throw KafkaError(code: refusal.code, message: "the Kafka cluster at \(servers) refused the connection: \(refusal.reason)",
+                             context: purpose)
+        }
         let reasons = context.recentErrors.withLock { $0 }
         let message = "no Kafka broker reachable at \(servers) within \(timeout)"
             + (reasons.isEmpty ? " (\(String(cString: rd_kafka_err2str(code))))" : ": " + reasons.joined(separator: "; "))
         throw KafkaError(code: code, message: message, context: purpose, isRetriable: true)
+    }
+
+    /// Asks any broker for the list of brokers: whether the cluster answers this client, TLS
+    /// and authentication included.
+    func askForMetadata(timeout: Duration) -> rd_kafka_resp_err_t {
+        var metadata: UnsafePointer<rd_kafka_metadata>? = nil
+        let code = rd_kafka_metadata(handle, 0, nil, &metadata, timeout.clampedMilliseconds)
+        if let metadata { rd_kafka_metadata_destroy(metadata) }
+        return code
     }
 
     /// The error that made this client unusable, if one did.

@@ -7,7 +7,8 @@ import Runtime
 /// The owning `RDKafkaClient` keeps this alive until after `rd_kafka_destroy` returns, so the
 /// unretained pointer handed to librdkafka never dangles.
 final class RDKafkaClientContext: @unchecked Sendable {
-    // Safe to share: `logger` is immutable; `deliveries` and `recentErrors` are locked;
+    // Safe to share: `logger` and `connection` are immutable (the latter locks its own state);
+    // `deliveries`, `recentErrors` and `refusal` are locked;
     // `rebalance` is set and called only on the consumer's polling thread, because librdkafka
     // calls the rebalance callback from inside the poll and close calls made on that thread.
     let logger: Logger
@@ -15,11 +16,17 @@ final class RDKafkaClientContext: @unchecked Sendable {
     let deliveries: Locked<DeliveryStatistics>?
     /// The last few distinct error events, to explain a failure that librdkafka reports only by code.
     let recentErrors = Locked<[String]>([])
+    /// The first error event saying that the cluster refuses this client's TLS or credentials:
+    /// retrying will not help, so starting fails at once.
+    let refusal = Locked<(code: rd_kafka_resp_err_t, reason: String)?>(nil)
+    /// Where connection problems are reported, if anywhere.
+    let connection: KafkaConnectionWatch?
     var rebalance: ((RDKafkaRebalance) -> Void)?
 
-    init(logger: Logger, deliveries: Locked<DeliveryStatistics>? = nil) {
+    init(logger: Logger, deliveries: Locked<DeliveryStatistics>? = nil, healthReport: KafkaHealthReport? = nil) {
         self.logger = logger
         self.deliveries = deliveries
+        self.connection = healthReport.map(KafkaConnectionWatch.init)
     }
 
     var unretainedPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -73,10 +80,14 @@ private func errorTrampoline(_ client: OpaquePointer?, _ code: Int32, _ reason: 
     }
     let level: Logger.Level = error == RD_KAFKA_RESP_ERR__FATAL ? .error : .warning
     context.logger.log(level: level, "\(reason)", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2name(error)))"])
+    if KafkaConnectionWatch.isRefusal(error, reason: reason) {
+        context.refusal.withLock { $0 = $0 ?? (error, reason) }
+    }
+    context.connection?.failed(error, reason: reason)
 }
 
 private func deliveryTrampoline(_ client: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?) {
-    guard let message, let deliveries = RDKafkaClientContext.from(opaque)?.deliveries else { return }
+    guard let message, let context = RDKafkaClientContext.from(opaque), let deliveries = context.deliveries else { return }
     // librdkafka stamps every message when it is produced, so its latency costs no clock read of ours.
     let latencyMicroseconds = rd_kafka_message_latency(message)
     let error = message.pointee.err
@@ -88,6 +99,8 @@ private func deliveryTrampoline(_ client: OpaquePointer?, _ message: UnsafePoint
             statistics.failuresByError[String(cString: rd_kafka_err2name(error)), default: 0] += 1
         }
     }
+    // A delivery is the cluster answering.
+    if error == RD_KAFKA_RESP_ERR_NO_ERROR { context.connection?.reachable() }
 }
 
 func rebalanceTrampoline(_ client: OpaquePointer?, _ code: rd_kafka_resp_err_t, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, _ opaque: UnsafeMutableRawPointer?) {

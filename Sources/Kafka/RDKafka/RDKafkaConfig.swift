@@ -4,10 +4,10 @@ import CRdKafka
 final class RDKafkaConfig {
     private var handle: OpaquePointer?
 
-    init(properties: [String: String], purpose: String) throws(KafkaError) {
+    /// Sets `properties` in order, so a later one overrides an earlier one of the same name.
+    init(properties: [(String, String)], purpose: String) throws(KafkaError) {
         handle = rd_kafka_conf_new()
-        // Sorted so that the first bad property reported is the same on every run.
-        for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
+        for (name, value) in properties {
             try set(name, value, purpose: purpose)
         }
     }
@@ -17,7 +17,9 @@ final class RDKafkaConfig {
     }
 
     func set(_ name: String, _ value: String, purpose: String) throws(KafkaError) {
-        try RDKafkaStatus.withErrorBuffer("\(purpose): setting \(name)=\(value)") { buffer, size in
+        // librdkafka's message names the property, never its value; ours hides secret values too.
+        let shown = KafkaClientOptions.displayValue(name: name, value: value)
+        try RDKafkaStatus.withErrorBuffer("\(purpose): setting \(name)=\(shown)") { buffer, size in
             rd_kafka_conf_set(handle, name, value, buffer, size) == RD_KAFKA_CONF_OK ? () : nil
         }
     }

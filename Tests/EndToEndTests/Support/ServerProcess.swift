@@ -33,17 +33,19 @@ struct Server {
         await command.killIfRunning()
     }
 
-    /// Starts `serve --listen 127.0.0.1:0` and reads its address from the first stdout line,
-    /// `counterpoint: reader listening on http://127.0.0.1:PORT/`.
-    static func start(dataDirectory: URL, scratch: URL, extraArguments: [String] = []) async throws -> Server {
+    /// Starts `serve --listen 127.0.0.1:0` (or `listen`) and reads its address from the first stdout
+    /// line, `counterpoint: reader listening on http://127.0.0.1:PORT/` (`https://` with TLS).
+    static func start(dataDirectory: URL, scratch: URL, extraArguments: [String] = [],
+                      listen: String = "127.0.0.1:0") async throws -> Server {
         let command = try RunningCommand(
-            ["serve", "--data-dir", dataDirectory.path, "--listen", "127.0.0.1:0"] + extraArguments, scratch: scratch)
+            ["serve", "--data-dir", dataDirectory.path, "--listen", listen] + extraArguments, scratch: scratch)
         guard let line = try await command.firstStdoutLine(timeout: .seconds(30)) else {
             await command.killIfRunning()
             throw CommandError(description: "serve printed no address; stderr: \(command.stderr.prefix(2_000))")
         }
-        let prefix = "counterpoint: reader listening on http://127.0.0.1:"
-        guard line.hasPrefix(prefix), line.hasSuffix("/"),
+        let host = String(listen[..<(listen.lastIndex(of: ":") ?? listen.endIndex)])
+        let prefixes = ["http", "https"].map { "counterpoint: reader listening on \($0)://\(host):" }
+        guard let prefix = prefixes.first(where: line.hasPrefix), line.hasSuffix("/"),
               let port = Int(line.dropFirst(prefix.count).dropLast()), port > 0 else {
             await command.killIfRunning()
             throw CommandError(description: "unexpected first line from serve: \(line)")

@@ -1,0 +1,168 @@
+/// postgresql-hll's storage format, version 1 (docs/listeners.md): a version-and-type byte, the
+/// parameter byte and the cutoff byte, then the data of the type — nothing for empty; 8-byte
+/// big-endian hashes in ascending signed order for explicit; `(index, value)` pairs of
+/// `log2m + regwidth` bits for the non-zero registers for sparse; every register in `regwidth`
+/// bits for full. Bits are packed from the top of each byte; the last byte is padded with zeros.
+extension HyperLogLog {
+    static let version: UInt8 = 1
+
+    public var encoded: [UInt8] {
+        var bytes = [Self.version << 4 | representation.rawValue, parameters.parameterByte, parameters.cutoffByte]
+        switch contents {
+        case .empty:
+            break
+        case .explicit(let hashes):
+            bytes.reserveCapacity(3 + 8 * hashes.count)
+            for hash in hashes {
+                withUnsafeBytes(of: UInt64(bitPattern: hash).bigEndian) { bytes.append(contentsOf: $0) }
+            }
+        case .registers(let registers):
+            var writer = BitWriter(bytes: bytes)
+            if writesSparse(registers) {
+                let width = parameters.log2Registers + parameters.registerWidth
+                for (index, value) in registers.enumerated() where value != 0 {
+                    writer.write(UInt64(index) << UInt64(parameters.registerWidth) | UInt64(value), bits: width)
+                }
+            } else {
+                for value in registers { writer.write(UInt64(value), bits: parameters.registerWidth) }
+            }
+            bytes = writer.finish()
+        }
+        return bytes
+    }
+
+    /// Decodes a stored sketch. Accepts what the `hll` extension writes (and an explicit sketch
+    /// without hashes, which it also reads, as empty); throws a one-line `SketchError` for
+    /// anything else: another version, the undefined type, unsupported parameters, a length that
+    /// does not match the type, hashes out of order or beyond the explicit limit, sparse indices
+    /// out of order or zero values, non-zero padding.
+    public init(decoding bytes: some Collection<UInt8>) throws(SketchError) {
+        let bytes = Array(bytes)
+        guard bytes.count >= 3 else { throw SketchError("a sketch has at least 3 bytes, this one \(bytes.count)") }
+        guard bytes[0] >> 4 == Self.version else { throw SketchError("sketch schema version \(bytes[0] >> 4) is not supported (only 1)") }
+        guard let parameters = Parameters(parameterByte: bytes[1], cutoffByte: bytes[2]) else {
+            throw SketchError("unsupported sketch parameters (bytes \(bytes[1]), \(bytes[2]))")
+        }
+        self.init(parameters)
+        let data = bytes[3...]
+        guard let type = Representation(rawValue: bytes[0] & 0x0F) else {
+            throw SketchError("sketch type \(bytes[0] & 0x0F) is not empty, explicit, sparse or full")
+        }
+        switch type {
+        case .empty:
+            guard data.isEmpty else { throw SketchError("an empty sketch has \(data.count) bytes of data") }
+        case .explicit:
+            contents = try Self.decodeExplicit(data, parameters)
+        case .sparse:
+            contents = .registers(try Self.decodeSparse(data, parameters))
+        case .full:
+            contents = .registers(try Self.decodeFull(data, parameters))
+        }
+    }
+
+    static func decodeExplicit(_ data: ArraySlice<UInt8>, _ parameters: Parameters) throws(SketchError) -> Contents {
+        guard data.count % 8 == 0 else { throw SketchError("an explicit sketch's data is not whole 8-byte hashes (\(data.count) bytes)") }
+        let count = data.count / 8
+        guard count <= parameters.explicitLimit else {
+            throw SketchError("an explicit sketch holds \(count) hashes, more than its limit of \(parameters.explicitLimit)")
+        }
+        var hashes: [Int64] = []
+        hashes.reserveCapacity(count)
+        var position = data.startIndex
+        for _ in 0..<count {
+            var word: UInt64 = 0
+            for byte in data[position..<position + 8] { word = word << 8 | UInt64(byte) }
+            position += 8
+            let hash = Int64(bitPattern: word)
+            if let last = hashes.last, last >= hash { throw SketchError("an explicit sketch's hashes are not in ascending order") }
+            hashes.append(hash)
+        }
+        return hashes.isEmpty ? .empty : .explicit(hashes)
+    }
+
+    static func decodeSparse(_ data: ArraySlice<UInt8>, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
+        let width = parameters.log2Registers + parameters.registerWidth
+        let pairs = data.count * 8 / width
+        var reader = BitReader(data)
+        var registers = [UInt8](repeating: 0, count: parameters.registerCount)
+        var previous = -1
+        for _ in 0..<pairs {
+            let pair = reader.read(bits: width)
+            let index = Int(pair >> UInt64(parameters.registerWidth))
+            let value = UInt8(pair & UInt64(parameters.maxRegisterValue))
+            guard index > previous else { throw SketchError("a sparse sketch's registers are not in ascending order") }
+            guard value != 0 else { throw SketchError("a sparse sketch stores register \(index) as zero") }
+            registers[index] = value
+            previous = index
+        }
+        try reader.checkPadding()
+        return registers
+    }
+
+    static func decodeFull(_ data: ArraySlice<UInt8>, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
+        let expected = (parameters.registerCount * parameters.registerWidth + 7) / 8
+        guard data.count == expected else {
+            throw SketchError("a full sketch has \(data.count) bytes of registers, not \(expected)")
+        }
+        var reader = BitReader(data)
+        var registers = [UInt8](repeating: 0, count: parameters.registerCount)
+        for index in registers.indices { registers[index] = UInt8(reader.read(bits: parameters.registerWidth)) }
+        try reader.checkPadding()
+        return registers
+    }
+}
+
+/// Writes values of up to 57 bits, most significant bit first.
+struct BitWriter {
+    var bytes: [UInt8]
+    var pending: UInt64 = 0
+    var pendingBits = 0
+
+    mutating func write(_ value: UInt64, bits: Int) {
+        pending = pending << UInt64(bits) | value
+        pendingBits += bits
+        while pendingBits >= 8 {
+            pendingBits -= 8
+            bytes.append(UInt8(truncatingIfNeeded: pending >> UInt64(pendingBits)))
+        }
+        pending &= (1 << UInt64(pendingBits)) - 1
+    }
+
+    /// The bytes, the last one padded with zero bits.
+    mutating func finish() -> [UInt8] {
+        if pendingBits > 0 { bytes.append(UInt8(truncatingIfNeeded: pending << UInt64(8 - pendingBits))) }
+        pendingBits = 0
+        return bytes
+    }
+}
+
+/// Reads what `BitWriter` wrote; the caller never reads past the end.
+struct BitReader {
+    let data: ArraySlice<UInt8>
+    var position: Int
+    var pending: UInt64 = 0
+    var pendingBits = 0
+
+    init(_ data: ArraySlice<UInt8>) {
+        self.data = data
+        self.position = data.startIndex
+    }
+
+    mutating func read(bits: Int) -> UInt64 {
+        while pendingBits < bits {
+            pending = pending << 8 | UInt64(data[position])
+            position += 1
+            pendingBits += 8
+        }
+        pendingBits -= bits
+        let value = pending >> UInt64(pendingBits)
+        pending &= (1 << UInt64(pendingBits)) - 1
+        return value
+    }
+
+    /// What is left must be fewer than 8 bits, all zero.
+    func checkPadding() throws(SketchError) {
+        guard position == data.endIndex, pendingBits < 8 else { throw SketchError("a sketch has bytes beyond its registers") }
+        guard pending == 0 else { throw SketchError("a sketch's padding bits are not zero") }
+    }
+}

@@ -1,0 +1,94 @@
+import CRdKafka
+import Runtime
+
+/// Where a Kafka client reports that it cannot reach or talk to its cluster.
+///
+/// librdkafka retries a refused, failed or unauthenticated connection forever and says so only
+/// in error events; with this set, the first such event marks the entry `component` degraded on
+/// `health` with librdkafka's reason (so `/readyz`, `/v1/status`, `/metrics` and the log show
+/// it), and the entry runs again once the client has heard from the cluster: a consumed message
+/// or an answered metadata request (a consumer asks every 5 s while degraded), or a delivery.
+public struct KafkaHealthReport: Sendable {
+    /// The entry, named such as "consumer Kafka connection". Apart from the component's own
+    /// entry, so that a connection problem and, say, a failing store never clear each other.
+    public var handle: ComponentHealth.Handle
+
+    public init(health: ComponentHealth, component: String) {
+        handle = health.handle(for: component)
+    }
+
+    public init(_ handle: ComponentHealth.Handle) {
+        self.handle = handle
+    }
+}
+
+/// A client's connection problem, as reported to a `KafkaHealthReport`.
+final class KafkaConnectionWatch: Sendable {
+    private struct State {
+        var problem: String?
+        /// Whether `problem` says more than that every broker is down.
+        var specific = false
+        var lastProbe = ContinuousClock.now
+    }
+
+    private let report: KafkaHealthReport
+    private let state = Locked(State())
+    static let probeInterval: Duration = .seconds(5)
+
+    init(_ report: KafkaHealthReport) {
+        self.report = report
+    }
+
+    /// Error events that mean the cluster cannot be used as configured or at all, as opposed
+    /// to a request that failed (retried, or counted as a failed delivery). One broker closing
+    /// a connection (`_TRANSPORT`, as brokers do with idle ones) is not one, unless the TLS
+    /// handshake failed; losing every broker is `_ALL_BROKERS_DOWN`.
+    static func isConnectionProblem(_ code: rd_kafka_resp_err_t, reason: String) -> Bool {
+        if code == RD_KAFKA_RESP_ERR__TRANSPORT { return isRefusal(code, reason: reason) }
+        return [RD_KAFKA_RESP_ERR__SSL, RD_KAFKA_RESP_ERR__AUTHENTICATION,
+                RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN, RD_KAFKA_RESP_ERR__RESOLVE,
+                RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+                RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED].contains(code)
+    }
+
+    /// The cluster refuses this client's TLS or credentials: trying again will not help.
+    /// librdkafka 2.0 reports a failed TLS handshake as a transport error, saying so in its text.
+    static func isRefusal(_ code: rd_kafka_resp_err_t, reason: String) -> Bool {
+        [RD_KAFKA_RESP_ERR__SSL, RD_KAFKA_RESP_ERR__AUTHENTICATION, RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED].contains(code)
+            || (code == RD_KAFKA_RESP_ERR__TRANSPORT && reason.contains("SSL handshake failed"))
+    }
+
+    /// Reports the first problem until the cluster answers again (librdkafka repeats it with
+    /// every retry, in slightly different words), or a more specific one after "all brokers down".
+    func failed(_ code: rd_kafka_resp_err_t, reason: String) {
+        guard Self.isConnectionProblem(code, reason: reason) else { return }
+        let reason = "Kafka: \(reason)"
+        let specific = code != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
+        let changed = state.withLock { state -> Bool in
+            guard state.problem == nil || (specific && !state.specific) else { return false }
+            state.problem = reason
+            state.specific = specific
+            return true
+        }
+        if changed { report.handle.update(.degraded(reason: reason)) }
+    }
+
+    /// The cluster answered.
+    func reachable() {
+        let hadProblem = state.withLock { state -> Bool in
+            defer { state.problem = nil; state.specific = false }
+            return state.problem != nil
+        }
+        if hadProblem { report.handle.update(.running) }
+    }
+
+    /// True, at most once per `probeInterval`, while a problem is reported: time to ask the
+    /// cluster whether it answers again.
+    func probeDue() -> Bool {
+        state.withLock { state in
+            guard state.problem != nil, ContinuousClock.now - state.lastProbe >= Self.probeInterval else { return false }
+            state.lastProbe = .now
+            return true
+        }
+    }
+}
