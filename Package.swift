@@ -53,7 +53,7 @@ let package = Package(
             "CounterpointCore", "EventLogs", "CounterStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs"]),
+        .target(name: "Generator", dependencies: ["CounterpointCore", "EventLogs", "Runtime"]),
         .target(name: "Replay", dependencies: [
             "Runtime",
             "Kafka", "EventLogs", "CounterpointCore", "Generator",

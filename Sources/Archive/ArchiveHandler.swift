@@ -1,7 +1,7 @@
 import CounterpointCore
 import Kafka
 import Logging
-import Synchronization
+import Runtime
 
 /// The consumer's side of the archiver: files every message in its hour, closes hours as the
 /// stream passes them, and commits offsets only after what precedes them is fsynced.
@@ -88,7 +88,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
                     skipped += 1
                     continue
                 }
-                if now == nil { now = ArchivedLine.wallClockMilliseconds() }
+                if now == nil { now = WallClock.epochMilliseconds() }
                 hour = ArchivedLine.fallbackHour(kafkaTimestampMilliseconds: message.timestampMilliseconds, nowMilliseconds: now!)
                 valid = false
             }
@@ -226,7 +226,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
             return
         }
         local.committedOffsets.merge(uncommitted) { $1 }
-        local.lastCommitMilliseconds = ArchivedLine.wallClockMilliseconds()
+        local.lastCommitMilliseconds = WallClock.epochMilliseconds()
         uncommitted.removeAll(keepingCapacity: true)
     }
 
@@ -267,7 +267,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
 
 /// The status the consumer's thread publishes and any thread reads.
 final class SharedArchiveStatus: Sendable {
-    private let state = Mutex(ArchiveStatus())
+    private let state = Locked(ArchiveStatus())
 
     var current: ArchiveStatus { state.withLock { $0 } }
 

@@ -41,10 +41,4 @@ enum ArchivedLine {
         }
         return Hour(epochMilliseconds: min(max(nowMilliseconds, range.lowerBound), range.upperBound - 1))
     }
-
-    static func wallClockMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
 }

@@ -1,7 +1,6 @@
 import Kafka
 import Logging
 import Runtime
-import Synchronization
 
 /// `counterpoint archive`: writes every event of a Kafka topic, as received, into event-log
 /// files partitioned by the event's UTC hour (`LogLayout`) — the files `batch` reads.
@@ -44,7 +43,7 @@ public final class Archiver: BlockingComponent {
     public let configuration: ArchiverConfiguration
     private let consumer: KafkaConsumer
     private let shared = SharedArchiveStatus()
-    private let lifecycle = Mutex(Lifecycle.ready)
+    private let lifecycle = Locked(Lifecycle.ready)
     private let stopRequested = Locked(false)
     /// Completes when the archiving loop has ended, cleanly or by a failure.
     public let ended = Completion<Void>()

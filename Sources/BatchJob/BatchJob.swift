@@ -3,6 +3,7 @@ import CounterStore
 import EventLogs
 import Foundation
 import Logging
+import Runtime
 
 /// Recomputes authoritative counts from event logs (SPEC §4 `batch`): validate,
 /// de-duplicate by `event_id` per hour, aggregate per (track, hour), and replace the
@@ -16,23 +17,23 @@ public enum BatchJob {
     /// replaces the same hours with the same counts. See docs/postgresql.md.
     public static func run(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
         let giveUp = ContinuousClock.now + configuration.reconnectWindow
-        var delay = Duration.milliseconds(250)
+        var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))
         while true {
             do {
                 return try runOnce(configuration, logger: logger)
-            } catch where StoreBackend.lostConnection(error) && ContinuousClock.now + delay < giveUp {
+            } catch where StoreBackend.lostConnection(error) && ContinuousClock.now + backoff.next < giveUp {
+                let delay = backoff.failed()
                 logger.warning("batch run lost its store connection; nothing of it was kept; running it again", metadata: [
                     "store.error": "\(error)", "retry.delay": "\(delay)",
                 ])
                 Thread.sleep(forTimeInterval: delay.seconds)
-                delay = min(.seconds(5), delay * 2)
             }
         }
     }
 
     private static func runOnce(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
         let started = ContinuousClock.now
-        let startedAt = epochMilliseconds()
+        let startedAt = WallClock.epochMilliseconds()
         // Everything that can be wrong with the input is found before the store is touched.
         let inventory = try LogDiscovery.inventory(of: configuration.logPaths)
         // The store is opened (and created) only once the hours are known to be valid.
@@ -99,8 +100,7 @@ public enum BatchJob {
         let results = ResultChannel<(rows: [PlayCounts.Element], dimensions: [DimensionRow], tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
-            let thread = Thread {
-                Thread.current.name = "batch-worker"
+            _ = BlockingThread(name: "batch-worker", stackSize: 1 << 22) {
                 let processor = GroupProcessor(target: target, expectedEventsPerUnit: expectedPerUnit)
                 do {
                     while !results.hasFailed {
@@ -123,8 +123,6 @@ public enum BatchJob {
                     results.workerFinished(with: error)
                 }
             }
-            thread.stackSize = 1 << 22
-            thread.start()
         }
 
         var tracks = Set<Int64>()
@@ -154,7 +152,7 @@ public enum BatchJob {
                 summary.rows = rows
                 summary.bytesRead = bytesRead.current
                 summary.seconds = (ContinuousClock.now - started).seconds
-                return summary.batchRun(startedAt: startedAt, finishedAt: epochMilliseconds())
+                return summary.batchRun(startedAt: startedAt, finishedAt: WallClock.epochMilliseconds())
             }
         } catch {
             // Let the workers wind down before the error leaves; their results are discarded.
@@ -170,10 +168,6 @@ public enum BatchJob {
             "batch.seconds": "\(finalSummary.seconds)",
         ])
         return finalSummary
-    }
-
-    static func epochMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }
 
@@ -198,12 +192,5 @@ struct HourUnit: Sendable {
             }
         }
         return units.values.sorted { $0.size != $1.size ? $0.size > $1.size : $0.hour < $1.hour }
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }

@@ -1,6 +1,6 @@
 import CounterpointCore
 import EventLogs
-import Foundation
+import Runtime
 
 /// Reads files whose events may belong to any hour ONCE: the calling thread reads (and
 /// inflates) chunks of whole lines, `workers` threads parse them, tally rejected lines (with
@@ -30,25 +30,22 @@ struct UnpartitionedPass {
         let records = (0..<workerCount).map {
             HourRecords(directory: spillDirectory, name: "w\($0)", budget: memoryBudget / workerCount)
         }
-        let tallies = TallyBox()
+        let tallies = Locked(GroupTally())
         let target = self.target
         for worker in 0..<workerCount {
-            let thread = Thread {
+            _ = BlockingThread(name: "batch-reader", stackSize: 1 << 22) {
                 var parser = RecordParser(target: target, records: records[worker])
                 do {
                     while let chunk = pipeline.next() {
                         try parser.parse(chunk, path: paths[chunk.file])
                         pipeline.recycle(chunk.buffer)
                     }
-                    tallies.add(parser.filter.tally)
+                    tallies.withLock { $0.merge(parser.filter.tally) }
                     pipeline.workerFinished(with: nil)
                 } catch {
                     pipeline.workerFinished(with: error)
                 }
             }
-            thread.name = "batch-reader"
-            thread.stackSize = 1 << 22
-            thread.start()
         }
 
         do {
@@ -72,7 +69,7 @@ struct UnpartitionedPass {
         }
         pipeline.close()
         try pipeline.waitForWorkers()
-        return Output(records: records, tally: tallies.total)
+        return Output(records: records, tally: tallies.value)
     }
 }
 
@@ -109,110 +106,85 @@ private struct Chunk: @unchecked Sendable {
 
 /// Hands chunks from the reading thread to the parsing workers and the emptied buffers back,
 /// so the read holds a fixed number of chunk buffers however large the file.
-private final class ChunkPipeline: @unchecked Sendable {
-    // @unchecked: every stored property is read and written only while `condition` is locked.
-    private let condition = NSCondition()
-    private var free: [UnsafeMutableRawBufferPointer]
-    private let all: [UnsafeMutableRawBufferPointer]
-    private var full: [Chunk] = []
-    private var head = 0
-    private var closed = false
-    private var workersLeft: Int
-    private var error: (any Error)?
+private final class ChunkPipeline: Sendable {
+    private struct State {
+        var free: [UnsafeMutableRawBufferPointer]
+        var full: [Chunk] = []
+        var head = 0
+        var closed = false
+        var workersLeft: Int
+        var error: (any Error)?
+    }
+
+    // Each buffer is owned by one thread at a time and changes hands only through `state`.
+    private let state: Locked<State>
+    private let all: [BufferAddress]
 
     init(buffers: Int, capacity: Int, workers: Int) {
-        all = (0..<buffers).map { _ in .allocate(byteCount: capacity, alignment: 64) }
-        free = all
-        workersLeft = workers
+        let all = (0..<buffers).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 64) }
+        self.all = all.map(BufferAddress.init)
+        state = Locked(State(free: all, workersLeft: workers))
     }
 
     deinit {
-        for buffer in all { buffer.deallocate() }
+        for buffer in all { buffer.pointer.deallocate() }
     }
 
     var failure: (any Error)? {
-        condition.lock()
-        defer { condition.unlock() }
-        return error
+        state.withLock { $0.error }
     }
 
     /// A buffer to fill, waiting for one; `nil` when a worker failed.
     func freeBuffer() -> UnsafeMutableRawBufferPointer? {
-        condition.lock()
-        defer { condition.unlock() }
-        while free.isEmpty && error == nil { condition.wait() }
-        return error == nil ? free.removeLast() : nil
+        state.wait(until: { !$0.free.isEmpty || $0.error != nil }) { state in
+            state.error == nil ? state.free.removeLast() : nil
+        }
     }
 
     func submit(_ chunk: Chunk) {
-        condition.lock()
-        full.append(chunk)
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.full.append(chunk) }
     }
 
     /// The next chunk to parse; `nil` once the reader closed the pipeline and all were taken,
     /// or when another worker failed.
     func next() -> Chunk? {
-        condition.lock()
-        defer { condition.unlock() }
-        while head == full.count && !closed && error == nil { condition.wait() }
-        guard error == nil, head < full.count else { return nil }
-        let chunk = full[head]
-        head += 1
-        if head == full.count {
-            full.removeAll(keepingCapacity: true)
-            head = 0
+        state.wait(until: { $0.head < $0.full.count || $0.closed || $0.error != nil }) { state -> Chunk? in
+            guard state.error == nil, state.head < state.full.count else { return nil }
+            let chunk = state.full[state.head]
+            state.head += 1
+            if state.head == state.full.count {
+                state.full.removeAll(keepingCapacity: true)
+                state.head = 0
+            }
+            return chunk
         }
-        return chunk
     }
 
     func recycle(_ buffer: UnsafeMutableRawBufferPointer) {
-        condition.lock()
-        free.append(buffer)
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.free.append(buffer) }
     }
 
     func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.closed = true }
     }
 
     func workerFinished(with failure: (any Error)?) {
-        condition.lock()
-        workersLeft -= 1
-        if let failure, error == nil { error = failure }
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { state in
+            state.workersLeft -= 1
+            if let failure, state.error == nil { state.error = failure }
+        }
     }
 
     /// Waits until every worker has stopped; rethrows the first worker error.
     func waitForWorkers() throws {
-        condition.lock()
-        defer { condition.unlock() }
-        while workersLeft > 0 { condition.wait() }
-        if let error { throw error }
+        try state.wait(until: { $0.workersLeft == 0 }) { state throws in
+            if let error = state.error { throw error }
+        }
     }
 }
 
-/// The workers' tallies, summed as they finish.
-private final class TallyBox: @unchecked Sendable {
-    // @unchecked: `sum` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var sum = GroupTally()
-
-    func add(_ tally: GroupTally) {
-        lock.lock()
-        defer { lock.unlock() }
-        sum.merge(tally)
-    }
-
-    var total: GroupTally {
-        lock.lock()
-        defer { lock.unlock() }
-        return sum
-    }
+/// A chunk buffer's address, for freeing it at the end.
+private struct BufferAddress: @unchecked Sendable {
+    // @unchecked: only `ChunkPipeline.deinit` uses it, once every thread is done with the buffer.
+    var pointer: UnsafeMutableRawBufferPointer
 }

@@ -1,5 +1,4 @@
 import Runtime
-import Synchronization
 
 /// Hands finished hours from the parsing workers to the one thread that writes the batch
 /// store, and stops everyone on the first error.
@@ -7,7 +6,7 @@ typealias ResultChannel = WorkerChannel
 
 /// A counter shared by threads: the next work unit to take, or bytes read for progress.
 final class SharedCounter: Sendable {
-    private let value = Mutex<Int64>(0)
+    private let value = Locked<Int64>(0)
 
     /// Adds `amount` and returns the value before the addition.
     @discardableResult

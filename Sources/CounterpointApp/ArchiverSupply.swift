@@ -38,7 +38,7 @@ final class ArchiverSupply: Sendable {
     /// The archiver as a service: after a failure (a full disk) a new one resumes from the last
     /// committed offsets, after a growing delay.
     func service(health: ComponentHealth, logger: Logger, onStarted: (@Sendable () -> Void)? = nil) -> ComponentService {
-        ComponentService("archiver", health: health, restart: RestartPolicy(), logger: logger, onStarted: onStarted) {
+        ComponentService(health.handle(for: "archiver"), restart: RestartPolicy(), logger: logger, onStarted: onStarted) {
             try self.next()
         }
     }

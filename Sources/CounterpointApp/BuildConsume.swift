@@ -12,10 +12,10 @@ import Runtime
 public func buildConsume(_ configuration: RealtimeConfiguration, logger: Logger,
                          onStarted: (@Sendable () -> Void)? = nil) async throws -> Application {
     var configuration = configuration
-    let health = configuration.health ?? ComponentHealth(logger: logger)
+    let health = configuration.health ?? ComponentHealth(logger: logger).handle(for: "consumer")
     configuration.health = health
     let made = configuration
     let consumer = try await BlockingThread.run(name: "connect") { try RealtimeConsumer(configuration: made, logger: logger) }
-    let service = ComponentService("consumer", component: consumer, health: health, logger: logger, onStarted: onStarted)
-    return Application(services: [service], health: health, bootstrapServers: configuration.bootstrapServers, logger: logger)
+    let service = ComponentService(health, component: consumer, logger: logger, onStarted: onStarted)
+    return Application(services: [service], health: health.board, bootstrapServers: configuration.bootstrapServers, logger: logger)
 }

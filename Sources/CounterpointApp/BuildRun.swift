@@ -91,13 +91,14 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     let store = configuration.store
     let batch = ScheduledBatch(logDirectory: configuration.logDirectory, store: store,
                                scratchDirectory: configuration.dataDirectory, interval: configuration.batchInterval,
-                               health: health, name: "scheduled batch", logger: logger)
+                               health: health.handle(for: "scheduled batch"), logger: logger)
     batch.runOnce()
 
     var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
     realtimeConfiguration.topic = configuration.topic
     realtimeConfiguration.flushInterval = configuration.flushInterval
-    realtimeConfiguration.health = health
+    let consumerHealth = health.handle(for: "consumer")
+    realtimeConfiguration.health = consumerHealth
     realtimeConfiguration.kafkaOptions = configuration.kafkaOptions
     // The embedded broker holds an empty fetch for the whole wait even when events arrive.
     if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
@@ -120,9 +121,9 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     // Started in this order, stopped in the reverse one: the reader and the producer first,
     // then the scheduled batch, the archiver and the consumer, each after the one before.
     var services = [
-        ComponentService("consumer", component: consumer, health: health, logger: logger),
+        ComponentService(consumerHealth, component: consumer, logger: logger),
         archivers.service(health: health, logger: logger),
-        ComponentService("scheduled batch", component: batch, health: health, logger: logger),
+        ComponentService(batch.health, component: batch, logger: logger),
     ]
     if configuration.demoRate > 0 {
         var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
@@ -134,11 +135,11 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
         producerConfiguration.lingerMilliseconds = 200
         let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
         let traffic = DemoTraffic(producer: producer, topic: configuration.topic, rate: configuration.demoRate, logger: logger)
-        services.append(ComponentService("demo traffic", component: traffic, health: health, logger: logger))
+        services.append(ComponentService(health.handle(for: "demo traffic"), component: traffic, logger: logger))
     }
     let port = server.port
     // Announced last, once every other component has started, inside the group.
-    services.append(ComponentService("reader", component: server, health: health, logger: logger) { onListening?(port) })
+    services.append(ComponentService(health.handle(for: "reader"), component: server, logger: logger) { onListening?(port) })
     return (services, port)
 }
 

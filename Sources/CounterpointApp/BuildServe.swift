@@ -13,6 +13,6 @@ public func buildServe(_ configuration: ReaderConfiguration, logger: Logger,
     let server = try await BlockingThread.run(name: "open") { try ReaderServer(configuration: configuration, logger: logger) }
     let health = ComponentHealth(logger: logger)
     let port = server.port
-    let reader = ComponentService("reader", component: server, health: health, logger: logger) { onListening?(port) }
+    let reader = ComponentService(health.handle(for: "reader"), component: server, logger: logger) { onListening?(port) }
     return Application(services: [reader], health: health, readerPort: port, logger: logger)
 }

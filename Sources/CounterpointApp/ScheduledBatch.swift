@@ -15,19 +15,17 @@ final class ScheduledBatch: BlockingComponent {
     private let store: StoreBackend
     private let scratchDirectory: String
     private let interval: Duration
-    private let health: ComponentHealth
-    private let name: String
+    let health: ComponentHealth.Handle
     private let logger: Logger
     private let schedule = Locked<PeriodicThread?>(nil)
 
-    init(logDirectory: String, store: StoreBackend, scratchDirectory: String, interval: Duration, health: ComponentHealth, name: String,
+    init(logDirectory: String, store: StoreBackend, scratchDirectory: String, interval: Duration, health: ComponentHealth.Handle,
          logger: Logger) {
         self.logDirectory = logDirectory
         self.store = store
         self.scratchDirectory = scratchDirectory
         self.interval = interval
         self.health = health
-        self.name = name
         self.logger = logger
     }
 
@@ -58,12 +56,12 @@ final class ScheduledBatch: BlockingComponent {
         } catch BatchError.noClosedHours {
             logger.debug("scheduled batch: no closed hours yet")
         } catch {
-            health.update(name, .degraded(reason: "the last scheduled batch failed and changed nothing: \(error)"))
+            health.update(.degraded(reason: "the last scheduled batch failed and changed nothing: \(error)"))
             return false
         }
         // Only a run recovers the component from a failed one, never a state it did not set.
-        if case .degraded = health.reports().first(where: { $0.name == name })?.state {
-            health.update(name, .running)
+        if case .degraded = health.state {
+            health.update(.running)
         }
         return true
     }

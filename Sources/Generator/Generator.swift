@@ -1,5 +1,6 @@
 import CounterpointCore
 import EventLogs
+import Runtime
 
 /// One (track, hour) cell of the exact counts a batch run must find in generated logs.
 public struct TruthKey: Hashable, Sendable {
@@ -127,7 +128,7 @@ public enum Generator {
         summary.hours = configuration.hours
         summary.truth = tally.truth
         let elapsed = ContinuousClock.now - began
-        summary.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        summary.seconds = elapsed.seconds
         return summary
     }
 

@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import Runtime
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,7 +17,7 @@ final class MicroHTTPDaemon: Sendable {
     /// The PEM texts libmicrohttpd was given, kept until it has stopped; nil without TLS.
     private let tlsMaterial: TLSMaterial?
     /// Non-nil while running; taken exactly once by `stop()`.
-    private let running: Mutex<DaemonPointer?>
+    private let running: Locked<DaemonPointer?>
 
     init(
         configuration: HTTPServerConfiguration,
@@ -96,7 +95,7 @@ final class MicroHTTPDaemon: Sendable {
         self.isLoopback = address.isLoopback
         self.tlsMaterial = tlsMaterial
         self.dispatcher = dispatcher
-        self.running = Mutex(DaemonPointer(daemon))
+        self.running = Locked(DaemonPointer(daemon))
     }
 
     /// Stops accepting, closes every connection and joins the pool threads; safe to call repeatedly and

@@ -9,14 +9,16 @@ import Runtime
 /// it), and the entry runs again once the client has heard from the cluster: a consumed message
 /// or an answered metadata request (a consumer asks every 5 s while degraded), or a delivery.
 public struct KafkaHealthReport: Sendable {
-    public var health: ComponentHealth
-    /// The entry's name, such as "consumer Kafka connection". Apart from the component's own
+    /// The entry, named such as "consumer Kafka connection". Apart from the component's own
     /// entry, so that a connection problem and, say, a failing store never clear each other.
-    public var component: String
+    public var handle: ComponentHealth.Handle
 
     public init(health: ComponentHealth, component: String) {
-        self.health = health
-        self.component = component
+        handle = health.handle(for: component)
+    }
+
+    public init(_ handle: ComponentHealth.Handle) {
+        self.handle = handle
     }
 }
 
@@ -68,7 +70,7 @@ final class KafkaConnectionWatch: Sendable {
             state.specific = specific
             return true
         }
-        if changed { report.health.update(report.component, .degraded(reason: reason)) }
+        if changed { report.handle.update(.degraded(reason: reason)) }
     }
 
     /// The cluster answered.
@@ -77,7 +79,7 @@ final class KafkaConnectionWatch: Sendable {
             defer { state.problem = nil; state.specific = false }
             return state.problem != nil
         }
-        if hadProblem { report.health.update(report.component, .running) }
+        if hadProblem { report.handle.update(.running) }
     }
 
     /// True, at most once per `probeInterval`, while a problem is reported: time to ask the

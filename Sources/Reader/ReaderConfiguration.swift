@@ -48,11 +48,7 @@ public struct ReaderConfiguration: Sendable {
         self.now = now
     }
 
-    public static let systemNow: @Sendable () -> Int64 = {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-    }
+    public static let systemNow: @Sendable () -> Int64 = { WallClock.epochMilliseconds() }
 }
 
 /// Status of the in-process consumer and archiver, shown by `/v1/status` beside what the
@@ -122,9 +118,3 @@ public struct ArchiveNote: Sendable {
         self.offsetGapSkippedMessages = offsetGapSkippedMessages
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -1,4 +1,5 @@
 import CounterpointCore
+import Runtime
 
 /// What the polling thread publishes for `RealtimeConsumer.status()`: updated once per batch
 /// (and per rare event), read from any thread through `Locked`.
@@ -52,7 +53,7 @@ struct LiveState {
     private func eventsPerSecond(at now: ContinuousClock.Instant) -> Double {
         guard let oldest = rateSamples.first(where: { now - $0.at <= rateWindow }) else { return 0 }
         let elapsed = now - oldest.at
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         guard seconds > 0.05 else { return 0 }
         return Double(eventsConsumed - oldest.consumed) / seconds
     }

@@ -42,9 +42,7 @@ public struct RealtimeConfiguration: Sendable {
     public var flushRetryMaximumDelay: Duration = .seconds(10)
     /// Where the consumer reports itself degraded while its flushes fail, and running again
     /// once one commits; nil reports nowhere (the log and `status()` still say it).
-    public var health: ComponentHealth?
-    /// Its name there. Default "consumer".
-    public var componentName = "consumer"
+    public var health: ComponentHealth.Handle?
     /// The operator's librdkafka properties (security, tuning), set after the ones the fields
     /// above make.
     public var kafkaOptions = KafkaClientOptions()
@@ -68,7 +66,7 @@ public struct RealtimeConfiguration: Sendable {
         consumer.autoOffsetReset = .earliest
         consumer.options = kafkaOptions
         // Refused or lost connections show on the same board, beside the consumer's own entry.
-        consumer.healthReport = health.map { KafkaHealthReport(health: $0, component: "\(componentName) Kafka connection") }
+        consumer.healthReport = health.map { KafkaHealthReport($0.handle(for: "\($0.name) Kafka connection")) }
         return consumer
     }
 }

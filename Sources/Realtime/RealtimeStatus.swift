@@ -38,6 +38,13 @@ public struct OffsetGap: Sendable, Hashable {
     public var detectedAt: Int64
 }
 
+extension OffsetGap {
+    init(_ reset: KafkaOffsetReset, detectedAt: Int64) {
+        self.init(topic: reset.partition.topic, partition: reset.partition.id, expectedOffset: reset.expectedOffset,
+                  resumedOffset: reset.resumedOffset, skippedEvents: reset.skippedMessages, detectedAt: detectedAt)
+    }
+}
+
 /// One committed flush.
 public struct FlushRecord: Sendable, Hashable {
     /// Epoch milliseconds, as stored with the flush.

@@ -1,3 +1,5 @@
+import Runtime
+
 /// The schedule of a paced replay: event `i` is due `i / rate` seconds after the origin.
 ///
 /// The schedule is anchored to one instant rather than to the previous send, so sleeping too
@@ -17,13 +19,13 @@ struct Pacer {
         precondition(rate > 0 && rate.isFinite, "a pacer needs a positive rate")
         self.rate = rate
         self.origin = origin
-        self.maximumBacklog = max(1, Int((rate * maximumBacklog.inSeconds).rounded(.up)))
+        self.maximumBacklog = max(1, Int((rate * maximumBacklog.seconds).rounded(.up)))
     }
 
     /// How many events, counted from the first, may have been sent by `now`, given that
     /// `sent` have been: more than `sent` when some are due.
     mutating func allowance(at now: ContinuousClock.Instant, sent: Int) -> Int {
-        let elapsed = max(0, (now - origin).inSeconds)
+        let elapsed = max(0, (now - origin).seconds)
         let due = originEvent + Int((elapsed * rate).rounded(.down)) + 1
         if due - sent > maximumBacklog {
             origin = now
@@ -37,13 +39,5 @@ struct Pacer {
     /// When the event with this index is due.
     func dueInstant(ofEvent index: Int) -> ContinuousClock.Instant {
         origin + .seconds(Double(index - originEvent) / rate)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var inSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

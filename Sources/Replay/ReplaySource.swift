@@ -8,6 +8,7 @@ import Darwin
 import CounterpointCore
 import EventLogs
 import Generator
+import Runtime
 
 /// What a `Replayer` produces.
 public enum ReplaySource: Sendable {
@@ -132,21 +133,12 @@ struct SyntheticEventStream: EventStream {
     mutating func pass(_ handler: EventHandler) throws(ReplayError) -> Bool {
         while true {
             line.removeAll(keepingCapacity: true)
-            let event = synthesizer.appendEvent(occurredAtMilliseconds: WallClock.nowMilliseconds(), to: &line)
+            let event = synthesizer.appendEvent(occurredAtMilliseconds: WallClock.epochMilliseconds(), to: &line)
             // Array.withUnsafeBytes only rethrows untyped errors, so carry the typed one out by hand.
             let proceed = line.withUnsafeBytes { bytes in
                 Result { () throws(ReplayError) in try handler(bytes, event.trackID) }
             }
             guard try proceed.get() else { return false }
         }
-    }
-}
-
-/// Milliseconds since the epoch from the system's real-time clock, for `occurred_at`.
-enum WallClock {
-    static func nowMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Runtime
 
 extension ReplaySummary {
     /// The `--json` summary: one object, keys in snake case, latencies in milliseconds.
@@ -41,11 +42,11 @@ extension ReplaySummary {
     }
 
     private func milliseconds(_ duration: Duration) -> Double {
-        (duration.inSeconds * 1e6).rounded() / 1e3
+        (duration.seconds * 1e6).rounded() / 1e3
     }
 
     static func format(_ duration: Duration) -> String {
-        String(format: "%.1f ms", duration.inSeconds * 1e3)
+        String(format: "%.1f ms", duration.seconds * 1e3)
     }
 
     static func rate(_ eventsPerSecond: Double) -> String {

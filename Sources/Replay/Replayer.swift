@@ -223,7 +223,7 @@ private struct ReplayLoop {
 
     private func currentProgress(at now: ContinuousClock.Instant) -> ReplayProgress {
         let statistics = producer.deliveryStatistics
-        return ReplayProgress(events: sent, bytes: bytes, elapsedSeconds: (now - start).inSeconds,
+        return ReplayProgress(events: sent, bytes: bytes, elapsedSeconds: (now - start).seconds,
                               delivered: statistics.delivered - baseline.delivered,
                               failed: statistics.failed - baseline.failed)
     }
@@ -237,7 +237,7 @@ private struct ReplayLoop {
         return ReplaySummary(
             topic: configuration.topic, events: sent, bytes: bytes, unkeyedEvents: unkeyed,
             blankLinesSkipped: blankLinesSkipped, passes: passes,
-            seconds: (sendingEnded - start).inSeconds, flushSeconds: (flushEnded - sendingEnded).inSeconds,
+            seconds: (sendingEnded - start).seconds, flushSeconds: (flushEnded - sendingEnded).seconds,
             targetRate: configuration.pacedRate, scheduleRestarts: pacer?.restarts ?? 0, stopReason: stopReason,
             delivered: delivered, deliveryErrors: errors,
             undelivered: max(0, sent - delivered - errors.values.reduce(0, +)), latency: statistics.latency)

@@ -1,19 +1,20 @@
 import Foundation
 
 /// An OS thread of its own for blocking work — librdkafka polls, SQLite writes, file I/O,
-/// sleeping loops — so that none of it ever occupies a thread of Swift's cooperative pool.
+/// parsing workers, sleeping loops — so that none of it ever occupies a thread of Swift's
+/// cooperative pool. The one way the code base starts a thread.
 /// `join()` (or `await joined()`) waits for the body to return; the owner makes the body
 /// return by its own means first (a stop flag, a wake-up).
 public final class BlockingThread: Sendable {
     private let finished = Completion<Void>()
 
-    /// Starts `body` at once on a new thread named `name` (Linux keeps 15 characters; `ps -L`,
+    /// Starts `body` at once on a new thread named `name` (Linux keeps 15 bytes; `ps -L`,
     /// `top -H`, perf and the load test show it). `stackSize` in bytes, nil for the default.
     public init(name: String, stackSize: Int? = nil, body: @escaping @Sendable () -> Void) {
         let finished = self.finished
         let thread = Thread {
             // Named from inside: on Linux a name set before start() is not applied.
-            Thread.current.name = name
+            Self.nameCurrentThread(name)
             body()
             finished.succeed()
         }
@@ -42,5 +43,22 @@ public final class BlockingThread: Sendable {
         let outcome = Completion<Value>()
         _ = BlockingThread(name: name) { outcome.complete(Result { try body() }) }
         return try await outcome.result.get()
+    }
+
+    /// The calling thread's name as the kernel shows it (`ps -L`, `top -H`, perf).
+    public static var currentName: String {
+        guard let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) else { return "" }
+        return comm.hasSuffix("\n") ? String(comm.dropLast()) : comm
+    }
+
+    /// Linux refuses names over 15 bytes (the name then stays unset): keep the longest prefix
+    /// of whole characters that fits. Foundation passes it to `pthread_setname_np`.
+    private static func nameCurrentThread(_ name: String) {
+        var kept = ""
+        for character in name {
+            guard kept.utf8.count + character.utf8.count <= 15 else { break }
+            kept.append(character)
+        }
+        Thread.current.name = kept
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import Metrics
 
@@ -60,8 +59,8 @@ public final class ComponentHealth: Sendable {
         self.logger = logger
     }
 
-    public func update(_ name: String, _ state: ComponentState) {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+    func update(_ name: String, _ state: ComponentState) {
+        let now = WallClock.epochMilliseconds()
         let previous = entries.withLock { entries -> ComponentState? in
             if let index = entries.firstIndex(where: { $0.report.name == name }) {
                 let previous = entries[index].report.state
@@ -89,6 +88,33 @@ public final class ComponentHealth: Sendable {
             if case .degraded = previous { logger.info("component recovered", metadata: metadata) }
         case .starting, .stopped:
             break
+        }
+    }
+
+    /// The handle through which the component `name` reports its state: made once by whoever
+    /// builds the component, and handed to it and to its `ComponentService`.
+    public func handle(for name: String) -> Handle {
+        Handle(name: name, board: self)
+    }
+
+    /// One component's place on the board.
+    public struct Handle: Sendable {
+        public let name: String
+        /// The board this entry is on.
+        public let board: ComponentHealth
+
+        public func update(_ state: ComponentState) {
+            board.update(name, state)
+        }
+
+        /// Another entry on the same board, such as the component's Kafka connection.
+        public func handle(for name: String) -> Handle {
+            board.handle(for: name)
+        }
+
+        /// The state last reported; nil before the first report.
+        public var state: ComponentState? {
+            board.reports().first { $0.name == name }?.state
         }
     }
 

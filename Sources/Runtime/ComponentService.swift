@@ -41,7 +41,7 @@ public struct RestartPolicy: Sendable {
 public struct ComponentService: Service, CustomStringConvertible {
     public let description: String
     private let make: @Sendable () throws -> any BlockingComponent
-    private let health: ComponentHealth
+    private let health: ComponentHealth.Handle
     private let restart: RestartPolicy?
     private let onStarted: (@Sendable () -> Void)?
     private let logger: Logger
@@ -49,22 +49,22 @@ public struct ComponentService: Service, CustomStringConvertible {
     /// Runs `component`; its failure ends the service. `onStarted` runs once it has started —
     /// inside the group, whose SIGINT/SIGTERM handling is in place by then: the moment to tell
     /// scripts and tests that the process is up.
-    public init(_ name: String, component: any BlockingComponent, health: ComponentHealth, logger: Logger,
+    public init(_ health: ComponentHealth.Handle, component: any BlockingComponent, logger: Logger,
                 onStarted: (@Sendable () -> Void)? = nil) {
-        self.init(name, health: health, restart: nil, logger: logger, onStarted: onStarted, make: { component })
+        self.init(health, restart: nil, logger: logger, onStarted: onStarted, make: { component })
     }
 
     /// Makes a component with `make` and runs it; after a failure (of `make`, `start` or the
     /// component) waits as `restart` says and makes a new one.
-    public init(_ name: String, health: ComponentHealth, restart: RestartPolicy?, logger: Logger,
+    public init(_ health: ComponentHealth.Handle, restart: RestartPolicy?, logger: Logger,
                 onStarted: (@Sendable () -> Void)? = nil, make: @escaping @Sendable () throws -> any BlockingComponent) {
-        self.description = name
+        self.description = health.name
         self.make = make
         self.health = health
         self.restart = restart
         self.onStarted = onStarted
         self.logger = logger
-        health.update(name, .starting)
+        health.update(.starting)
     }
 
     /// The configuration that lets the group stop the other services in order when this one ends.
@@ -74,32 +74,33 @@ public struct ComponentService: Service, CustomStringConvertible {
     }
 
     public func run() async throws {
-        var delay = restart?.initialDelay ?? .zero
+        var backoff = restart.map { Backoff(initial: $0.initialDelay, maximum: $0.maximumDelay) }
         var lastFailure: (any Error)?
         while true {
             let failure: any Error
             let provedHealthy = Locked(false)
             do {
                 try await runOnce(after: lastFailure, provedHealthy: provedHealthy)
-                health.update(description, .stopped)
+                health.update(.stopped)
                 return
             } catch {
                 failure = error
             }
             lastFailure = failure
-            guard let restart, !Task.isShuttingDownGracefully, !Task.isCancelled else {
-                health.update(description, .failed(reason: "\(failure)"))
+            if provedHealthy.value { backoff?.succeeded() }
+            guard var retry = backoff, !Task.isShuttingDownGracefully, !Task.isCancelled else {
+                health.update(.failed(reason: "\(failure)"))
                 throw ComponentFailure(component: description, underlying: failure)
             }
-            health.update(description, .degraded(reason: "\(failure); restarting in \(delay.seconds) s"))
-            let wait = delay
+            let wait = retry.failed()
+            backoff = retry
+            health.update(.degraded(reason: "\(failure); restarting in \(wait.seconds) s"))
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
             } catch {
-                health.update(description, .stopped)
+                health.update(.stopped)
                 return
             }
-            delay = provedHealthy.value ? restart.initialDelay : min(restart.maximumDelay, delay * 2)
         }
     }
 
@@ -114,16 +115,16 @@ public struct ComponentService: Service, CustomStringConvertible {
         }
         var probation: Task<Void, Never>?
         if let previous, let restart {
-            health.update(description, .degraded(reason: "restarted after: \(previous); on probation for \(restart.probation.seconds) s"))
-            let (health, name) = (health, description)
+            health.update(.degraded(reason: "restarted after: \(previous); on probation for \(restart.probation.seconds) s"))
+            let health = health
             probation = Task {
                 guard (try? await Task.sleep(for: restart.probation)) != nil, component.ended.finished == nil else { return }
                 provedHealthy.set(true)
-                health.update(name, .running)
+                health.update(.running)
             }
         } else {
             provedHealthy.set(true)
-            health.update(description, .running)
+            health.update(.running)
             onStarted?()
         }
         defer { probation?.cancel() }

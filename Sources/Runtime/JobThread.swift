@@ -1,17 +1,17 @@
-import Foundation
-
 /// A thread of its own that owns a resource which must stay on one thread (a SQLite
 /// connection) and runs the jobs other threads hand it, in order. Callers get a `Completion`
 /// ticket back, so they can go on working while the job runs (the realtime consumer counts
 /// while its previous flush is written).
-public final class JobThread<Resource>: @unchecked Sendable {
-    // @unchecked: `jobs` and `isStopping` are only touched while `condition` is locked, and
-    // the resource never leaves the thread that `init` starts.
-    private let condition = NSCondition()
-    private var jobs: [(Resource) -> Void] = []
-    private var isStopping = false
+public final class JobThread<Resource>: Sendable {
+    private struct Queue {
+        var jobs: [(Resource) -> Void] = []
+        var isStopping = false
+    }
+
+    // The resource never leaves the thread that `init` starts; jobs reach it through `queue`.
+    private let queue = Locked(Queue())
     private let name: String
-    private var thread: BlockingThread?
+    private let thread: Locked<BlockingThread?> = Locked(nil)
 
     /// Starts the thread, makes the resource there with `open` and returns once it is made;
     /// throws what `open` threw (the thread has ended then). `close` runs on the thread after
@@ -20,7 +20,8 @@ public final class JobThread<Resource>: @unchecked Sendable {
                 close: @escaping @Sendable (Resource) -> Void = { _ in }) throws {
         self.name = name
         let opened = Completion<Void>()
-        thread = BlockingThread(name: name) { [self] in
+        let queue = self.queue
+        thread.set(BlockingThread(name: name) {
             let resource: Resource
             do {
                 resource = try open()
@@ -29,23 +30,21 @@ public final class JobThread<Resource>: @unchecked Sendable {
                 return
             }
             opened.succeed()
-            serve(resource)
+            Self.serve(resource, queue: queue)
             close(resource)
-        }
+        })
         try opened.wait().get()
     }
 
     /// Queues `job` and returns at once; the ticket completes when it has run.
     public func start<Value: Sendable>(_ job: @escaping @Sendable (Resource) throws -> Value) -> Completion<Value> {
         let ticket = Completion<Value>()
-        condition.lock()
-        defer { condition.unlock() }
-        if isStopping {
-            ticket.complete(.failure(RuntimeError.stopped("\(name) has stopped")))
-        } else {
-            jobs.append { resource in ticket.complete(Result { try job(resource) }) }
-            condition.signal()
+        let accepted = queue.withLock { queue in
+            guard !queue.isStopping else { return false }
+            queue.jobs.append { resource in ticket.complete(Result { try job(resource) }) }
+            return true
         }
+        if !accepted { ticket.complete(.failure(RuntimeError.stopped("\(name) has stopped"))) }
         return ticket
     }
 
@@ -57,20 +56,14 @@ public final class JobThread<Resource>: @unchecked Sendable {
     /// Runs the jobs already queued, closes the resource and joins the thread. Safe to call
     /// more than once.
     public func stop() {
-        condition.lock()
-        isStopping = true
-        condition.signal()
-        condition.unlock()
-        thread?.join()
+        queue.withLock { $0.isStopping = true }
+        thread.value?.join()
     }
 
-    private func serve(_ resource: Resource) {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !isStopping { condition.wait() }
-            let next: ((Resource) -> Void)? = jobs.isEmpty ? nil : jobs.removeFirst()
-            condition.unlock()
-            guard let next else { return }
+    private static func serve(_ resource: Resource, queue: Locked<Queue>) {
+        while let next = queue.wait(until: { !$0.jobs.isEmpty || $0.isStopping }, then: { queue in
+            queue.jobs.isEmpty ? nil : queue.jobs.removeFirst()
+        }) {
             next(resource)
         }
     }

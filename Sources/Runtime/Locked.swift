@@ -1,28 +1,54 @@
-import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A value shared between threads, guarded by a `Synchronization.Mutex`.
+/// A value shared between threads: the one lock of the code base.
 ///
-/// `Mutex` itself cannot be copied, so it cannot be handed from the object that creates the
-/// state to the threads that use it; this class is that handle. It is the one lock of the code
-/// base: every module keeps its shared state in a `Locked` or a `Mutex`.
+/// Every module keeps its shared state in a `Locked`, and every thread that must sleep until
+/// another changes that state waits on the same `Locked` (`wait(until:then:)`): a waiter
+/// re-checks its condition after every `withLock`, so no one signals by hand and no wake-up
+/// is lost. With no waiter, a `withLock` costs one uncontended pthread mutex lock and unlock.
 ///
-/// Unlike `Mutex`, it also holds state that is not `Sendable` (a consumer's session object, a
-/// librdkafka topic handle): such state never leaves the lock except through `body`, which runs
-/// while the lock is held, so only one thread touches it at a time.
-public final class Locked<State>: Sendable {
-    private let mutex: Mutex<Unchecked<State>>
+/// It also holds state that is not `Sendable` (a consumer's session object, a librdkafka topic
+/// handle): such state never leaves the lock except through `body`, which runs while the lock
+/// is held, so only one thread touches it at a time. Keep `body` short and free of blocking
+/// calls: return what to do, and do it after the lock is released.
+public final class Locked<State>: @unchecked Sendable {
+    // @unchecked: `state` and `waiters` are only read and written while `mutex` is held.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var state: State
+    /// Threads inside `wait`: only then does a change broadcast.
+    private var waiters = 0
 
     public init(_ initial: State) {
-        mutex = Mutex(Unchecked(value: initial))
+        state = initial
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        #if canImport(Glibc)
+        // Deadlines are measured on the monotonic clock: a wall-clock step never stretches a wait.
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        #endif
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
-    /// Runs `body` with the state while no other thread can touch it. Keep `body` short and
-    /// free of blocking calls: return what to do, and do it after the lock is released.
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the state while no other thread can touch it, then lets the threads
+    /// waiting on this lock re-check their conditions.
     public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        let outcome = mutex.withLock { box in
-            Unchecked(value: Swift.Result { () throws(Failure) -> Result in try body(&box.value) })
-        }
-        return try outcome.value.get()
+        pthread_mutex_lock(mutex)
+        defer { unlockAfterChange() }
+        return try body(&state)
     }
 
     /// Like `withLock`, but returns nil at once, without running `body`, when another thread
@@ -30,10 +56,61 @@ public final class Locked<State>: Sendable {
     public func withLockIfAvailable<Result, Failure: Error>(
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
-        let outcome = mutex.withLockIfAvailable { box in
-            Unchecked(value: Swift.Result { () throws(Failure) -> Result in try body(&box.value) })
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { unlockAfterChange() }
+        return try body(&state)
+    }
+
+    /// Sleeps until `isReady` holds for the state (checked at once, then after every change by
+    /// another thread), then runs `body` with the lock still held.
+    public func wait<Result, Failure: Error>(
+        until isReady: (State) -> Bool, then body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { unlockAfterChange() }
+        if !isReady(state) {
+            waiters += 1
+            repeat { pthread_cond_wait(condition, mutex) } while !isReady(state)
+            waiters -= 1
         }
-        return try outcome?.value.get()
+        return try body(&state)
+    }
+
+    /// Like `wait(until:then:)`, but gives up after `timeout`: then `body` runs all the same,
+    /// with `isReady` still false for the state it sees.
+    public func wait<Result, Failure: Error>(
+        until isReady: (State) -> Bool, timeout: Duration, then body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let deadline = Self.deadline(after: timeout)
+        pthread_mutex_lock(mutex)
+        defer { unlockAfterChange() }
+        if !isReady(state) {
+            waiters += 1
+            withUnsafePointer(to: deadline) { deadline in
+                while !isReady(state), pthread_cond_timedwait(condition, mutex, deadline) != ETIMEDOUT {}
+            }
+            waiters -= 1
+        }
+        return try body(&state)
+    }
+
+    private func unlockAfterChange() {
+        if waiters > 0 { pthread_cond_broadcast(condition) }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// The absolute time `timeout` from now, on the clock the condition measures.
+    private static func deadline(after timeout: Duration) -> timespec {
+        var now = timespec()
+        #if canImport(Glibc)
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        #else
+        clock_gettime(CLOCK_REALTIME, &now)
+        #endif
+        let (seconds, attoseconds) = max(.zero, timeout).components
+        let nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        return timespec(tv_sec: now.tv_sec + Int(clamping: seconds) + nanoseconds / 1_000_000_000,
+                        tv_nsec: nanoseconds % 1_000_000_000)
     }
 }
 
@@ -46,10 +123,4 @@ extension Locked where State: Sendable {
     public func set(_ newValue: State) {
         withLock { $0 = newValue }
     }
-}
-
-/// Carries a value across the `sending` boundary of `Mutex.withLock`.
-private struct Unchecked<Value>: @unchecked Sendable {
-    // @unchecked: only `Locked` uses it, and only while its mutex is held.
-    var value: Value
 }

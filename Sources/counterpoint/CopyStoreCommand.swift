@@ -1,6 +1,7 @@
 import ArgumentParser
 import CounterStore
 import Foundation
+import Runtime
 
 struct CopyStoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -55,7 +56,7 @@ struct CopyStoreCommand: ParsableCommand {
         let start = ContinuousClock.now
         let summary = try StoreCopy.copy(from: source, toPostgres: url)
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         if json {
             print(#"{"batch_rows":\#(summary.batchRows),"realtime_rows":\#(summary.realtimeRows),"partitions":\#(summary.partitions),"seconds":\#(String(format: "%.3f", seconds))}"#)
         } else {

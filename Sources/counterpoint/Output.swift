@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Runtime
 
 /// A progress line on stderr, redrawn in place — only when stderr is a terminal, so logs
 /// and pipes never fill with carriage returns.
@@ -10,7 +10,7 @@ final class ProgressLine: Sendable {
     }
 
     private let enabled: Bool
-    private let state = Mutex(Drawing())
+    private let state = Locked(Drawing())
 
     init(enabled: Bool = true) {
         self.enabled = enabled && isatty(STDERR_FILENO) == 1

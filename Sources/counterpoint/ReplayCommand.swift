@@ -134,7 +134,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let summary: ReplaySummary
         do {
             try await Bootstrap.runServices(
-                [ComponentService("replay", component: job, health: ComponentHealth(logger: logger), logger: logger)], logger: logger)
+                [ComponentService(ComponentHealth(logger: logger).handle(for: "replay"), component: job, logger: logger)], logger: logger)
             summary = try await job.outcome.result.get()
         } catch {
             progress.finish()

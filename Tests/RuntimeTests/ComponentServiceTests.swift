@@ -45,7 +45,7 @@ struct ComponentServiceTests {
     func failurePropagates() async throws {
         let health = ComponentHealth(logger: logger)
         let component = FakeComponent()
-        let service = ComponentService("fake", component: component, health: health, logger: logger)
+        let service = ComponentService(health.handle(for: "fake"), component: component, logger: logger)
         let running = Task { try await service.run() }
         while health.reports().first?.state != .running { try await Task.sleep(for: .milliseconds(1)) }
         #expect(component.started.value)
@@ -62,8 +62,8 @@ struct ComponentServiceTests {
         let order = Locked<[String]>([])
         let first = FakeComponent(name: "first", stopLog: order), second = FakeComponent(name: "second", stopLog: order)
         let services = [
-            ComponentService("first", component: first, health: health, logger: logger),
-            ComponentService("second", component: second, health: health, logger: logger),
+            ComponentService(health.handle(for: "first"), component: first, logger: logger),
+            ComponentService(health.handle(for: "second"), component: second, logger: logger),
         ]
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.map(\.configuration), logger: logger))
@@ -81,7 +81,7 @@ struct ComponentServiceTests {
         let health = ComponentHealth(logger: logger)
         let made = Locked<[FakeComponent]>([])
         let service = ComponentService(
-            "restarting", health: health,
+            health.handle(for: "restarting"),
             restart: RestartPolicy(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(20), probation: .milliseconds(50)),
             logger: logger
         ) {

@@ -1,0 +1,171 @@
+import CounterpointCore
+import CounterStore
+import Runtime
+
+/// What the hot path counts into: plays per (track, hour), and the same plays by waveform
+/// bucket, client and country, flushed together.
+struct CountTables {
+    var counts = PlayCounts(minimumCapacity: 1 << 16)
+    var dimensions = DimensionCounts(minimumCapacity: 1 << 16)
+
+    mutating func removeAll() {
+        counts.removeAll()
+        dimensions.removeAll()
+    }
+}
+
+/// The double-buffered hand-off of counts to the store thread: `start` hands the tables over
+/// and counting goes on into the spare pair (the last flush's tables, emptied on the store
+/// thread); at most one flush is in flight, and `settle` takes up its outcome. Each flush may
+/// be followed, in its own transaction, by a compaction of covered hours (`CompactionCadence`).
+///
+/// Only the consumer's polling thread uses it.
+struct FlushPipeline {
+    /// How a flush ended, with what the recovery needs.
+    enum Outcome {
+        case committed
+        /// Another consumer wrote these partitions first; nothing was written.
+        case fenced(partitions: [Int32])
+        /// The store rolled the flush back (a full disk, an I/O error).
+        case failed(any Error)
+
+        var isCommitted: Bool { if case .committed = self { true } else { false } }
+        var isFailed: Bool { if case .failed = self { true } else { false } }
+    }
+
+    /// A flush taken up by `settle`.
+    struct Settled {
+        var progress: [PartitionProgress]
+        var outcome: Outcome
+        /// The store's offsets, read right after a flush that did not commit; nil after a commit
+        /// or when that read failed as well.
+        var storedOffsets: [Int32: Int64]?
+        var rows: Int
+        var plays: Int64
+        var duration: Duration
+        var flushedAt: Int64
+        /// Realtime rows of covered hours deleted after the flush, or why that failed (nil: none tried).
+        var compactedRows: Result<Int, any Error>?
+    }
+
+    private struct InFlight {
+        var progress: [PartitionProgress]
+        var ticket: Completion<Report>
+    }
+
+    /// What the store thread sends back.
+    private struct Report: Sendable {
+        var settled: UncheckedSettled
+        var emptied: TablesHandOff
+    }
+
+    private let store: StoreThread
+    private let topic: String
+    private var inFlight: InFlight?
+    private var spare: CountTables?
+    private var compaction = CompactionCadence()
+
+    init(store: StoreThread, topic: String) {
+        self.store = store
+        self.topic = topic
+    }
+
+    /// No flush in flight.
+    var isIdle: Bool { inFlight == nil }
+
+    /// Hands `tables` and `progress` to the store thread and leaves the spare tables (emptied)
+    /// in their place.
+    mutating func start(_ tables: inout CountTables, progress: [PartitionProgress], now: ContinuousClock.Instant) {
+        precondition(inFlight == nil, "one flush at a time")
+        let handOff = TablesHandOff(tables)
+        tables = spare ?? CountTables()
+        spare = nil
+        let flushedAt = WallClock.epochMilliseconds()
+        let (topic, compact, maxCompactedRows) = (topic, compaction.isDue(at: now), CompactionCadence.rowsPerFlush)
+        let ticket = store.start { store in
+            let started = ContinuousClock.now
+            let rows = handOff.tables.counts.sortedElements()
+            var outcome: Outcome
+            do {
+                switch try store.apply(increments: rows, dimensions: handOff.tables.dimensions.rows(),
+                                       progress: progress, flushedAt: flushedAt) {
+                case .committed: outcome = .committed
+                case .fenced(let partitions): outcome = .fenced(partitions: partitions)
+                }
+            } catch {
+                outcome = .failed(error)
+            }
+            let duration = ContinuousClock.now - started
+            let stored = outcome.isCommitted ? nil : try? store.storedOffsets(topic: topic)
+            // Compaction runs after the flush, in its own transaction: the flush is never held
+            // back by it, and a failed compaction (a full disk, say) is reported apart, so it can
+            // never pass for a failed flush whose counts would be read again.
+            let compacted = compact && !outcome.isFailed
+                ? Result { try store.compactCoveredHours(maxRows: maxCompactedRows) } : nil
+            let plays = handOff.tables.counts.totalPlays
+            handOff.tables.removeAll()
+            let settled = Settled(progress: progress, outcome: outcome, storedOffsets: stored, rows: rows.count,
+                                  plays: plays, duration: duration, flushedAt: flushedAt, compactedRows: compacted)
+            return Report(settled: UncheckedSettled(value: settled), emptied: handOff)
+        }
+        inFlight = InFlight(progress: progress, ticket: ticket)
+    }
+
+    /// The outcome of the flush in flight, once it has one (`waiting` for it, or not).
+    mutating func settle(waiting: Bool) -> Settled? {
+        guard let flight = inFlight, let result = waiting ? flight.ticket.wait() : flight.ticket.finished else { return nil }
+        inFlight = nil
+        // The job never throws; a stopped store thread does (the consumer is stopping).
+        guard case .success(let report) = result else {
+            return Settled(progress: flight.progress, outcome: .failed(RealtimeError.stopped("the store thread has stopped")),
+                           storedOffsets: nil, rows: 0, plays: 0, duration: .zero, flushedAt: 0, compactedRows: nil)
+        }
+        spare = report.emptied.tables
+        if let compacted = report.settled.value.compactedRows { compaction.finished(compacted) }
+        return report.settled.value
+    }
+}
+
+/// When flushes also compact: every `interval`, and at once again while the last compaction
+/// stopped at its row budget with covered rows left behind.
+struct CompactionCadence {
+    /// How often flushes look for realtime rows of hours the batch layer has covered: well
+    /// within the minute docs/architecture.md allows.
+    static let interval: Duration = .seconds(10)
+    /// Rows one compaction transaction deletes at most, so that it delays the flush after it by
+    /// milliseconds, not seconds.
+    static let rowsPerFlush = 20_000
+
+    private var last: ContinuousClock.Instant?
+    private var backlog = false
+
+    /// Whether the flush starting `now` compacts too; if so, counts it as done.
+    mutating func isDue(at now: ContinuousClock.Instant) -> Bool {
+        if !backlog, let last, now - last < Self.interval { return false }
+        last = now
+        return true
+    }
+
+    /// A compaction deleted `rows` (a full budget means more are left), or failed: covered rows
+    /// are never read, so they only cost space, and the next interval tries again.
+    mutating func finished(_ rows: Result<Int, any Error>) {
+        backlog = (try? rows.get()).map { $0 >= Self.rowsPerFlush } ?? false
+    }
+}
+
+/// Moves the tables to the store thread and back without copying them.
+private final class TablesHandOff: @unchecked Sendable {
+    // Safe to share: the polling thread gives the tables up when it creates this box; from then
+    // on only the store thread touches them, until the box comes back in the flush's report.
+    var tables: CountTables
+
+    init(_ tables: CountTables) {
+        self.tables = tables
+    }
+}
+
+/// Carries a flush's outcome (whose error need not be `Sendable`-checked) back to the polling thread.
+private struct UncheckedSettled: @unchecked Sendable {
+    // @unchecked: made on the store thread, read once on the polling thread after the ticket completes.
+    var value: FlushPipeline.Settled
+}

@@ -1,0 +1,86 @@
+import CounterStore
+import Kafka
+import Logging
+import Runtime
+
+/// Where the realtime consumer says what happened: metrics, the live state behind `status()`,
+/// its health handle and the log. One method per event, so the processor only decides.
+struct FlushReporter {
+    let topic: String
+    let live: Locked<LiveState>
+    let metrics: RealtimeMetrics
+    let health: ComponentHealth.Handle?
+    let logger: Logger
+
+    /// A flush was taken up: its compaction and duration, whatever its outcome.
+    func settled(_ flush: FlushPipeline.Settled) {
+        switch flush.compactedRows {
+        case .failure(let error):
+            logger.warning("compaction of covered hours failed; trying again later", metadata: ["error": "\(error)"])
+        case .success(let rows) where rows > 0:
+            metrics.compactedRows.increment(by: rows)
+        default:
+            break
+        }
+        if !flush.outcome.isFailed { metrics.flushDuration.record(duration: flush.duration) }
+    }
+
+    /// A flush committed; `recovered` when flushes had been failing until now.
+    func committed(_ flush: FlushPipeline.Settled, recovered: Bool) {
+        metrics.flushRows.record(flush.rows)
+        let record = FlushRecord(flushedAt: flush.flushedAt, rows: flush.rows, plays: flush.plays, duration: flush.duration)
+        live.withLock {
+            $0.lastFlush = record
+            $0.flushFailure = nil
+        }
+        guard recovered else { return }
+        logger.info("realtime flushes commit again", metadata: ["kafka.topic": "\(topic)"])
+        health?.update(.running)
+    }
+
+    func fenced(_ partitions: [Int32]) {
+        metrics.fencedFlushes.increment()
+        live.withLock { $0.fencedFlushes += 1 }
+        logger.warning("flush discarded: another consumer has written these partitions since this one read them; re-reading from the stored offsets", metadata: [
+            "kafka.topic": "\(topic)", "kafka.fenced_partitions": "\(partitions.sorted())",
+        ])
+    }
+
+    /// The store rolled a flush back, the `failures`th in a row: the consumer is degraded.
+    func failed(_ error: any Error, failures: Int) {
+        metrics.failedFlushes.increment()
+        // No delay in it: the reason stays the same while the same failure repeats.
+        let reason = "realtime flush failed (\(error)); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
+        let now = WallClock.epochMilliseconds()
+        live.withLock { $0.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.flushFailure?.since ?? now) }
+        // With a health board, it logs the change (once per distinct reason).
+        if let health {
+            health.update(.degraded(reason: reason))
+        } else if failures == 1 {
+            logger.warning("realtime flush failed; re-reading from the stored offsets and retrying", metadata: [
+                "kafka.topic": "\(topic)", "store.error": "\(error)",
+            ])
+        }
+    }
+
+    func offsetGap(_ reset: KafkaOffsetReset) {
+        metrics.offsetGaps.increment()
+        metrics.skippedEvents.increment(by: max(0, reset.skippedMessages))
+        live.withLock { $0.recordGap(OffsetGap(reset, detectedAt: WallClock.epochMilliseconds())) }
+        logger.error("offset gap: the broker no longer has events the realtime store asked for; they are not counted until the batch layer covers their hours", metadata: [
+            "kafka.partition": "\(reset.partition)", "kafka.expected_offset": "\(reset.expectedOffset)",
+            "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped_events": "\(reset.skippedMessages)",
+            "kafka.low_watermark": "\(reset.lowWatermark.map(String.init) ?? "unknown")",
+        ])
+    }
+
+    func storedOffsetsFailed(_ error: any Error) {
+        logger.warning("reading the stored offsets of assigned partitions failed; trying again", metadata: [
+            "kafka.topic": "\(topic)", "store.error": "\(error)",
+        ])
+    }
+
+    func assignment(_ partitions: [Int32]) {
+        live.withLock { $0.assignedPartitions = partitions }
+    }
+}
