@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import Runtime
 
-/// Recomputes authoritative counts from event logs (SPEC §4 `batch`): validate,
+/// Recomputes authoritative counts from event logs (README.md `batch`): validate,
 /// de-duplicate by `event_id` per hour, aggregate per (track, hour), and replace the
 /// covered hours in the batch store in one transaction — readers see the old counts or
 /// the new ones, never a mix, and a run that fails or is killed changes nothing.

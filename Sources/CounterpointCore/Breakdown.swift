@@ -1,4 +1,4 @@
-/// SPEC §5's breakdown order: every value with plays > 0 by plays descending, then value
+/// docs/openapi.yaml's breakdown order: every value with plays > 0 by plays descending, then value
 /// ascending by UTF-8 bytes; `nil` (plays without the field: `totalPlays` minus the values'
 /// plays) last, when it has any.
 public enum Breakdown {

@@ -1,4 +1,4 @@
-/// Plays of one track in one UTC hour: the unit of counting (SPEC §2), and the one row shape
+/// Plays of one track in one UTC hour: the unit of counting (docs/architecture.md), and the one row shape
 /// that flows from aggregation (`PlayCounts`) through both layers' writers into the stores.
 public struct CountRow: Hashable, Sendable {
     public var trackID: Int64

@@ -2,7 +2,7 @@
 /// ascending hour ranges.
 ///
 /// A batch run over `[from, to)` covers every hour in it, including hours in which a track
-/// had no plays (SPEC §2), so coverage is kept as ranges, not derived from batch rows.
+/// had no plays (docs/architecture.md), so coverage is kept as ranges, not derived from batch rows.
 public struct Coverage: Hashable, Sendable {
     public private(set) var ranges: [HourRange]
 

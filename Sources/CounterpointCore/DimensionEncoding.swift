@@ -1,6 +1,6 @@
 /// The compact form of one (track, hour)'s — or one rollup bucket's — dimension counts, as both
 /// layers store it: one blob per key instead of a row per (key, bucket) or (key, country),
-/// which would multiply the rows of the store (SPEC §3's size budget).
+/// which would multiply the rows of the store (docs/architecture.md's size budget).
 ///
 /// Layout: three sections, each a varint entry count and its entries in ascending key order:
 /// waveform buckets `(bucket: 1 byte, count)`, then countries and clients

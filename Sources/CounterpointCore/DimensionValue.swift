@@ -1,4 +1,4 @@
-/// A `client` or `country` value as sent (SPEC §1: at most 32 bytes of UTF-8, after
+/// A `client` or `country` value as sent (docs/event-format.md: at most 32 bytes of UTF-8, after
 /// unescaping), stored inline — four words and a length, zero-padded — so that the parser can
 /// hand one over, and the aggregation hash and compare it, without touching the heap.
 public struct DimensionValue: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -37,7 +37,7 @@ public struct DimensionValue: Hashable, Sendable, Comparable, CustomStringConver
         self = value
     }
 
-    /// The empty string (a valid value: SPEC §1 sets no minimum length).
+    /// The empty string (a valid value: docs/event-format.md sets no minimum length).
     public init() {}
 
     public static func == (a: DimensionValue, b: DimensionValue) -> Bool {
@@ -60,7 +60,7 @@ public struct DimensionValue: Hashable, Sendable, Comparable, CustomStringConver
         return hash ^ (hash >> 29)
     }
 
-    /// Ascending by UTF-8 bytes (SPEC §5's tie order): words compared as big-endian numbers
+    /// Ascending by UTF-8 bytes (docs/openapi.yaml's tie order): words compared as big-endian numbers
     /// order by their first differing byte; zero padding makes a prefix sort first, and the
     /// length separates a value from itself followed by NUL bytes.
     public static func < (a: DimensionValue, b: DimensionValue) -> Bool {

@@ -1,4 +1,4 @@
-/// The fields of SPEC §1 that the parser knows, in the order in which their faults are
+/// The fields of docs/event-format.md that the parser knows, in the order in which their faults are
 /// reported.
 enum EventField: Int, CaseIterable {
     case eventID, type, trackID, occurredAt, listenerID, positionMilliseconds, durationMilliseconds, client, country

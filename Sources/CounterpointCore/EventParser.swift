@@ -1,4 +1,4 @@
-/// Parses and validates one event (SPEC §1) from its raw bytes: one Kafka value or one
+/// Parses and validates one event (docs/event-format.md) from its raw bytes: one Kafka value or one
 /// NDJSON line.
 ///
 /// The whole input must be exactly one JSON object (RFC 8259), optionally surrounded by JSON
@@ -6,7 +6,7 @@
 /// most `maxNestingDepth` deep. The parser works in place on the borrowed bytes and allocates
 /// nothing for a valid event; messages are built only once an event has failed.
 ///
-/// Decisions where SPEC §1 is silent:
+/// Decisions where docs/event-format.md is silent:
 /// - **Which reason wins** when an event breaks several rules: `too_large` (decided from the
 ///   size alone, nothing is parsed), then `empty` (only JSON whitespace), then the first
 ///   syntax or encoding fault in document order (`malformed_json` or `invalid_utf8`: a

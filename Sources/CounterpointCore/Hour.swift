@@ -49,7 +49,7 @@ public struct HourRange: Hashable, Sendable, CustomStringConvertible {
         self.upper = max(lower, upper)
     }
 
-    /// The range the API means by "all time": every hour an event may have (SPEC §1 limits
+    /// The range the API means by "all time": every hour an event may have (docs/event-format.md limits
     /// `occurred_at` to 2000-01-01 … 2100-01-01).
     public static let allTime = HourRange(Hour(index: EventLimits.earliestHourIndex),
                                           Hour(index: EventLimits.latestHourIndex))
@@ -65,7 +65,7 @@ public struct HourRange: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "[\(lower), \(upper))" }
 }
 
-/// The bounds SPEC §1 puts on `occurred_at`.
+/// The bounds docs/event-format.md puts on `occurred_at`.
 public enum EventLimits {
     /// 2000-01-01T00:00:00Z in epoch milliseconds (inclusive).
     public static let earliestMilliseconds: Int64 = 946_684_800_000

@@ -1,4 +1,4 @@
-/// Where each part of a range is read from under the merge rule (SPEC §2), worked out once,
+/// Where each part of a range is read from under the merge rule (docs/architecture.md), worked out once,
 /// before any store is touched: covered hours from the batch layer — in the coarsest rollup
 /// buckets that tile them — and uncovered hours from the realtime layer.
 ///

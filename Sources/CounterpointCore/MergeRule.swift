@@ -13,7 +13,7 @@ public enum TimelineStep: String, Sendable, CaseIterable {
     public func bucketStart(of hour: Hour) -> Hour { self == .hour ? hour : hour.startOfDay }
 }
 
-/// The merge rule of SPEC §2, stated once so that every query and every test agrees on it:
+/// The merge rule of docs/architecture.md, stated once so that every query and every test agrees on it:
 /// a covered hour counts its batch plays (0 without a batch row, whatever the realtime layer
 /// says); any other hour counts its realtime plays.
 public enum MergeRule {

@@ -1,9 +1,9 @@
-/// Plays per (track, UTC hour): the unit of counting (SPEC §2), aggregated in memory by the
+/// Plays per (track, UTC hour): the unit of counting (docs/architecture.md), aggregated in memory by the
 /// batch job and by the realtime consumer between flushes.
 ///
 /// Open addressing with linear probing over 24-byte slots, hashed with a per-instance random
 /// seed; faster than a `Dictionary` keyed by a struct because it hashes two words with a
-/// multiply-and-shift mix instead of SipHash. Track ids are ≥ 1 (SPEC §1), so track 0 marks
+/// multiply-and-shift mix instead of SipHash. Track ids are ≥ 1 (docs/event-format.md), so track 0 marks
 /// an empty slot.
 public struct PlayCounts: Sendable, Sequence {
     /// One (track, hour) counter.

@@ -1,4 +1,4 @@
-/// Where on the waveform a play started, in percent: SPEC §5's
+/// Where on the waveform a play started, in percent: docs/openapi.yaml's
 /// `min(99, ⌊100 × position_ms / duration_ms⌋)`, exact for every position and duration up to
 /// 2^63 − 1 (a product that does not fit 64 bits is taken in 128, so it never overflows).
 public enum WaveformBucket {

@@ -1,4 +1,4 @@
-/// One valid waveform-play event (SPEC §1), reduced to what counting needs.
+/// One valid waveform-play event (docs/event-format.md), reduced to what counting needs.
 ///
 /// The optional fields (`listener_id`, `position_ms`, `duration_ms`, `client`, `country`) are
 /// validated by `EventParser` but not kept here: this value stays small and free of heap storage
@@ -21,7 +21,7 @@ public struct PlayEvent: Sendable, Hashable {
     public var hour: Hour { Hour(epochMilliseconds: occurredAtMilliseconds) }
 }
 
-/// Why an event was rejected: the reason codes of SPEC §1, as counted by the consumer and
+/// Why an event was rejected: the reason codes of docs/event-format.md, as counted by the consumer and
 /// the batch job and shown by `/v1/status` and `/metrics`.
 public enum RejectReason: String, Sendable, CaseIterable, Hashable {
     /// Not exactly one syntactically valid JSON object (including nesting deeper than

@@ -1,4 +1,4 @@
-/// One rejected event kept for inspection (SPEC §4): why, where from, and what it looked like.
+/// One rejected event kept for inspection (README.md): why, where from, and what it looked like.
 public struct RejectedSample: Sendable, Hashable {
     public var reason: RejectReason
     /// `file.ndjson:123` (file and line) or `plays/3@4567` (topic/partition@offset).
@@ -17,7 +17,7 @@ public struct RejectedSample: Sendable, Hashable {
 }
 
 /// Rejected events counted by reason, with a bounded sample of them, as the consumer and the
-/// batch job keep them (SPEC §4).
+/// batch job keep them (README.md).
 ///
 /// Counts are always exact. The sample keeps the **first** `sampleCapacity` rejections by
 /// default, so a batch rerun over the same logs shows the same sample; a long-running

@@ -1,5 +1,5 @@
 /// The granularities the batch layer keeps its counts at: hours, and day and month sums of
-/// them written in the same transaction (SPEC §3, "history does not slow anything down").
+/// them written in the same transaction (docs/architecture.md, "history does not slow anything down").
 /// A query reads the coarsest buckets that fit its range, so its cost grows with the buckets
 /// it touches — at most a few dozen — and not with the hours the range spans.
 public enum RollupLevel: Int, Sendable, CaseIterable, Comparable {

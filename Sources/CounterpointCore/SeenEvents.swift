@@ -1,5 +1,5 @@
 /// The events already counted, as (UTC hour, `event_id`) pairs: the batch job's
-/// de-duplication set (SPEC §1: `event_id` identifies an event; a duplicate is the same id
+/// de-duplication set (docs/event-format.md: `event_id` identifies an event; a duplicate is the same id
 /// in the same hour).
 ///
 /// Built for one insert per event at millions of events per second: open addressing with

@@ -7,7 +7,7 @@ public struct SyntheticEvent: Sendable, Hashable {
     public var occurredAtMilliseconds: Int64
 }
 
-/// A deterministic stream of valid SPEC §1 play events, formatted straight into bytes:
+/// A deterministic stream of valid docs/event-format.md play events, formatted straight into bytes:
 ///
 /// ```
 /// {"event_id":"01KAJ3Z8R0Y7XGQK2M9P0R1S3T","type":"play","track_id":17,"listener_id":48213,

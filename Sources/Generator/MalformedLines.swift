@@ -1,6 +1,6 @@
 import CounterpointCore
 
-/// The ways a generated line is made to be rejected. Every variant breaks a SPEC §1 rule that
+/// The ways a generated line is made to be rejected. Every variant breaks a docs/event-format.md rule that
 /// any conforming validator must enforce, and each carries an `event_id` of its own (or none),
 /// so a malformed line can never be mistaken for a duplicate of a valid event.
 public enum MalformedKind: String, CaseIterable, Sendable {

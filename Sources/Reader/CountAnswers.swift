@@ -1,11 +1,11 @@
 import CounterpointCore
 import CounterStore
 
-/// The count endpoints of SPEC §5: each turns validated parameters into store queries and
+/// The count endpoints of docs/openapi.yaml: each turns validated parameters into store queries and
 /// renders the answer. They return bytes, never touch HTTP, and throw `APIError` for bad
 /// input (store failures propagate and become 503 one level up).
 struct CountAnswers {
-    /// Longest timeline one answer may hold (SPEC §5).
+    /// Longest timeline one answer may hold (docs/openapi.yaml).
     static let maxTimelinePoints: Int64 = 10_000
     static let maxTracksPerRequest = 1_000
     static let maxTopLimit = 1_000

@@ -1,7 +1,7 @@
 import CounterpointCore
 import CounterStore
 
-/// The dimension endpoints of SPEC §5: where on the waveform plays start, and plays by
+/// The dimension endpoints of docs/openapi.yaml: where on the waveform plays start, and plays by
 /// country or client. Same parameters, errors and freshness as the count endpoints; the plays
 /// they split are the track's merged plays, read from the same snapshots.
 struct DimensionAnswers {

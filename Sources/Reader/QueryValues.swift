@@ -3,7 +3,7 @@ import CounterpointCore
 /// The query string of one request, checked against the parameters its route accepts.
 ///
 /// An unknown parameter is an error, not ignored: a typo such as `?form=` must never
-/// silently answer all-time counts (SPEC §5). A parameter given twice is an error too,
+/// silently answer all-time counts (docs/openapi.yaml). A parameter given twice is an error too,
 /// because either choice would surprise someone.
 struct QueryValues {
     private var values: [String: String] = [:]

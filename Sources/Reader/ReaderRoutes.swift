@@ -62,7 +62,7 @@ struct ReaderRoutes: Sendable {
     func readiness(_ request: HTTPRequest, store: StoreSlot) throws -> HTTPResponse {
         _ = try QueryValues(request.query, allowed: [])
         guard try store.withReader({ $0.isReadable() }) else { throw APIError.storeUnavailable("the stores cannot be read") }
-        // A component that is not doing its job makes the process not ready (SPEC §6).
+        // A component that is not doing its job makes the process not ready (docs/runbook.md).
         let unwell = configuration.health?.reports().filter { $0.state != .running } ?? []
         guard unwell.isEmpty else {
             throw APIError(status: 503, code: "component_not_running", message: unwell.map { report in

@@ -5,7 +5,7 @@ import HTTPServer
 import Logging
 import Runtime
 
-/// The HTTP reader of SPEC §5: libmicrohttpd's thread pool in front of per-thread store
+/// The HTTP reader of docs/openapi.yaml: libmicrohttpd's thread pool in front of per-thread store
 /// connections. Build it with `ReaderServer(configuration:logger:)`; it serves from then on
 /// until `stop()` (or deinit). As a `BlockingComponent`, `start()` has nothing left to do.
 public final class ReaderServer: BlockingComponent {

@@ -15,7 +15,7 @@ struct RealtimeMetrics {
     /// Σ (high watermark − next offset to consume) over the assigned partitions, at the last flush.
     let lag = Gauge(label: "counterpoint_consumer_lag_events")
     let fencedFlushes = Counter(label: "counterpoint_fenced_flushes_total")
-    /// Realtime rows deleted because the batch layer covers their hours (SPEC §3 compaction).
+    /// Realtime rows deleted because the batch layer covers their hours (docs/architecture.md compaction).
     let compactedRows = Counter(label: "counterpoint_realtime_compacted_rows_total")
     /// Flushes the store rolled back (a full disk): their counts are read again from Kafka.
     let failedFlushes = Counter(label: "counterpoint_failed_flushes_total")

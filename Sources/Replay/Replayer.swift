@@ -12,7 +12,7 @@ import Runtime
 /// Produces the events of a `ReplaySource` to Kafka, paced or as fast as possible, and says
 /// how it went: the load generator behind `counterpoint replay` and `run --demo`.
 ///
-/// - Keys: a valid event is keyed by its `track_id` in decimal (SPEC §1), so all plays of a
+/// - Keys: a valid event is keyed by its `track_id` in decimal (docs/event-format.md), so all plays of a
 ///   track land in one partition; a line that is not a valid event is produced all the same,
 ///   without a key, because load tests include bad input.
 /// - Pacing (`ReplayConfiguration.rate`): event `i` is due `i / rate` after the start on a

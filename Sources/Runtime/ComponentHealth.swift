@@ -2,7 +2,7 @@ import Logging
 import Metrics
 
 /// What one long-running component is doing, as `/readyz`, `/v1/status`, `/metrics` and the
-/// log report it (SPEC §6: a failing component is never silent).
+/// log report it (docs/runbook.md: a failing component is never silent).
 public enum ComponentState: Sendable, Equatable {
     case starting
     case running

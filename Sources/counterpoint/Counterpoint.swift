@@ -17,7 +17,7 @@ struct Counterpoint: AsyncParsableCommand {
         subcommands: [RunCommand.self, ConsumeCommand.self, ArchiveCommand.self, BatchCommand.self, ServeCommand.self,
                       ReplayCommand.self, GenerateCommand.self, CopyStoreCommand.self])
 
-    /// Like ArgumentParser's own `main()`, except that a failure is ONE line on stderr (SPEC §4:
+    /// Like ArgumentParser's own `main()`, except that a failure is ONE line on stderr (README.md:
     /// scripts read it), without the usage text; `--help` and clean exits are unchanged.
     static func main() async {
         do {

@@ -4,7 +4,7 @@ import CounterpointCore
 import Foundation
 import Logging
 
-/// Defaults read from `COUNTERPOINT_<FLAG>` environment variables (SPEC §4): a flag's
+/// Defaults read from `COUNTERPOINT_<FLAG>` environment variables (README.md): a flag's
 /// default is the variable when set, so the flag itself still wins.
 enum Environment {
     static func string(_ flag: String, default defaultValue: String) -> String {

@@ -2,7 +2,7 @@ import CounterStore
 import CounterpointCore
 import Testing
 
-/// The merge rule of SPEC §2 on every kind of query: a covered hour counts its batch plays
+/// The merge rule of docs/architecture.md on every kind of query: a covered hour counts its batch plays
 /// (0 without a batch row, whatever the realtime layer says), any other hour its realtime plays.
 @Suite("Merge rule in every query")
 struct MergeRuleTests {

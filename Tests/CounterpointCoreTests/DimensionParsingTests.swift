@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CounterpointCore
 
-/// What the parser keeps of position, duration, client and country (SPEC §1, §5), with the
+/// What the parser keeps of position, duration, client and country (docs/event-format.md, docs/openapi.yaml), with the
 /// bucket checked against exact decimal arithmetic rather than the product's integer formula.
 /// The dimensions the parser hands over with a valid event; nil for a rejected one.
 func parsedDimensions(_ text: String) -> PlayDimensions? {
@@ -14,7 +14,7 @@ func parsedDimensions(_ text: String) -> PlayDimensions? {
 
 @Suite("Dimensions of parsed events")
 struct DimensionParsingTests {
-    /// SPEC §5's bucket, computed with `Decimal` (38 significant digits: exact for these sizes).
+    /// docs/openapi.yaml's bucket, computed with `Decimal` (38 significant digits: exact for these sizes).
     static func referenceBucket(_ position: Int64, _ duration: Int64) -> Int {
         var quotient = Decimal(position) * 100 / Decimal(duration)
         var floored = Decimal()

@@ -1,7 +1,7 @@
 import Testing
 @testable import CounterpointCore
 
-/// SPEC §1's table of fields, rule by rule, with every boundary.
+/// docs/event-format.md's table of fields, rule by rule, with every boundary.
 @Suite("Event field rules")
 struct EventFieldRuleTests {
     static let maxTrackID = "9007199254740991"

@@ -1,10 +1,10 @@
 import Testing
 @testable import CounterpointCore
 
-/// SPEC §1: one event is exactly one JSON object; anything else is rejected with a reason.
+/// docs/event-format.md: one event is exactly one JSON object; anything else is rejected with a reason.
 @Suite("Event JSON syntax")
 struct EventSyntaxTests {
-    @Test("the SPEC example event is valid and decodes to its values")
+    @Test("the example event of docs/event-format.md is valid and decodes to its values")
     func exampleEventDecodes() throws {
         let event = try #require(parsedEvent(exampleEvent))
         #expect(event.eventID.text == "01JD3Q6Z8W4N5V7K2M9P0R1S3T")

@@ -20,7 +20,7 @@ struct RandomInputs {
     static let knownKeys = ["event_id", "type", "track_id", "occurred_at", "listener_id", "position_ms", "duration_ms",
                             "client", "country"]
 
-    /// An event-shaped object: the SPEC fields in random order, some values replaced by random
+    /// An event-shaped object: the event fields in random order, some values replaced by random
     /// values, some fields dropped or duplicated, unknown fields added.
     mutating func eventDocument() -> [UInt8] {
         var members: [(String, String)] = exampleFields.map { ($0.key, $0.value) }

@@ -1,6 +1,6 @@
 @testable import CounterpointCore
 
-/// The example event of SPEC §1, as (key, raw JSON value) pairs in document order.
+/// The example event of docs/event-format.md, as (key, raw JSON value) pairs in document order.
 let exampleFields: [(key: String, value: String)] = [
     ("event_id", #""01JD3Q6Z8W4N5V7K2M9P0R1S3T""#),
     ("type", #""play""#),

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// SPEC §6: SIGINT/SIGTERM stops cleanly, logging nothing at warning or error level, and the
+/// docs/runbook.md: SIGINT/SIGTERM stops cleanly, logging nothing at warning or error level, and the
 /// metrics are a valid Prometheus exposition with help text.
 extension EndToEnd {
     @Suite("run --demo: a clean stop and valid metrics", .serialized)

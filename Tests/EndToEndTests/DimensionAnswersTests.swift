@@ -39,7 +39,7 @@ extension EndToEnd {
             }
         }
 
-        @Test("bad values are rejected as SPEC §1 says; a position past the duration counts in bucket 99; values are kept as sent")
+        @Test("bad values are rejected as docs/event-format.md says; a position past the duration counts in bucket 99; values are kept as sent")
         func badValues() async throws {
             try await withTemporaryDirectory { scratch in
                 let logs = scratch.appendingPathComponent("logs/2026-11-20")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The full-disk drills of SPEC §6 on a real, small tmpfs: a reader needs no free space, a
+/// The full-disk drills of docs/runbook.md on a real, small tmpfs: a reader needs no free space, a
 /// batch fails without changing anything, the realtime layer loses and doubles nothing across
 /// a full disk, and an archiver that cannot write is never silent — and everything resumes
 /// when space returns.

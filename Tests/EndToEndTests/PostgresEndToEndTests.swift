@@ -2,7 +2,7 @@ import Foundation
 import PostgresTestServer
 import Testing
 
-/// The stores on a real PostgreSQL server (SPEC §7), end to end through the real processes:
+/// The stores on a real PostgreSQL server (docs/postgresql.md), end to end through the real processes:
 /// `run` with its embedded broker plus a second `consume` of the same group, SIGKILLed and
 /// restarted; a batch while both consume; two `serve` replicas; the database restarted while
 /// events stream in. The truth comes from the logs (`LogTruth`), never from the stores. If the

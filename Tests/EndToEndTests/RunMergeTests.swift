@@ -4,7 +4,7 @@ import Testing
 /// The all-in-one `run` over its embedded broker: events replayed into Kafka are counted by
 /// the realtime layer (every copy, duplicates included), a batch over the first half of the
 /// hours replaces them with exact counts, and the reader answers batch for covered hours and
-/// realtime after them (SPEC §2).
+/// realtime after them (docs/architecture.md).
 @Suite("run: realtime and batch merged by the reader", .serialized)
 struct RunMergeTests {
     @Test("batch over the first half of the hours and realtime over all: the reader answers batch where covered, realtime after")

@@ -9,7 +9,7 @@ import Testing
 struct LogThroughputBenchmark {
     static let targetBytes = 500 << 20
 
-    /// ~200-byte lines shaped like SPEC §1 events.
+    /// ~200-byte lines shaped like docs/event-format.md events.
     static func eventLine(_ index: Int) -> [UInt8] {
         let id = String(index, radix: 36).uppercased()
         let padded = String(repeating: "0", count: max(0, 26 - id.count)) + id

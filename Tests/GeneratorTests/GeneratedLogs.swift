@@ -29,7 +29,7 @@ final class TemporaryDirectory {
     }
 }
 
-/// An event as an independent SPEC §1 check sees it (Foundation's JSON parser, not ours).
+/// An event as an independent docs/event-format.md check sees it (Foundation's JSON parser, not ours).
 struct CheckedEvent {
     var eventID: String
     var trackID: Int64
@@ -37,7 +37,7 @@ struct CheckedEvent {
     var object: [String: Any]
 }
 
-/// Validates one line against SPEC §1 with Foundation; `nil` when it must be rejected.
+/// Validates one line against docs/event-format.md with Foundation; `nil` when it must be rejected.
 func checkEvent(_ line: [UInt8]) -> CheckedEvent? {
     guard line.count <= EventLimits.maxEventBytes,
           let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],

@@ -83,7 +83,7 @@ struct GeneratorTests {
         #expect(Set(try LogCensus(root: clean.path).firstLineOfID.keys) == Set(try LogCensus(root: noisy.path).firstLineOfID.keys))
     }
 
-    @Test("every valid line is a SPEC §1 play event with a ULID-shaped id, about 200 bytes long")
+    @Test("every valid line is a docs/event-format.md play event with a ULID-shaped id, about 200 bytes long")
     func eventShape() throws {
         let root = try TemporaryDirectory()
         let summary = try Generator.generate(Self.configuration(duplicates: 0, malformed: 0), into: root.path)
@@ -129,7 +129,7 @@ struct GeneratorTests {
         #expect(distances.filter { $0 > 100 }.count > 200)
     }
 
-    @Test("every kind of malformed line appears, and each is rejected by an independent SPEC check")
+    @Test("every kind of malformed line appears, and each is rejected by an independent check of docs/event-format.md")
     func malformedKinds() throws {
         let root = try TemporaryDirectory()
         let summary = try Generator.generate(Self.configuration(events: 2_000, duplicates: 0, malformed: 1.0), into: root.path)

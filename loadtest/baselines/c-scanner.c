@@ -1,7 +1,7 @@
 /*
  * c-scanner: the yardstick for Counterpoint's batch job.
  *
- * Reads NDJSON event logs, validates every line against SPEC §1 (a complete JSON
+ * Reads NDJSON event logs, validates every line against docs/event-format.md (a complete JSON
  * validation, with the same reason codes and the same decisions as the Swift
  * EventParser), de-duplicates valid events by event_id within their UTC hour, and counts
  * plays per (track_id, hour). Single-threaded, libc only:

@@ -13,7 +13,7 @@ import time
 
 from sampler import StatusClient
 
-# Far above any generated track id, below the SPEC's 2^53 - 1.
+# Far above any generated track id, below the event format's 2^53 - 1.
 PROBE_TRACK_BASE = 8_000_000_000_000_000
 
 

@@ -15,7 +15,7 @@ public struct TrackDimensions: Sendable, Equatable {
         max(0, plays.plays - totals.waveform.reduce(0, &+))
     }
 
-    /// SPEC §5's ordered breakdown by country or client, `nil` (without the field) last.
+    /// docs/openapi.yaml's ordered breakdown by country or client, `nil` (without the field) last.
     public func breakdown(_ section: DimensionEncoding.Section) -> [(value: DimensionValue?, plays: Int64)] {
         Breakdown.ordered(totals.values(section), totalPlays: plays.plays)
     }

@@ -1,6 +1,6 @@
 import CounterpointCore
 
-/// Answers count queries by the merge rule (SPEC §2) over any backend's `LayerReads`:
+/// Answers count queries by the merge rule (docs/architecture.md) over any backend's `LayerReads`:
 /// `plays(track, hour) = batch(track, hour)` if `hour` is covered (0 without a batch row,
 /// whatever the realtime layer says), else `realtime(track, hour)`. Where to read what is
 /// worked out by `MergePlan` (pure, in the domain module); this type only runs the plan.

@@ -2,8 +2,8 @@ import Foundation
 import PostgresDB
 
 /// Which engine holds the stores, as `--store` (env `COUNTERPOINT_STORE`) says: nothing means
-/// the SQLite files under the data directory (SPEC §3); a `postgresql://` or `postgres://`
-/// connection URI (libpq's syntax) means PostgreSQL or a compatible engine (SPEC §7).
+/// the SQLite files under the data directory (docs/architecture.md); a `postgresql://` or `postgres://`
+/// connection URI (libpq's syntax) means PostgreSQL or a compatible engine (docs/postgresql.md).
 ///
 /// The one place stores are opened: the commands open writers and readers through it and
 /// never name a backend's types.

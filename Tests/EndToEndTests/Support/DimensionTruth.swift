@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The waveform histograms and breakdowns the reader must answer, computed by the test from the
-/// NDJSON files with `LogTruth`'s plain rules (SPEC §1) and SPEC §5's formula in `Decimal`
+/// NDJSON files with `LogTruth`'s plain rules (docs/event-format.md) and docs/openapi.yaml's formula in `Decimal`
 /// arithmetic — independent of the product's parser, aggregation and encoding.
 struct DimensionTruth {
     /// What the plays of some (track, hour)s say.
@@ -32,7 +32,7 @@ struct DimensionTruth {
             clients.merge(other.clients, uniquingKeysWith: +)
         }
 
-        /// SPEC §5's order: plays descending, then value by UTF-8 bytes, null last.
+        /// docs/openapi.yaml's order: plays descending, then value by UTF-8 bytes, null last.
         func breakdown(by field: String) -> [(value: String?, plays: Int)] {
             let counts = field == "country" ? countries : clients
             let named = counts.compactMap { key, plays in key.map { (value: $0, plays: plays) } }

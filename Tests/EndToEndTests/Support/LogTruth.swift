@@ -1,7 +1,7 @@
 import Foundation
 
 /// The counts a correct batch must produce, computed by the test itself from the NDJSON files
-/// with `JSONSerialization` and a few lines of rules (SPEC §1) — deliberately naive and
+/// with `JSONSerialization` and a few lines of rules (docs/event-format.md) — deliberately naive and
 /// independent of the product's parser, so that the two can disagree.
 struct LogTruth {
     static let millisecondsPerHour: Int64 = 3_600_000
@@ -97,7 +97,7 @@ struct LogTruth {
             .prefix(limit).map { $0 }
     }
 
-    // MARK: The rules of SPEC §1, written out plainly.
+    // MARK: The rules of docs/event-format.md, written out plainly.
 
     struct Event {
         var id: String

@@ -21,7 +21,7 @@ struct Server {
         return object
     }
 
-    /// Stops the server with `signal` and expects it to exit 0 within `timeout` (SPEC §6).
+    /// Stops the server with `signal` and expects it to exit 0 within `timeout` (docs/runbook.md).
     func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(5),
               sourceLocation: SourceLocation = #_sourceLocation) async throws {
         command.signal(signal)

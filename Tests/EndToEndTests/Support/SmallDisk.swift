@@ -1,6 +1,6 @@
 import Foundation
 
-/// A small tmpfs mounted for one test, to fill up on purpose: the full-disk drills of SPEC §6.
+/// A small tmpfs mounted for one test, to fill up on purpose: the full-disk drills of docs/runbook.md.
 /// Mounting needs root (CI and the sessions run as root); elsewhere the drills are disabled
 /// with a message saying so.
 final class SmallDisk {
