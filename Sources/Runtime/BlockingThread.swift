@@ -52,13 +52,19 @@ public final class BlockingThread: Sendable {
     }
 
     /// Linux refuses names over 15 bytes (the name then stays unset): keep the longest prefix
-    /// of whole characters that fits. Foundation passes it to `pthread_setname_np`.
+    /// of whole characters that fits. Foundation passes it to `pthread_setname_np` only once the
+    /// parent has recorded the new thread's id, so a thread that runs before its parent has
+    /// done so keeps the parent's name: set it again until the kernel shows it (a few tries at most).
     private static func nameCurrentThread(_ name: String) {
         var kept = ""
         for character in name {
             guard kept.utf8.count + character.utf8.count <= 15 else { break }
             kept.append(character)
         }
-        Thread.current.name = kept
+        for _ in 0..<1_000 {
+            Thread.current.name = kept
+            if currentName == kept { return }
+            Thread.sleep(forTimeInterval: 0.000_1)
+        }
     }
 }
