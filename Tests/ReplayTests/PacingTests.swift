@@ -88,7 +88,10 @@ struct PacingTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         replayer.stop()
-        while outcome.snapshot == nil, ContinuousClock.now < deadline {
+        // A deadline of its own: with every suite running at once the task above can wake long
+        // after the first one passed, and the replay must still be given time to stop.
+        let stopDeadline = ContinuousClock.now + .seconds(30)
+        while outcome.snapshot == nil, ContinuousClock.now < stopDeadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         let summary = try #require(try outcome.snapshot?.get())
