@@ -145,8 +145,8 @@ let package = Package(
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
-            "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "Generator", "PostgresTestServer",
-            "StoreTestSupport",
+            "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",
+            "PostgresTestServer", "StoreTestSupport",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
@@ -154,7 +154,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer", "SecurityFixtures"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -115,8 +115,10 @@ struct ConsumeProcessTests {
     /// they add up to.
     /// The last `holdingBackLast` events wait until `release` returns true, so that events are
     /// still flowing whatever happens meanwhile.
+    /// `idempotent` producers write each event once even when brokers fail mid-request.
     static func produceDuplicateFree(_ count: Int, to cluster: KafkaMockCluster, rate: Int,
-                                     holdingBackLast: Int, until release: () -> Bool) throws -> [CountKey: Int64] {
+                                     holdingBackLast: Int, idempotent: Bool = false,
+                                     until release: () -> Bool) throws -> [CountKey: Int64] {
         var configuration = GeneratorConfiguration()
         configuration.events = count
         configuration.tracks = 20_000
@@ -124,7 +126,7 @@ struct ConsumeProcessTests {
         configuration.start = Hour(epochSeconds: 1_795_000_000)
         configuration.seed = 42
         var synthesizer = EventSynthesizer(configuration: configuration)
-        let producer = try Fixtures.producer(cluster)
+        let producer = try Fixtures.producer(cluster, options: KafkaClientOptions(idempotent ? [("enable.idempotence", "true")] : []))
         var truth: [CountKey: Int64] = [:]
         var line: [UInt8] = []
         line.reserveCapacity(512)

@@ -66,8 +66,10 @@ enum Fixtures {
         return produced
     }
 
-    static func producer(_ cluster: KafkaMockCluster) throws -> KafkaProducer {
-        try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
+    static func producer(_ cluster: KafkaMockCluster, options: KafkaClientOptions = KafkaClientOptions()) throws -> KafkaProducer {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
+        configuration.options = options
+        return try KafkaProducer(configuration: configuration, logger: logger)
     }
 
     /// Produces each value (nil: a tombstone), keyed by nothing, to `partition` or spread by
