@@ -32,7 +32,7 @@ struct EmbeddedFaultTests {
                 }
                 let ready = try server.request("/readyz")
                 #expect(ready.status == 503)
-                #expect(ready.errorMessage?.contains("kafka") == true, "\(ready.text)")
+                #expect(ready.errorMessage?.contains("Kafka connection") == true, "\(ready.text)")
                 try await Drill.waitForComponent(server, "consumer Kafka connection", state: "running", timeout: .seconds(30))
                 try await Drill.waitForComponent(server, "archiver Kafka connection", state: "running", timeout: .seconds(30))
 
