@@ -3,6 +3,7 @@ import CounterStore
 import Foundation
 import Generator
 import Kafka
+import Runtime
 import Testing
 
 /// `counterpoint consume` as a process, against a mock cluster hosted by the test process.
@@ -27,10 +28,15 @@ struct ConsumeProcessTests {
 
             let producing = Locked(true)
             let killsDone = Locked(false)
-            let production = Task.detached {
-                defer { producing.withLock { $0 = false } }
-                return try Self.produceDuplicateFree(Self.crashEvents, to: cluster, rate: Self.productionRate,
-                                                     holdingBackLast: 50_000, until: { killsDone.withLock { $0 } })
+            // On a thread of its own: it blocks for as long as the kills take, and two such tests
+            // would hold the whole cooperative pool of a two-core machine, starving the tasks
+            // that release them.
+            let production = Task {
+                try await BlockingThread.run(name: "producer") {
+                    defer { producing.withLock { $0 = false } }
+                    return try Self.produceDuplicateFree(Self.crashEvents, to: cluster, rate: Self.productionRate,
+                                                         holdingBackLast: 50_000, until: { killsDone.withLock { $0 } })
+                }
             }
             var random = SystemRandomNumberGenerator()
             var moments: [Int] = []

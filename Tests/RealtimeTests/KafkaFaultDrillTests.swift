@@ -3,6 +3,7 @@ import CounterStore
 import EventLogs
 import Foundation
 import Kafka
+import Runtime
 import Testing
 
 /// The Kafka faults of docs/faults.md on librdkafka's mock cluster with three brokers: `consume`
@@ -56,11 +57,15 @@ struct KafkaFaultDrillTests {
             var injected: [String: Int] = [:]
             do {
                 let faultsOver = Locked(false)
-                let production = Task.detached {
-                    let truth = try ConsumeProcessTests.produceDuplicateFree(plan.events, to: cluster, rate: plan.productionRate,
-                                                                             holdingBackLast: plan.heldBack, idempotent: true,
-                                                                             until: { faultsOver.withLock { $0 } })
-                    return (truth, ContinuousClock.now)
+                // On a thread of its own, not the cooperative pool: it blocks until the faults are
+                // over, which the tasks of this test decide (see ConsumeProcessTests.crashRestarts).
+                let production = Task {
+                    try await BlockingThread.run(name: "producer") {
+                        let truth = try ConsumeProcessTests.produceDuplicateFree(plan.events, to: cluster, rate: plan.productionRate,
+                                                                                 holdingBackLast: plan.heldBack, idempotent: true,
+                                                                                 until: { faultsOver.withLock { $0 } })
+                        return (truth, ContinuousClock.now)
+                    }
                 }
                 try await Fixtures.wait(until: { consume.stderr.contains("partitions assigned") && archiver.stderr.contains("partitions assigned") })
 
