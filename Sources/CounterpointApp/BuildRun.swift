@@ -88,7 +88,8 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
                            bootstrapServers: bootstrapServers, broker: embedded, logger: logger) {
             guard let faults else { return }
             faults.stop()
-            logger.info("kafka faults injected", metadata: ["kafka.faults_injected": "\(faults.injectedByKind.sorted { $0.key < $1.key })"])
+            let injected = faults.injectedByKind.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            logger.info("kafka faults injected", metadata: ["kafka.faults_injected": "\(injected.joined(separator: ","))"])
         }
     }
 }

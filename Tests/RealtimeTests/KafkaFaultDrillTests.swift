@@ -124,12 +124,12 @@ struct KafkaFaultDrillTests {
                 let (truth, producedAt) = try await production.value
                 let location = StoreLocation(directory: data.path)
                 try await Fixtures.wait(until: { try StoreContents.read(.sqlite(location)).storedMessages >= plan.events || !consume.isRunning },
-                                        limit: .seconds(120))
+                                        limit: .seconds(120), every: .milliseconds(500))
                 // Freshness at the end: from the last event produced until the store holds every one.
                 let caughtUp = ContinuousClock.now - producedAt
                 let offsetsAtEnd = try Fixtures.highWatermarks(cluster, partitions: Self.partitions)
                 try await Fixtures.wait(until: { (try? ArchiveContents.read(archive).distinctEvents) ?? 0 >= plan.events },
-                                        limit: .seconds(60))
+                                        limit: .seconds(60), every: .milliseconds(500))
                 for process in [consume, archiver] {
                     process.signal(SIGTERM)
                     let exit = try await process.waitForExit(timeout: .seconds(20))
