@@ -5,10 +5,11 @@ import Testing
 /// the load test uses them (see docs/faults.md).
 @Suite("run with faults injected into its embedded broker", .serialized)
 struct EmbeddedFaultTests {
-    /// The whole cluster down from 8 s to 12 s (after start-up, before any event), then, while
-    /// events flow, leaders and the coordinator move and requests fail in bursts.
-    static let schedule = "8:down:all:4,14:leaders,15:errors:fetch:20,15:errors:heartbeat:3,16:errors:join-group:1,"
-        + "16:errors:sync-group:1,16:errors:offset-commit:10,17:coordinator:2,18:slow:fetch:10:300,19:leaders"
+    /// The whole cluster down from 8 s to 16 s (after start-up, before any event; long enough to
+    /// be seen on a loaded machine), then, while events flow, leaders and the coordinator move
+    /// and requests fail in bursts.
+    static let schedule = "8:down:all:8,18:leaders,19:errors:fetch:20,19:errors:heartbeat:3,20:errors:join-group:1,"
+        + "20:errors:sync-group:1,20:errors:offset-commit:10,21:coordinator:2,22:slow:fetch:10:300,23:leaders"
 
     @Test("while its embedded cluster cannot be reached run says so in /readyz, /v1/status and the log, recovers by itself, and ends with exact counts and a complete archive")
     func runThroughFaults() async throws {
@@ -36,7 +37,7 @@ struct EmbeddedFaultTests {
                 try await Drill.waitForComponent(server, "consumer Kafka connection", state: "running", timeout: .seconds(30))
                 try await Drill.waitForComponent(server, "archiver Kafka connection", state: "running", timeout: .seconds(30))
 
-                // 10,000 events over about five seconds, through the faults from 14 s on.
+                // 10,000 events over about five seconds, through the faults from 18 s on.
                 try await runCounterpointJSON(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
                                               scratch: scratch)
                 try await RunMergeTests.waitUntilConsumed(server, events: truth.valid)

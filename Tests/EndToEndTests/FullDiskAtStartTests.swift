@@ -84,8 +84,12 @@ struct FullDiskAtStartTests {
             do {
                 let server = Server(command: second, port: try await Self.port(of: second))
                 try await drill.replay(1, scratch: scratch)
-                let degraded = try await Drill.waitForComponent(server, "consumer", state: "degraded")
-                #expect((degraded["reason"] as? String)?.contains("flush") == true, "\(degraded)")
+                // Degraded for why it cannot flush (between attempts it may also say it restarted).
+                try await Drill.waitUntil(timeout: .seconds(60)) {
+                    let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
+                    let consumer = components.first { $0["name"] as? String == "consumer" }
+                    return consumer?["state"] as? String == "degraded" && (consumer?["reason"] as? String)?.contains("flush") == true
+                }
                 let ready = try server.request("/readyz")
                 #expect(ready.status == 503)
                 #expect(ready.errorMessage?.contains("consumer") == true, "\(ready.text)")
