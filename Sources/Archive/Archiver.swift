@@ -43,7 +43,7 @@ public final class Archiver: JobComponent {
     /// fatal Kafka error, an unwritable disk), which `ended` then carries. `stop` wakes the
     /// consumer, which leaves its group: every file is fsynced and closed and the last offsets
     /// committed; it waits for that, then rethrows the loop's failure, if any. Safe to call more
-    /// than once, and before `start` (then it only prevents the start). An archiver starts once.
+    /// than once, and before `start` (then it only prevents the start). A second start changes nothing.
     public let job: BlockingJob<Void>
     private let logger: Logger
 

@@ -19,7 +19,7 @@ public final class RealtimeConsumer: JobComponent {
     /// The consumer's thread: `start` joins the group and counts there until `stop` (whose
     /// signal wakes the consumer's poll), or until a failure (see `failure`). `stop` flushes what
     /// was counted, leaves the group and closes the store, and rethrows the failure that ended
-    /// the consumer early, if one did. A consumer starts once.
+    /// the consumer early, if one did. A second start changes nothing.
     public let job: BlockingJob<Void>
 
     public init(configuration: RealtimeConfiguration, logger: Logger) throws {

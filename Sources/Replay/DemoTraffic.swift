@@ -47,9 +47,9 @@ public final class DemoTraffic: BlockingComponent {
         }
     }
 
-    /// Starts producing on a thread of its own; once only.
+    /// Starts producing on a thread of its own; a second start changes nothing.
     public func start() throws {
-        try job.start()
+        job.start()
     }
 
     /// Stops producing, waits for the thread (and its flush of up to 5 s); rethrows the

@@ -19,12 +19,12 @@ public final class BlockingJob<Value: Sendable>: BlockingComponent {
         self.work = work
     }
 
-    /// Starts `work` on its thread and returns. Throws `RuntimeError.stopped` after an earlier
-    /// start or a stop: a job runs once.
-    public func start() throws {
-        let (outcome, ended, work, stopSignal, name) = (self.outcome, self.ended, self.work, self.stopSignal, self.name)
-        try thread.withLock { (thread) throws(RuntimeError) in
-            guard thread == nil, ended.finished == nil else { throw RuntimeError.stopped("\(name) starts only once") }
+    /// Starts `work` on its thread and returns. A job runs once: a second start, or a start
+    /// after `stop`, changes nothing.
+    public func start() {
+        let (outcome, ended, work, stopSignal) = (self.outcome, self.ended, self.work, self.stopSignal)
+        thread.withLock { thread in
+            guard thread == nil, ended.finished == nil else { return }
             thread = BlockingThread(name: name, stackSize: stackSize) {
                 let result = Result { try work(stopSignal) }
                 outcome.complete(result)
@@ -59,7 +59,7 @@ extension JobComponent {
     public var ended: Completion<Void> { job.ended }
 
     public func start() throws {
-        try job.start()
+        job.start()
     }
 
     public func stop() throws {

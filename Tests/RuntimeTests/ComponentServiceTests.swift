@@ -111,7 +111,7 @@ struct ComponentServiceTests {
             stop.wait()
             return 7
         }
-        try job.start()
+        job.start()
         try job.stop()
         #expect(try await job.outcome.result.get() == 7)
         try job.stop()

@@ -30,7 +30,7 @@ import Runtime
 public final class KafkaConsumer: Sendable {
     private enum Lifecycle {
         case ready
-        case running(thread: pthread_t, session: ConsumerSession)
+        case running(thread: ThreadIdentity, session: ConsumerSession)
         case closed
     }
 
@@ -80,7 +80,7 @@ public final class KafkaConsumer: Sendable {
             guard case .ready = state else {
                 throw KafkaError.wrongState("a consumer runs only once", context: "running consumer")
             }
-            state = .running(thread: pthread_self(), session: session)
+            state = .running(thread: .current, session: session)
         }
         client.context.rebalance = { session.rebalance($0) }
         defer {
@@ -134,7 +134,7 @@ public final class KafkaConsumer: Sendable {
     /// handler call; messages of that partition still in the current batch should be ignored.
     public func seek(partition: KafkaPartition, to offset: Int64, timeout: Duration = .seconds(10)) throws(KafkaError) {
         let session = lifecycle.withLock { state -> ConsumerSession? in
-            guard case .running(let thread, let session) = state, pthread_equal(thread, pthread_self()) != 0 else { return nil }
+            guard case .running(let thread, let session) = state, thread == .current else { return nil }
             return session
         }
         guard let session else {
