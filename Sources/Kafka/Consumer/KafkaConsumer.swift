@@ -62,6 +62,14 @@ public final class KafkaConsumer: Sendable {
         self.logger = logger
     }
 
+    /// Joins the group and consumes until `stop` is requested (which wakes a waiting poll at
+    /// once) or the handler throws; then leaves the group as `run(until:handler:)` does.
+    public func run(until stop: StopSignal, handler: some KafkaConsumerHandler) throws {
+        let queue = self.queue
+        stop.onRequest { queue.yield() }
+        try run(until: { stop.isRequested }, handler: handler)
+    }
+
     /// Joins the group and consumes until `shouldStop` returns true (checked after every poll;
     /// call `wakeup` to make a waiting poll return at once) or the handler throws. Then leaves
     /// the group, which revokes the partitions (`revoking` with reason `.closing`), and returns.
