@@ -132,7 +132,8 @@ let package = Package(
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Runtime"]),
         .testTarget(name: "ReplayTests", dependencies: [
-            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", .product(name: "Logging", package: "swift-log"),
+            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BatchJobTests", dependencies: [
             "BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator", "StoreTestSupport",
