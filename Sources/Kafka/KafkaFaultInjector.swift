@@ -15,7 +15,7 @@ public final class KafkaFaultInjector: Sendable {
     private let partitions: Int
     private let groups: [String]
     private let logger: Logger
-    private let stopRequested = Completion<Void>()
+    private let stopSignal = StopSignal()
     private let injected = Locked<[String: Int]>([:])
     private let thread: Locked<BlockingThread?> = Locked(nil)
 
@@ -42,7 +42,7 @@ public final class KafkaFaultInjector: Sendable {
 
     /// Stops the schedule and brings every broker up. Safe to call more than once.
     public func stop() {
-        stopRequested.succeed()
+        stopSignal.request()
         thread.withLock { $0 }?.join()
         perform(.bringUp(broker: nil))
     }
@@ -57,8 +57,8 @@ public final class KafkaFaultInjector: Sendable {
             timeline.sort { $0.at < $1.at }
             for (at, action) in timeline {
                 let due = start + round + at
-                if due > .now, stopRequested.wait(timeout: due - .now) != nil { return }
-                if stopRequested.finished != nil { return }
+                if due > .now, stopSignal.sleep(for: due - .now) { return }
+                if stopSignal.isRequested { return }
                 perform(action)
             }
             guard let period = schedule.period else { return }
