@@ -31,15 +31,7 @@ struct CountAnswers {
 
     func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to", "step"])
-        let step: TimelineStep
-        switch values["step"] {
-        case nil: step = .hour
-        case let text?:
-            guard let parsed = TimelineStep(rawValue: text) else {
-                throw APIError.badRequest("invalid_step", "'step' must be 'hour' or 'day', not '\(QueryValues.printable(text))'")
-            }
-            step = parsed
-        }
+        let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
         let (points, freshness) = try store.withReader { reader in
             (try reader.timeline(track: trackID, in: range, step: step), reader.lastFreshness)
@@ -63,6 +55,15 @@ struct CountAnswers {
         writeFreshness(freshness, into: &json)
         json.endObject()
         return json.bytes
+    }
+
+    /// The timeline's `step`: `hour` (the default) or `day`.
+    func timelineStep(_ values: QueryValues) throws(APIError) -> TimelineStep {
+        guard let text = values["step"] else { return .hour }
+        guard let step = TimelineStep(rawValue: text) else {
+            throw APIError.badRequest("invalid_step", "'step' must be 'hour' or 'day', not '\(QueryValues.printable(text))'")
+        }
+        return step
     }
 
     /// The timeline's range: defaults to a recent window, widened to whole days for
