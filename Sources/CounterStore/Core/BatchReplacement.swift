@@ -39,7 +39,7 @@ enum BatchReplacement {
         var piece = RowBuffer()
         for (index, current) in pieces.enumerated() {
             try db.query("""
-                SELECT track_id, hour, plays, dimensions, listener_plays, listeners IS NOT NULL
+                SELECT track_id, hour, plays, dimensions, listener_plays, CASE WHEN listeners IS NULL THEN 0 ELSE 1 END
                 FROM \(hours.name) WHERE hour >= $1 AND hour < $2
                 """, [.integer(current.hours.lower.index), .integer(current.hours.upper.index)]) { row in
                 let trackID = row.int64(at: 0)
