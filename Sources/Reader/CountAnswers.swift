@@ -36,7 +36,18 @@ struct CountAnswers {
         let (points, freshness) = try store.withReader { reader in
             (try reader.timeline(track: trackID, in: range, step: step), reader.lastFreshness)
         }
-        var json = JSONWriter(capacity: 64 + points.count * 56)
+        return timelineAnswer(trackID, step: step, range: range, points: points, freshness: freshness) { point, json in
+            json.key("start"); json.value(point.start)
+            json.key("plays"); json.value(point.plays)
+            json.key("source"); json.value(point.source.rawValue)
+        }
+    }
+
+    /// `{"track_id":…,"step":…,"from":…,"to":…,"points":[…],"freshness":{…}}`: the shape of
+    /// every timeline answer, each point an object whose members `point` writes.
+    func timelineAnswer<Point>(_ trackID: Int64, step: TimelineStep, range: HourRange, points: [Point], freshness: Freshness,
+                               _ point: (Point, inout JSONWriter) -> Void) -> [UInt8] {
+        var json = JSONWriter(capacity: 64 + points.count * 72)
         json.beginObject()
         json.key("track_id"); json.value(trackID)
         json.key("step"); json.value(step.rawValue)
@@ -44,11 +55,9 @@ struct CountAnswers {
         json.key("to"); json.value(range.upper)
         json.key("points")
         json.beginArray()
-        for point in points {
+        for each in points {
             json.beginObject()
-            json.key("start"); json.value(point.start)
-            json.key("plays"); json.value(point.plays)
-            json.key("source"); json.value(point.source.rawValue)
+            point(each, &json)
             json.endObject()
         }
         json.endArray()

@@ -32,25 +32,11 @@ struct ListenerAnswers {
         let (points, freshness) = try store.withReader { reader in
             (try reader.listenerTimeline(track: trackID, in: range, step: step), reader.lastFreshness)
         }
-        var json = JSONWriter(capacity: 64 + points.count * 72)
-        json.beginObject()
-        json.key("track_id"); json.value(trackID)
-        json.key("step"); json.value(step.rawValue)
-        json.key("from"); json.value(range.lower)
-        json.key("to"); json.value(range.upper)
-        json.key("points")
-        json.beginArray()
-        for point in points {
-            json.beginObject()
+        return counts.timelineAnswer(trackID, step: step, range: range, points: points, freshness: freshness) { point, json in
             json.key("start"); json.value(point.start)
             json.key("listeners"); json.value(point.listeners)
             json.key("exact"); json.value(point.exact)
             json.key("source"); json.value(point.source.rawValue)
-            json.endObject()
         }
-        json.endArray()
-        counts.writeFreshness(freshness, into: &json)
-        json.endObject()
-        return json.bytes
     }
 }

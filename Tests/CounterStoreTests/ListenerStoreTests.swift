@@ -2,6 +2,7 @@
 import CounterpointCore
 import Foundation
 import PostgresTestServer
+import SQLiteDB
 import Testing
 
 /// Listener sketches in both layers — replaced with the plays by batch runs, flushed with them,
@@ -237,4 +238,45 @@ struct ListenerStoreTests {
             #expect(try reader.listeners(track: 2, in: hours(0, 2)).listeners == 1)
         }
     }
+
+    @Test("SQLite stores of the schema before listeners are migrated: their plays count as plays without a listener, and new flushes and runs add sketches")
+    func migratesStoresWithoutListeners() throws {
+        try withStoreLocation { location in
+            try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: true)
+            // Both files as the previous version left them, with counts in them.
+            for (path, schema, rows) in [
+                (location.realtimePath, Schema.realtime, "INSERT INTO realtime_counts (hour, track_id, plays) VALUES (\(hour(30).index), 1, 5)"),
+                (location.batchPath, Schema.batch, """
+                    INSERT INTO batch_hours (track_id, hour, plays) VALUES (1, \(hour(3).index), 7);
+                    INSERT INTO batch_days (track_id, day, plays) VALUES (1, \(UTCCalendar.day(of: hour(3))), 7);
+                    INSERT INTO batch_months (track_id, month, plays) VALUES (1, \(RollupLevel.month.key(of: hour(3))), 7);
+                    INSERT INTO coverage (lower, upper) VALUES (\(hour(0).index), \(hour(24).index));
+                    """),
+            ] {
+                let database = try Database(path: path)
+                try database.write { db in
+                    for migration in schema.migrations.dropLast() { try db.execute(migration) }
+                    try db.setUserVersion(schema.version - 1)
+                    try db.execute(rows)
+                }
+            }
+            let realtime = try RealtimeStore(location: location)
+            let batch = try BatchStore(location: location)
+            let reader = try StoreBackend.sqlite(location).openReader()
+            let before = try reader.listeners(track: 1, in: .allTime)
+            #expect(before.listeners == 0 && before.exact && before.plays.plays == 12 && before.playsWithoutListener == 12)
+
+            let (counts, sketches) = Self.rows([(1, hour(30).index, 100), (1, hour(31).index, 101)])
+            #expect(try realtime.apply(increments: counts, listeners: sketches, progress: [
+                PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 1, highWatermark: nil),
+            ], flushedAt: 1) == .committed)
+            try batch.replace(range: hours(0, 24), run: batchRun(hours(0, 24))) {
+                try Self.write([(1, hour(3).index, 100), (1, hour(4).index, 102), (1, hour(5).index, nil)], to: $0)
+            }
+            let after = try reader.listeners(track: 1, in: .allTime)
+            #expect(after.listeners == 3 && after.exact)
+            #expect(after.plays.plays == 3 + 7 && after.playsWithoutListener == 1 + 5)
+        }
+    }
 }
+

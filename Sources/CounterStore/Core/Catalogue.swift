@@ -81,26 +81,24 @@ enum Catalogue {
                 }
                 return "SELECT CAST(" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + " AS bigint)"
             }
-            dimensionsBySlots = masks.map { mask in
-                let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
-                    let table = Catalogue.batch(level)
-                    return "SELECT dimensions FROM \(table.name) WHERE \(condition(table, index)) AND dimensions IS NOT NULL"
+            /// The rows of `columns` whose `blob` is not NULL, over the slots of each mask.
+            func blobsBySlots(_ columns: String, _ blob: String) -> [String] {
+                masks.map { mask in
+                    let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
+                        let table = Catalogue.batch(level)
+                        return "SELECT \(columns) FROM \(table.name) WHERE \(condition(table, index)) AND \(blob) IS NOT NULL"
+                    }
+                    return parts.isEmpty ? "SELECT \(columns) FROM \(Catalogue.batch(.hour).name) WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
                 }
-                return parts.isEmpty ? "SELECT NULL WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
             }
+            dimensionsBySlots = blobsBySlots("dimensions", "dimensions")
             buckets = Catalogue.batchTables.map { table in
                 "SELECT \(table.keys.second), plays FROM \(table.name) WHERE \(condition(table, 0))"
             }
             dimensions = Catalogue.batchTables.map { table in
                 "SELECT dimensions FROM \(table.name) WHERE \(condition(table, 0)) AND dimensions IS NOT NULL"
             }
-            listenersBySlots = masks.map { mask in
-                let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
-                    let table = Catalogue.batch(level)
-                    return "SELECT listener_plays, listeners FROM \(table.name) WHERE \(condition(table, index)) AND listeners IS NOT NULL"
-                }
-                return parts.isEmpty ? "SELECT 0, NULL WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
-            }
+            listenersBySlots = blobsBySlots("listener_plays, listeners", "listeners")
             listeners = Catalogue.batchTables.map { table in
                 "SELECT \(table.keys.second), listener_plays, listeners FROM \(table.name) WHERE \(condition(table, 0)) AND listeners IS NOT NULL"
             }
