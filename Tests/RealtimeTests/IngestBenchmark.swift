@@ -48,23 +48,9 @@ struct IngestBenchmark {
     func ingestVersusBareLoop() async throws {
         try await withTemporaryDirectory { directory in
             let cluster = try Fixtures.cluster(partitions: Self.partitions)
-            var configuration = GeneratorConfiguration()
-            configuration.events = Self.events
-            configuration.start = Hour(epochSeconds: 1_795_000_000)
-            var synthesizer = EventSynthesizer(configuration: configuration)
-            let producer = try Fixtures.producer(cluster)
-            var line: [UInt8] = []
-            var sequence = 0
-            while true {
-                line.removeAll(keepingCapacity: true)
-                guard synthesizer.appendNext(to: &line) != nil else { break }
-                // A distinct key per event spreads them evenly (without one, librdkafka sticks to
-                // a partition for 10 ms at a time).
-                sequence += 1
-                try producer.send(topic: "plays", key: Array(String(sequence).utf8), value: line)
+            try Self.produceEvents(to: cluster) { producer, key, line in
+                try producer.send(topic: "plays", key: key, value: line)
             }
-            try producer.flush(timeout: .seconds(300))
-            try #require(producer.deliveryStatistics.delivered == Self.events)
 
             // The bare loop, with explicit start offsets as the realtime consumer hands them back.
             var bare = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "bench-bare", topics: ["plays"])
@@ -129,19 +115,8 @@ struct IngestBenchmark {
         try await withTemporaryDirectory { directory in
             let cluster = try Fixtures.cluster(topic: "plays", partitions: Self.partitions)
             try cluster.createTopic("plays-without-listeners", partitions: Self.partitions)
-            var configuration = GeneratorConfiguration()
-            configuration.events = Self.events
-            configuration.start = Hour(epochSeconds: 1_795_000_000)
-            var synthesizer = EventSynthesizer(configuration: configuration)
-            let producer = try Fixtures.producer(cluster)
-            var line: [UInt8] = []
-            var sequence = 0
             let field = Array(#""listener_id":"#.utf8)
-            while true {
-                line.removeAll(keepingCapacity: true)
-                guard synthesizer.appendNext(to: &line) != nil else { break }
-                sequence += 1
-                let key = Array(String(sequence).utf8)
+            try Self.produceEvents(to: cluster, copies: 2) { producer, key, line in
                 try producer.send(topic: "plays", key: key, value: line)
                 // The same event without `"listener_id":N,`.
                 var bare = line
@@ -150,8 +125,6 @@ struct IngestBenchmark {
                 }
                 try producer.send(topic: "plays-without-listeners", key: key, value: bare)
             }
-            try producer.flush(timeout: .seconds(300))
-            try #require(producer.deliveryStatistics.delivered == 2 * Self.events)
 
             var ratios: [Double] = []
             for round in 1...Self.rounds {
@@ -170,6 +143,29 @@ struct IngestBenchmark {
             print("ingest with / without listener sketches over \(ratios.count) rounds: median \(String(format: "%.2f", ratios.sorted()[ratios.count / 2])), "
                   + "range \(String(format: "%.2f", ratios.min()!))–\(String(format: "%.2f", ratios.max()!)) (target ≥ 0.9)")
         }
+    }
+
+    /// Produces `events` synthetic events through `send` (given the producer, a distinct key per
+    /// event and the line) and waits until all `copies` × `events` messages are delivered.
+    static func produceEvents(to cluster: KafkaMockCluster, copies: Int = 1,
+                              _ send: (KafkaProducer, [UInt8], [UInt8]) throws -> Void) throws {
+        var configuration = GeneratorConfiguration()
+        configuration.events = Self.events
+        configuration.start = Hour(epochSeconds: 1_795_000_000)
+        var synthesizer = EventSynthesizer(configuration: configuration)
+        let producer = try Fixtures.producer(cluster)
+        var line: [UInt8] = []
+        var sequence = 0
+        while true {
+            line.removeAll(keepingCapacity: true)
+            guard synthesizer.appendNext(to: &line) != nil else { break }
+            // A distinct key per event spreads them evenly (without one, librdkafka sticks to
+            // a partition for 10 ms at a time).
+            sequence += 1
+            try send(producer, Array(String(sequence).utf8), line)
+        }
+        try producer.flush(timeout: .seconds(300))
+        try #require(producer.deliveryStatistics.delivered == copies * Self.events)
     }
 
     /// Σ listener plays in the realtime store: the sketches were written.

@@ -32,27 +32,18 @@ struct ListenerRollups {
     private func rebuild<D: StoreDialect>(_ level: RollupLevel, key: Int64, tracks: Set<Int64>, from source: RollupLevel,
                                           lower: Int64, upper: Int64, _ db: D) throws {
         let table = Catalogue.batch(source)
-        var unions: [Int64: HyperLogLog] = [:]
-        var failure: (any Error)?
+        var unions: [Int64: SketchUnion] = [:]
         try db.query("""
             SELECT track_id, listeners FROM \(table.name) WHERE \(table.keys.second) >= $1 AND \(table.keys.second) < $2
             AND listeners IS NOT NULL
             """, [.integer(lower), .integer(upper)]) { row in
             let trackID = row.int64(at: 0)
-            guard failure == nil, tracks.contains(trackID) else { return }
-            row.withBytes(at: 1) { bytes in
-                guard !bytes.isEmpty else { return }
-                do {
-                    try unions[trackID, default: HyperLogLog()].formUnion(HyperLogLog(decoding: bytes))
-                } catch {
-                    failure = CounterStoreError.malformedListeners(trackID: trackID)
-                }
-            }
+            guard tracks.contains(trackID) else { return }
+            try row.withBytes(at: 1) { try unions[trackID, default: SketchUnion(trackID: trackID)].add(0, $0) }
         }
-        if let failure { throw failure }
         var rows = CounterRows(Catalogue.batch(level), replacesListeners: true)
         for trackID in tracks.sorted() {
-            let encoded = unions[trackID].map(\.encoded) ?? []
+            let encoded = unions[trackID].map(\.sketch.encoded) ?? []
             try encoded.withUnsafeBytes { try rows.append(trackID, key, plays: 0, dimensions: CounterRows.noBlob, listeners: $0) }
         }
         try db.add(rows)

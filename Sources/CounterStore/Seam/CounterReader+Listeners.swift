@@ -73,24 +73,3 @@ extension CounterReader {
         }
     }
 }
-
-/// Stored sketches united one after another, with the plays that carried their listeners.
-struct SketchUnion {
-    let trackID: Int64
-    private(set) var sketch = HyperLogLog()
-    private(set) var listenerPlays: Int64 = 0
-
-    init(trackID: Int64) { self.trackID = trackID }
-
-    var listeners: Int64 { Int64(sketch.cardinality.rounded()) }
-
-    mutating func add(_ plays: Int64, _ bytes: UnsafeRawBufferPointer) throws {
-        listenerPlays &+= plays
-        guard !bytes.isEmpty else { return }
-        do {
-            try sketch.formUnion(HyperLogLog(decoding: bytes))
-        } catch {
-            throw CounterStoreError.malformedListeners(trackID: trackID)
-        }
-    }
-}
