@@ -132,7 +132,8 @@ let package = Package(
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Runtime"]),
         .testTarget(name: "ReplayTests", dependencies: [
-            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", .product(name: "Logging", package: "swift-log"),
+            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BatchJobTests", dependencies: [
             "BatchJob", "CounterStore", "EventLogs", "CounterpointCore", "Generator", "StoreTestSupport",
@@ -145,8 +146,8 @@ let package = Package(
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
-            "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "Generator", "PostgresTestServer",
-            "StoreTestSupport",
+            "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",
+            "PostgresTestServer", "StoreTestSupport",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
@@ -154,7 +155,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "PostgresTestServer", "SecurityFixtures"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,19 +17,11 @@ final class ArchiveCompressor: Sendable {
         var quietPeriod: Duration?
     }
 
-    private struct Queue {
-        var jobs: [Job] = []
-        var busy = false
-        var stopping = false
-        var started = false
-        var compressed: [LogCompression.Compressed] = []
-
-        /// Nothing queued and nothing under way (or no thread that would take it).
-        var isIdle: Bool { (jobs.isEmpty && !busy) || !started }
-    }
-
-    private let queue = Locked(Queue())
-    private let thread = Locked<BlockingThread?>(nil)
+    /// The compressing thread and its queue, from `start` on.
+    private let thread = Locked<JobThread<Void>?>(nil)
+    /// Raised by `stop`: files found on disk are dropped from then on.
+    private let stopSignal = StopSignal()
+    private let compressed = Locked<[LogCompression.Compressed]>([])
     private let level: Int
     private let logger: Logger
 
@@ -38,50 +30,41 @@ final class ArchiveCompressor: Sendable {
         self.logger = logger
     }
 
+    /// Starts the thread; files queued before stay plain (the next start queues them again).
     func start() {
-        queue.withLock { $0.started = true }
-        thread.set(BlockingThread(name: "archive-gzip") { [self] in work() })
+        thread.withLock { thread in
+            guard thread == nil, !stopSignal.isRequested else { return }
+            thread = try? JobThread(name: "archive-gzip", open: {})
+        }
     }
 
     /// Queues finished files; with `quietPeriod`, only if untouched that long when their turn comes.
     func enqueue(_ paths: [String], quietPeriod: Duration? = nil) {
-        guard !paths.isEmpty else { return }
-        queue.withLock { $0.jobs.append(contentsOf: paths.map { Job(path: $0, quietPeriod: quietPeriod) }) }
+        guard let thread = thread.value else { return }
+        for path in paths {
+            let job = Job(path: path, quietPeriod: quietPeriod)
+            _ = thread.start { [self] _ in
+                // Once stopping, files found on disk wait for the next start.
+                guard job.quietPeriod == nil || !stopSignal.isRequested else { return }
+                if let done = compress(job) { compressed.withLock { $0.append(done) } }
+            }
+        }
     }
 
-    /// Waits until the queue is empty and nothing is being compressed (for tests and benchmarks).
+    /// Waits until every file queued so far is done (for tests and benchmarks).
     func waitUntilIdle() {
-        queue.wait(until: \.isIdle) { _ in }
+        _ = thread.value?.start { _ in }.wait()
     }
 
     /// Files compressed so far, oldest first.
     var compressedFiles: [LogCompression.Compressed] {
-        queue.withLock { $0.compressed }
+        compressed.value
     }
 
     /// Compresses the queued files this process wrote, drops the others, and ends the thread.
     func stop() {
-        queue.withLock { queue in
-            queue.stopping = true
-            // Without a thread nobody would take the rest: it stays plain for the next start.
-            let started = queue.started
-            queue.jobs.removeAll { $0.quietPeriod != nil || !started }
-        }
-        thread.value?.join()
-    }
-
-    private func work() {
-        while let job = queue.wait(until: { !$0.jobs.isEmpty || $0.stopping }, then: { queue -> Job? in
-            guard !queue.jobs.isEmpty else { return nil }
-            queue.busy = true
-            return queue.jobs.removeFirst()
-        }) {
-            let done = compress(job)
-            queue.withLock { queue in
-                if let done { queue.compressed.append(done) }
-                queue.busy = false
-            }
-        }
+        stopSignal.request()
+        thread.value?.stop()
     }
 
     private func compress(_ job: Job) -> LogCompression.Compressed? {

@@ -35,18 +35,16 @@ import Runtime
 /// A file that cannot be written (a full disk) ends the archiver with that error and commits
 /// nothing after it; `run` and `archive` then make a new one after a delay (`ComponentService`),
 /// which resumes at the last commit once there is space again.
-public final class Archiver: BlockingComponent {
-    private enum Lifecycle {
-        case ready, running, stopped
-    }
-
+public final class Archiver: JobComponent {
     public let configuration: ArchiverConfiguration
     private let consumer: KafkaConsumer
-    private let shared = SharedArchiveStatus()
-    private let lifecycle = Locked(Lifecycle.ready)
-    private let stopRequested = Locked(false)
-    /// Completes when the archiving loop has ended, cleanly or by a failure.
-    public let ended = Completion<Void>()
+    private let shared: SharedArchiveStatus
+    /// The archiving loop's thread: `start` starts it; it ends by `stop` or by a failure (a
+    /// fatal Kafka error, an unwritable disk), which `ended` then carries. `stop` wakes the
+    /// consumer, which leaves its group: every file is fsynced and closed and the last offsets
+    /// committed; it waits for that, then rethrows the loop's failure, if any. Safe to call more
+    /// than once, and before `start` (then it only prevents the start). A second start changes nothing.
+    public let job: BlockingJob<Void>
     private let logger: Logger
 
     /// Checks the configuration and that a broker answers (within the consumer's `connectTimeout`).
@@ -65,41 +63,13 @@ public final class Archiver: BlockingComponent {
         }
         self.configuration = configuration
         self.logger = logger
-        consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
-    }
-
-    /// Starts archiving on a thread of its own and returns. The loop ends by `stop` or by a
-    /// failure (a fatal Kafka error, an unwritable disk), which `ended` then carries. An
-    /// archiver starts once.
-    public func start() throws {
-        try lifecycle.withLock { state in
-            guard case .ready = state else { throw ArchiverError.alreadyStarted }
-            state = .running
+        let consumer = try KafkaConsumer(configuration: configuration.consumer, logger: logger)
+        self.consumer = consumer
+        let shared = SharedArchiveStatus()
+        self.shared = shared
+        job = BlockingJob(name: "archiver", stackSize: 1 << 22) { stop in
+            try Self.archive(until: stop, consumer: consumer, configuration: configuration, status: shared, logger: logger)
         }
-        let ended = self.ended
-        _ = BlockingThread(name: "archiver", stackSize: 1 << 22) { [self] in
-            let outcome = runLoop()
-            ended.complete(outcome.map { .failure($0) } ?? .success(()))
-        }
-        logger.info("archiver started", metadata: [
-            "archive.topic": "\(configuration.topic)", "archive.group": "\(configuration.consumer.groupID)",
-            "archive.logs": "\(configuration.logRoot)", "archive.allowed_lateness": "\(configuration.allowedLateness)",
-        ])
-    }
-
-    /// Stops promptly: the consumer leaves its group, which fsyncs and closes every file and
-    /// commits the last offsets. Waits for that, then rethrows the loop's failure, if any.
-    /// Safe to call more than once (every call reports the same end), and before `start`
-    /// (then it only prevents the start).
-    public func stop() throws {
-        stopRequested.set(true)
-        consumer.wakeup()
-        let neverStarted = lifecycle.withLock { state -> Bool in
-            defer { if state == .ready { state = .stopped } }
-            return state == .ready
-        }
-        if neverStarted { ended.succeed() }
-        try ended.wait().get()
     }
 
     /// A snapshot of the archiver's progress. Any thread.
@@ -107,7 +77,13 @@ public final class Archiver: BlockingComponent {
         shared.current
     }
 
-    private func runLoop() -> (any Error)? {
+    /// The archiving loop: runs until `stop` is requested or a failure, which it throws.
+    private static func archive(until stop: StopSignal, consumer: KafkaConsumer, configuration: ArchiverConfiguration,
+                                status shared: SharedArchiveStatus, logger: Logger) throws {
+        logger.info("archiver started", metadata: [
+            "archive.topic": "\(configuration.topic)", "archive.group": "\(configuration.consumer.groupID)",
+            "archive.logs": "\(configuration.logRoot)", "archive.allowed_lateness": "\(configuration.allowedLateness)",
+        ])
         let compressor = configuration.compressClosedHours ? ArchiveCompressor(logger: logger) : nil
         compressor?.start()
         defer { compressor?.stop() }
@@ -117,31 +93,28 @@ public final class Archiver: BlockingComponent {
             try files.adoptUnclosedHours()
         } catch {
             logger.error("archiver cannot read its log root", metadata: ["archive.error": "\(error)"])
-            return error
+            throw error
         }
         let handler = ArchiveHandler(consumer: consumer, files: files, configuration: configuration, status: shared, logger: logger)
         do {
-            try consumer.run(until: { self.stopRequested.value }, handler: handler)
+            try consumer.run(until: stop, handler: handler)
             handler.finish()
             logger.info("archiver stopped", metadata: ["archive.events": "\(handler.eventsArchived)"])
-            return nil
         } catch {
             handler.abandon()
             logger.error("archiver failed", metadata: ["archive.error": "\(error)"])
-            return error
+            throw error
         }
     }
 }
 
-/// Why an archiver could not be created or started.
+/// Why an archiver could not be created.
 public enum ArchiverError: Error, CustomStringConvertible, Equatable {
     case invalidConfiguration(String)
-    case alreadyStarted
 
     public var description: String {
         switch self {
         case .invalidConfiguration(let message): message
-        case .alreadyStarted: "an archiver starts only once"
         }
     }
 }

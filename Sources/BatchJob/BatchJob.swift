@@ -26,7 +26,7 @@ public enum BatchJob {
                 logger.warning("batch run lost its store connection; nothing of it was kept; running it again", metadata: [
                     "store.error": "\(error)", "retry.delay": "\(delay)",
                 ])
-                Thread.sleep(forTimeInterval: delay.seconds)
+                BlockingThread.sleep(for: delay)
             }
         }
     }
@@ -66,7 +66,7 @@ public enum BatchJob {
         let eventsRead = SharedCounter()
         let totalBytes = plan.totalBytes
         let ticker = configuration.progress.map { report in
-            ProgressTicker(every: .milliseconds(250)) {
+            PeriodicThread(name: "batch-progress", every: .milliseconds(250)) {
                 report(BatchProgress(bytesRead: bytesRead.current, totalBytes: totalBytes,
                                      eventsRead: Int(eventsRead.current),
                                      elapsedSeconds: (ContinuousClock.now - started).seconds))
@@ -84,7 +84,7 @@ public enum BatchJob {
             let pass = UnpartitionedPass(target: plan.coverage, workers: configuration.workers,
                                          spillDirectory: staging.path, memoryBudget: configuration.spillBudgetBytes)
             let output = try pass.run(plan.unpartitioned) { bytesRead.add($0) }
-            summary.absorb(output.tally)
+            summary.add(output.tally)
             eventsRead.add(Int64(output.tally.eventsRead))
             records = output.records
             logger.debug("batch unpartitioned files read", metadata: [
@@ -129,7 +129,7 @@ public enum BatchJob {
         do {
             _ = try store.replace(ranges: plan.ranges, startedAt: startedAt, sources: plan.sources) { writer in
                 while let result = try results.receive() {
-                    if let tally = result.tally { summary.absorb(tally) }
+                    if let tally = result.tally { summary.add(tally) }
                     try result.unit.write(to: writer) { tracks.insert($0) }
                     rows += result.unit.rows.count
                 }

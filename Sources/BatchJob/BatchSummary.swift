@@ -3,7 +3,7 @@ import CounterStore
 
 /// What a batch run did: printed at the end as text or one JSON object (`--json`), and
 /// recorded with the run in the batch store.
-public struct BatchSummary: Sendable {
+public struct BatchSummary: Sendable, EventTallies {
     /// The hour ranges replaced (each atomically).
     public var ranges: [HourRange] = []
     public var files = 0
@@ -42,25 +42,29 @@ public struct BatchSummary: Sendable {
                  rejectedByReason: Dictionary(uniqueKeysWithValues: rejections.counts.map { ($0.key.rawValue, $0.value) }),
                  tracks: tracks, rows: rows)
     }
-
-    mutating func absorb(_ other: GroupTally) {
-        eventsRead += other.eventsRead
-        valid += other.valid
-        duplicates += other.duplicates
-        outsideRange += other.outsideRange
-        rejections.merge(other.rejections)
-    }
 }
 
 /// The counts one worker gathered over its share of the input.
-struct GroupTally: Sendable {
+struct GroupTally: Sendable, EventTallies {
     var eventsRead = 0
     var valid = 0
     var duplicates = 0
     var outsideRange = 0
     var rejections = RejectionLog()
+}
 
-    mutating func merge(_ other: GroupTally) {
+/// The counts of events read that a worker gathers and a run adds up.
+protocol EventTallies {
+    var eventsRead: Int { get set }
+    var valid: Int { get set }
+    var duplicates: Int { get set }
+    var outsideRange: Int { get set }
+    var rejections: RejectionLog { get set }
+}
+
+extension EventTallies {
+    /// Adds a worker's counts to these.
+    mutating func add(_ other: GroupTally) {
         eventsRead += other.eventsRead
         valid += other.valid
         duplicates += other.duplicates

@@ -50,17 +50,8 @@ struct SourceFingerprint {
             let digits = String(value, radix: 16)
             return String(repeating: "0", count: 16 - digits.count) + digits
         }
-        return hex(Self.finalize(lanes.0)) + hex(Self.finalize(lanes.1))
-    }
-
-    /// Murmur3's finalizer, so that every input bit reaches every output digit.
-    private static func finalize(_ value: UInt64) -> UInt64 {
-        var hash = value
-        hash ^= hash >> 33
-        hash &*= 0xFF51_AFD7_ED55_8CCD
-        hash ^= hash >> 33
-        hash &*= 0xC4CE_B9FE_1A85_EC53
-        return hash ^ (hash >> 33)
+        // Murmur3's finalizer, so that every input bit reaches every output digit.
+        return hex(MurmurHash3.finalMix(lanes.0)) + hex(MurmurHash3.finalMix(lanes.1))
     }
 
     func source(of hour: Hour) -> HourSource {

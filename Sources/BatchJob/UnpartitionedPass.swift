@@ -40,7 +40,7 @@ struct UnpartitionedPass {
                         try parser.parse(chunk, path: paths[chunk.file])
                         pipeline.recycle(chunk.buffer)
                     }
-                    tallies.withLock { $0.merge(parser.filter.tally) }
+                    tallies.withLock { $0.add(parser.filter.tally) }
                     pipeline.workerFinished(with: nil)
                 } catch {
                     pipeline.workerFinished(with: error)

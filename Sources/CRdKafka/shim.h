@@ -20,4 +20,14 @@ static inline rd_kafka_resp_err_t counterpoint_rd_kafka_produce(rd_kafka_t *rk,
                                  RD_KAFKA_V_TIMESTAMP(timestamp_ms),
                                  RD_KAFKA_V_END);
 }
+
+/// rd_kafka_mock_broker_push_request_error_rtts is variadic: this pushes one (error, delay)
+/// tuple onto a mock broker's stack for one request type.
+static inline rd_kafka_resp_err_t counterpoint_rd_kafka_mock_push_error_rtt(rd_kafka_mock_cluster_t *cluster,
+                                                                            int32_t broker_id,
+                                                                            int16_t api_key,
+                                                                            rd_kafka_resp_err_t error,
+                                                                            int rtt_ms) {
+        return rd_kafka_mock_broker_push_request_error_rtts(cluster, broker_id, api_key, 1, error, rtt_ms);
+}
 #endif

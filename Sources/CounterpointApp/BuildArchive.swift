@@ -18,11 +18,12 @@ public func buildArchive(_ configuration: ArchiverConfiguration, logger: Logger,
     configuration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
     let made = configuration
     let archivers = try await BlockingThread.run(name: "connect") {
-        try ArchiverSupply(configuration: made, logger: logger)
+        try ComponentSupply { try Archiver(configuration: made, logger: logger) }
     }
-    return Application(services: [archivers.service(health: health, logger: logger, onStarted: onStarted)], health: health,
-                       bootstrapServers: configuration.consumer.bootstrapServers, logger: logger) {
-        let status = archivers.current.status()
+    let service = archivers.service(health.handle(for: "archiver"), logger: logger, onStarted: onStarted)
+    return Application(services: [service], health: health, bootstrapServers: configuration.consumer.bootstrapServers,
+                       logger: logger) {
+        guard let status = archivers.current?.status() else { return }
         logger.info("archive stopped", metadata: [
             "archive.events": "\(status.eventsArchived)", "archive.late_events": "\(status.lateEvents)",
             "archive.invalid_messages": "\(status.invalidMessages)", "archive.closed_hours": "\(status.closedHours)",

@@ -27,6 +27,9 @@ public struct RunConfiguration: Sendable {
     public var kafkaOptions = KafkaClientOptions()
     /// Partitions of the topic on the embedded broker.
     public var partitions = 16
+    /// Faults to inject into the embedded broker, which then runs three brokers so that one can
+    /// fail while the others serve (docs/faults.md); nil for none. Needs `brokers` nil.
+    public var embeddedFaults: KafkaFaultSchedule?
     /// How often the realtime layer flushes counts and offsets.
     public var flushInterval: Duration = .milliseconds(250)
     /// How long an hour stays open for late events before the archiver closes it.
@@ -58,7 +61,8 @@ public struct RunConfiguration: Sendable {
 /// Builds everything off the cooperative pool (the broker, the demo history, the stores and the
 /// consumers block), after a first batch run over what the logs already hold. The services start
 /// in the order consumer, archiver, scheduled batch, demo traffic, reader, and stop in the
-/// reverse one; the embedded broker outlives all of them.
+/// reverse one; the embedded broker outlives all of them. With `embeddedFaults` the faults start
+/// once everything is built and stop, every broker up again, once every service has stopped.
 /// - Parameter onListening: called with the reader's port once everything has started.
 public func buildRun(_ configuration: RunConfiguration, logger: Logger,
                      onListening: (@Sendable (_ port: Int) -> Void)? = nil) async throws -> Application {
@@ -67,7 +71,7 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
         // building fails, the clients made so far are released before it).
         var embedded: KafkaMockCluster?
         if configuration.brokers == nil {
-            let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+            let cluster = try KafkaMockCluster(brokers: configuration.embeddedFaults == nil ? 1 : 3, logger: logger)
             try cluster.createTopic(configuration.topic, partitions: configuration.partitions)
             embedded = cluster
         }
@@ -79,9 +83,27 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
         let (services, readerPort) = try runServices(configuration, bootstrapServers: bootstrapServers,
                                                      embedded: embedded != nil, health: health, logger: logger,
                                                      onListening: onListening)
+        let faults = embedded.flatMap { startFaults(configuration, on: $0, logger: logger) }
         return Application(services: services, health: health, readerPort: readerPort,
-                           bootstrapServers: bootstrapServers, broker: embedded, logger: logger)
+                           bootstrapServers: bootstrapServers, broker: embedded, logger: logger) {
+            guard let faults else { return }
+            faults.stop()
+            let injected = faults.injectedByKind.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            logger.info("kafka faults injected", metadata: ["kafka.faults_injected": "\(injected.joined(separator: ","))"])
+        }
     }
+}
+
+/// Starts injecting `configuration.embeddedFaults` into the embedded broker, on the topic's
+/// partitions and the coordinators of the realtime and archive groups; nil without faults.
+private func startFaults(_ configuration: RunConfiguration, on cluster: KafkaMockCluster,
+                         logger: Logger) -> KafkaFaultInjector? {
+    guard let schedule = configuration.embeddedFaults else { return nil }
+    let injector = KafkaFaultInjector(cluster: cluster, topic: configuration.topic, partitions: configuration.partitions,
+                                      groups: [RealtimeConfiguration.defaultGroup, ArchiverConfiguration.defaultGroupID],
+                                      logger: logger)
+    injector.start(schedule)
+    return injector
 }
 
 /// The components of `run`, as services in start order, and the reader's port.
@@ -102,7 +124,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     realtimeConfiguration.kafkaOptions = configuration.kafkaOptions
     // The embedded broker holds an empty fetch for the whole wait even when events arrive.
     if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
-    let consumer = try RealtimeConsumer(configuration: realtimeConfiguration, logger: logger)
+    let realtime = try RealtimeStart(configuration: realtimeConfiguration, logger: logger).service()
 
     var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: configuration.topic,
                                                      logRoot: configuration.logDirectory)
@@ -110,19 +132,24 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     archiveConfiguration.consumer.options = configuration.kafkaOptions
     archiveConfiguration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
     if embedded { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
-    let archivers = try ArchiverSupply(configuration: archiveConfiguration, logger: logger)
+    let archiveSettings = archiveConfiguration
+    let archivers = try ComponentSupply { try Archiver(configuration: archiveSettings, logger: logger) }
 
     var readerConfiguration = configuration.reader
     readerConfiguration.store = store
-    readerConfiguration.liveStatus = { LiveStatus(consumer.status(), archive: archivers.current.status()) }
+    let consumers = realtime.consumers
+    readerConfiguration.liveStatus = {
+        guard let consumer = consumers.current, let archiver = archivers.current else { return nil }
+        return LiveStatus(consumer.status(), archive: archiver.status())
+    }
     readerConfiguration.health = health
     let server = try ReaderServer(configuration: readerConfiguration, logger: logger)
 
     // Started in this order, stopped in the reverse one: the reader and the producer first,
     // then the scheduled batch, the archiver and the consumer, each after the one before.
     var services = [
-        ComponentService(consumerHealth, component: consumer, logger: logger),
-        archivers.service(health: health, logger: logger),
+        realtime.service,
+        archivers.service(health.handle(for: "archiver"), logger: logger),
         ComponentService(batch.health, component: batch, logger: logger),
     ]
     if configuration.demoRate > 0 {

@@ -7,10 +7,7 @@ extension LiveStatus {
     init(_ realtime: RealtimeStatus, archive: ArchiveStatus) {
         self.init(
             eventsPerSecond: realtime.eventsPerSecond, rejections: realtime.rejections,
-            offsetGaps: realtime.offsetGaps.map {
-                OffsetGapNote(topic: $0.topic, partition: $0.partition, expectedOffset: $0.expectedOffset,
-                              resumedOffset: $0.resumedOffset, skippedEvents: $0.skippedEvents, detectedAt: $0.detectedAt)
-            },
+            offsetGaps: realtime.offsetGaps,
             fencedFlushes: realtime.fencedFlushes,
             archive: ArchiveNote(openHours: archive.openHours, lastClosedHour: archive.lastClosedHour,
                                  eventsArchived: archive.eventsArchived, lateEvents: archive.lateEvents,

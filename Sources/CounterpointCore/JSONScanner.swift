@@ -260,9 +260,9 @@ struct JSONScanner {
             position &+= 1
             _ = try scanString()
         case UInt8(ascii: "{"):
-            try skipObject(depth: depth &+ 1)
+            try skipContainer(depth: depth &+ 1, isObject: true)
         case UInt8(ascii: "["):
-            try skipArray(depth: depth &+ 1)
+            try skipContainer(depth: depth &+ 1, isObject: false)
         case UInt8(ascii: "t"):
             try expectLiteral("true")
         case UInt8(ascii: "f"):
@@ -276,57 +276,37 @@ struct JSONScanner {
         }
     }
 
-    mutating func skipObject(depth: Int) throws(SyntaxFault) {
+    /// Skips the object or array whose `{` or `[` is at the cursor: `"key": value` members in
+    /// an object, values in an array, separated by commas.
+    mutating func skipContainer(depth: Int, isObject: Bool) throws(SyntaxFault) {
         guard depth <= maxDepth else { throw fault(.tooDeep) }
+        let closer = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
         position &+= 1
         skipWhitespace()
-        if current == UInt8(ascii: "}") {
+        if current == closer {
             position &+= 1
             return
         }
         while true {
-            guard current == UInt8(ascii: "\"") else { throw fault(.expectedKey) }
-            position &+= 1
-            _ = try scanString()
-            skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw fault(.expectedColon) }
-            position &+= 1
-            skipWhitespace()
-            try skipValue(depth: depth)
-            skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
+            if isObject {
+                guard current == UInt8(ascii: "\"") else { throw fault(.expectedKey) }
+                position &+= 1
+                _ = try scanString()
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw fault(.expectedColon) }
                 position &+= 1
                 skipWhitespace()
-            case UInt8(ascii: "}"):
-                position &+= 1
-                return
-            default:
-                throw fault(.expectedCommaOrBrace)
             }
-        }
-    }
-
-    mutating func skipArray(depth: Int) throws(SyntaxFault) {
-        guard depth <= maxDepth else { throw fault(.tooDeep) }
-        position &+= 1
-        skipWhitespace()
-        if current == UInt8(ascii: "]") {
-            position &+= 1
-            return
-        }
-        while true {
             try skipValue(depth: depth)
             skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
+            if current == UInt8(ascii: ",") {
                 position &+= 1
                 skipWhitespace()
-            case UInt8(ascii: "]"):
+            } else if current == closer {
                 position &+= 1
                 return
-            default:
-                throw fault(.expectedCommaOrBracket)
+            } else {
+                throw fault(isObject ? .expectedCommaOrBrace : .expectedCommaOrBracket)
             }
         }
     }

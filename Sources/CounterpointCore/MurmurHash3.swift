@@ -25,8 +25,10 @@ public enum MurmurHash3 {
         return Int64(bitPattern: h1)
     }
 
-    @inline(__always)
-    static func finalMix(_ value: UInt64) -> UInt64 {
+    /// Murmur3's 64-bit finalizer (fmix64): every input bit reaches every output bit. Also how
+    /// the hash tables of the domain and the batch job's source fingerprints finish a hash.
+    @inlinable @inline(__always)
+    public static func finalMix(_ value: UInt64) -> UInt64 {
         var k = value
         k ^= k >> 33
         k &*= 0xFF51_AFD7_ED55_8CCD

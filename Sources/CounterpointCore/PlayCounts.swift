@@ -100,12 +100,7 @@ public struct PlayCounts: Sendable, Sequence {
 
     @inline(__always)
     private func hash(_ trackID: Int64, _ hour: Int64) -> UInt64 {
-        var hash = seed ^ (UInt64(bitPattern: trackID) &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(bitPattern: hour)
-        hash ^= hash >> 33
-        hash &*= 0xFF51_AFD7_ED55_8CCD
-        hash ^= hash >> 33
-        hash &*= 0xC4CE_B9FE_1A85_EC53
-        return hash ^ (hash >> 33)
+        MurmurHash3.finalMix(seed ^ (UInt64(bitPattern: trackID) &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(bitPattern: hour))
     }
 
     private mutating func grow() {

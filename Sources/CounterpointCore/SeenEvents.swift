@@ -99,11 +99,7 @@ public struct SeenEvents: Sendable {
             }
         }
         // Murmur3's finalizer: every input bit reaches the low bits used as the index.
-        hash ^= hash >> 33
-        hash &*= 0xFF51_AFD7_ED55_8CCD
-        hash ^= hash >> 33
-        hash &*= 0xC4CE_B9FE_1A85_EC53
-        return hash ^ (hash >> 33)
+        return MurmurHash3.finalMix(hash)
     }
 
     private mutating func grow() {

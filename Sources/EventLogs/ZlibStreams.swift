@@ -16,6 +16,21 @@ private func zlibError(_ status: Int32, stream: UnsafePointer<z_stream>, path: S
     }
 }
 
+/// A new z_stream, started by `start` (`inflateInit2` or `deflateInit2`); freed again, and the
+/// failure thrown, when that fails.
+private func startedStream(path: String, operation: String,
+                           _ start: (UnsafeMutablePointer<z_stream>) -> Int32) throws -> UnsafeMutablePointer<z_stream> {
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    let status = start(stream)
+    guard status == Z_OK else {
+        let error = zlibError(status, stream: stream, path: path, operation: operation, offset: 0)
+        stream.deallocate()
+        throw error
+    }
+    return stream
+}
+
 /// Owns one zlib inflate stream reading gzip members.
 final class GzipInflater {
     private let stream: UnsafeMutablePointer<z_stream>
@@ -23,14 +38,7 @@ final class GzipInflater {
 
     init(path: String) throws {
         self.path = path
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let status = cp_inflateInit2(stream, gzipWindowBits)
-        guard status == Z_OK else {
-            let error = zlibError(status, stream: stream, path: path, operation: "start inflating", offset: 0)
-            stream.deallocate()
-            throw error
-        }
+        stream = try startedStream(path: path, operation: "start inflating") { cp_inflateInit2($0, gzipWindowBits) }
     }
 
     deinit {
@@ -78,13 +86,8 @@ final class GzipDeflater {
 
     init(path: String, level: Int) throws {
         self.path = path
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let status = cp_deflateInit2(stream, Int32(level), gzipWindowBits, 8)
-        guard status == Z_OK else {
-            let error = zlibError(status, stream: stream, path: path, operation: "start deflating", offset: 0)
-            stream.deallocate()
-            throw error
+        stream = try startedStream(path: path, operation: "start deflating") {
+            cp_deflateInit2($0, Int32(level), gzipWindowBits, 8)
         }
     }
 

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Runtime
 
 /// A small HTTP/1.1 server over libmicrohttpd that knows nothing of routes: every well-formed request
 /// goes to `handle`, every malformed one to `rejectMalformed`, so the caller shapes every answer.
@@ -30,11 +26,16 @@ public final class HTTPServer<WorkerContext>: Sendable {
         rejectMalformed: @escaping @Sendable (HTTPRejection) -> HTTPResponse,
         logError: (@Sendable (String) -> Void)? = nil
     ) throws(HTTPServerError) {
-        let slot = try ThreadContextSlot()
+        let slot: ThreadLocal<WorkerContextBox<WorkerContext>>
+        do {
+            slot = try ThreadLocal()
+        } catch {
+            throw .cannotStart(address: "-", reason: error.description)
+        }
         let respond: @Sendable (HTTPRequest) -> HTTPResponse = { request in
             let box: WorkerContextBox<WorkerContext>
             if let existing = slot.current {
-                box = unsafeDowncast(existing, to: WorkerContextBox<WorkerContext>.self)
+                box = existing
             } else {
                 do {
                     box = WorkerContextBox(try makeContext())
@@ -70,39 +71,10 @@ public final class HTTPServer<WorkerContext>: Sendable {
     }
 }
 
-/// One pool thread's context. Reached only from the thread that created it, through `ThreadContextSlot`.
+/// One pool thread's context. Reached only from the thread that created it, through a `ThreadLocal`: when
+/// a pool thread exits (at `stop()`), its box is released there, so contexts are torn down on the thread that used them.
 private final class WorkerContextBox<WorkerContext> {
     var context: WorkerContext
     init(_ context: WorkerContext) { self.context = context }
 }
 
-/// A pthread key holding each thread's `WorkerContextBox`. When a pool thread exits (at `stop()`), the
-/// key's destructor releases that thread's box, so contexts are torn down on the thread that used them.
-private final class ThreadContextSlot: Sendable {
-    private let key: pthread_key_t
-
-    init() throws(HTTPServerError) {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { box in
-            if let box { Unmanaged<AnyObject>.fromOpaque(box).release() }
-        }
-        guard status == 0 else {
-            throw .cannotStart(address: "-", reason: "cannot create a thread-local key: \(String(cString: strerror(status)))")
-        }
-        self.key = key
-    }
-
-    /// The calling thread's box, owned (+1) by the key until its thread exits.
-    var current: AnyObject? {
-        get { pthread_getspecific(key).map { Unmanaged<AnyObject>.fromOpaque($0).takeUnretainedValue() } }
-        set {
-            if let old = pthread_getspecific(key) { Unmanaged<AnyObject>.fromOpaque(old).release() }
-            pthread_setspecific(key, newValue.map { Unmanaged.passRetained($0).toOpaque() })
-        }
-    }
-
-    deinit {
-        // Only reached after the daemon has joined its threads, whose destructors already ran.
-        pthread_key_delete(key)
-    }
-}

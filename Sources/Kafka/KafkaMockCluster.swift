@@ -20,11 +20,13 @@ import Logging
 /// real Kafka.
 public final class KafkaMockCluster: @unchecked Sendable {
     // Safe to share: `bootstrapServers` is immutable, and librdkafka serialises the mock calls
-    // (topic creation) on the cluster's own thread.
-    private let cluster: OpaquePointer
+    // (topic creation, faults) on the cluster's own thread.
+    let cluster: OpaquePointer
     /// The mock cluster runs inside a client instance, which must outlive it.
     private let host: RDKafkaClient
     public let bootstrapServers: String
+    /// How many brokers the cluster runs (ids 1 through this).
+    public let brokers: Int
 
     /// The `fetch.wait.max.ms` for consumers of the mock. A real broker answers a fetch as soon
     /// as data arrives; the mock answers one that found nothing only after the whole wait, however
@@ -42,6 +44,7 @@ public final class KafkaMockCluster: @unchecked Sendable {
             throw KafkaError(code: RD_KAFKA_RESP_ERR__FAIL, message: "librdkafka could not start the mock cluster", context: purpose)
         }
         self.cluster = cluster
+        self.brokers = max(1, brokers)
         bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
         logger.info("mock Kafka cluster started", metadata: ["kafka.bootstrap": "\(bootstrapServers)", "kafka.brokers": "\(brokers)"])
     }

@@ -1,6 +1,7 @@
 /// The one error this module throws: the server's SQLSTATE (nil when the failure happened
 /// before a server answered, such as a refused connection), libpq's or the server's message,
 /// and what was being done (the SQL, or an operation such as "connect to postgresql://…").
+/// Only this module makes one (the memberwise initializer is internal).
 public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The five-character SQLSTATE, e.g. "40P01"; nil for client-side and connection failures.
     public var sqlState: String?
@@ -11,13 +12,6 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
     /// True when the connection itself is gone or unusable (refused, reset, server shut down):
     /// the caller may retry on a new connection; the failed transaction did not commit.
     public var connectionLost: Bool
-
-    public init(sqlState: String?, message: String, operation: String, connectionLost: Bool) {
-        self.sqlState = sqlState
-        self.message = message
-        self.operation = operation
-        self.connectionLost = connectionLost
-    }
 
     /// The failures callers act on differently.
     public enum Kind: Sendable, Hashable {

@@ -1,15 +1,10 @@
 /// An error answer of the v1 API: an HTTP status and a stable machine-readable code, plus
 /// a message for the person reading it. Rendered as `{"error":{"code":…,"message":…}}`.
+/// Only this module makes one (the memberwise initializer is internal).
 public struct APIError: Error, Equatable, Sendable {
     public var status: Int
     public var code: String
     public var message: String
-
-    public init(status: Int, code: String, message: String) {
-        self.status = status
-        self.code = code
-        self.message = message
-    }
 
     static func badRequest(_ code: String, _ message: String) -> APIError {
         APIError(status: 400, code: code, message: message)

@@ -60,40 +60,19 @@ public struct LiveStatus: Sendable {
     public var rejections: RejectionLog
     /// Offsets the broker had already deleted when the consumer asked for them (retention):
     /// events the realtime layer never saw, which the batch layer heals.
-    public var offsetGaps: [OffsetGapNote]
+    public var offsetGaps: [OffsetGap]
     /// Flushes discarded because another consumer had moved the partitions' offsets on.
     public var fencedFlushes: Int
     /// The archiver's state, when one runs in this process.
     public var archive: ArchiveNote?
 
-    public init(eventsPerSecond: Double, rejections: RejectionLog, offsetGaps: [OffsetGapNote] = [],
+    public init(eventsPerSecond: Double, rejections: RejectionLog, offsetGaps: [OffsetGap] = [],
                 fencedFlushes: Int = 0, archive: ArchiveNote? = nil) {
         self.eventsPerSecond = eventsPerSecond
         self.rejections = rejections
         self.offsetGaps = offsetGaps
         self.fencedFlushes = fencedFlushes
         self.archive = archive
-    }
-}
-
-/// One gap in the consumed stream, as `/v1/status` reports it.
-public struct OffsetGapNote: Sendable {
-    public var topic: String
-    public var partition: Int32
-    public var expectedOffset: Int64
-    public var resumedOffset: Int64
-    public var skippedEvents: Int64
-    /// Epoch milliseconds.
-    public var detectedAt: Int64
-
-    public init(topic: String, partition: Int32, expectedOffset: Int64, resumedOffset: Int64, skippedEvents: Int64,
-                detectedAt: Int64) {
-        self.topic = topic
-        self.partition = partition
-        self.expectedOffset = expectedOffset
-        self.resumedOffset = resumedOffset
-        self.skippedEvents = skippedEvents
-        self.detectedAt = detectedAt
     }
 }
 

@@ -13,7 +13,7 @@ public final class ReaderServer: BlockingComponent {
     private let janitor: SnapshotJanitor
     /// Completes when the server has stopped.
     public let ended = Completion<Void>()
-    private let stopping = Locked(false)
+    private let stopSignal = StopSignal()
 
     /// The bound port (the real one when the configuration asked for port 0).
     public var port: Int { server.port }
@@ -59,11 +59,7 @@ public final class ReaderServer: BlockingComponent {
     /// Stops serving and joins the server's threads. Safe to call more than once, from any
     /// thread: every call returns once the first has finished.
     public func stop() {
-        let isFirst = stopping.withLock { stopping in
-            defer { stopping = true }
-            return !stopping
-        }
-        if isFirst {
+        if stopSignal.request() {
             server.stop()
             janitor.stop()
             ended.succeed()

@@ -10,8 +10,10 @@ public struct RealtimeConfiguration: Sendable {
     public var store: StoreBackend
     /// The topic of play events. Default "plays".
     public var topic = "plays"
+    /// The realtime layer's consumer group unless configured otherwise.
+    public static let defaultGroup = "counterpoint-realtime"
     /// The consumer group; its members share the topic's partitions. Default "counterpoint-realtime".
-    public var group = "counterpoint-realtime"
+    public var group = RealtimeConfiguration.defaultGroup
     /// How often counts and offsets are flushed in one transaction. Default 250 ms. A flush that
     /// takes longer than this delays the next one; counting goes on meanwhile.
     public var flushInterval: Duration = .milliseconds(250)

@@ -9,21 +9,18 @@ import Runtime
 /// `init` opens the store and checks that a broker answers (within `connectTimeout`), so a bad
 /// data directory or an unreachable broker fails before anything runs. `start` joins the group;
 /// `stop` leaves it after a final flush and returns once everything is committed.
-public final class RealtimeConsumer: BlockingComponent {
-    private enum Lifecycle {
-        case ready, running, stopped
-    }
-
+public final class RealtimeConsumer: JobComponent {
     private let configuration: RealtimeConfiguration
     private let consumer: KafkaConsumer
     private let store: StoreThread
     private let live: Locked<LiveState>
-    private let metrics = RealtimeMetrics()
+    private let metrics: RealtimeMetrics
     private let logger: Logger
-    private let lifecycle = Locked(Lifecycle.ready)
-    private let stopRequested = Locked(false)
-    /// Completes when the consumer's thread has ended, by `stop` or by a failure.
-    public let ended = Completion<Void>()
+    /// The consumer's thread: `start` joins the group and counts there until `stop` (whose
+    /// signal wakes the consumer's poll), or until a failure (see `failure`). `stop` flushes what
+    /// was counted, leaves the group and closes the store, and rethrows the failure that ended
+    /// the consumer early, if one did. A second start changes nothing.
+    public let job: BlockingJob<Void>
 
     public init(configuration: RealtimeConfiguration, logger: Logger) throws {
         guard configuration.flushInterval > .zero else {
@@ -31,51 +28,30 @@ public final class RealtimeConsumer: BlockingComponent {
         }
         self.configuration = configuration
         self.logger = logger
-        live = Locked(LiveState(rejectionSampleCapacity: configuration.rejectionSampleCapacity,
-                                offsetGapCapacity: configuration.offsetGapCapacity, rateWindow: configuration.rateWindow))
-        store = try StoreThread(store: configuration.store)
+        let live = Locked(LiveState(rejectionSampleCapacity: configuration.rejectionSampleCapacity,
+                                    offsetGapCapacity: configuration.offsetGapCapacity, rateWindow: configuration.rateWindow))
+        let metrics = RealtimeMetrics()
+        self.live = live
+        self.metrics = metrics
+        let store = try StoreThread(store: configuration.store)
+        let consumer: KafkaConsumer
         do {
             consumer = try KafkaConsumer(configuration: configuration.consumerConfiguration, logger: logger)
         } catch {
             store.stop()
             throw error
         }
+        self.store = store
+        self.consumer = consumer
+        job = BlockingJob(name: "rt-consumer") { stop in
+            try Self.consume(until: stop, configuration: configuration, consumer: consumer, store: store, live: live,
+                             metrics: metrics, logger: logger)
+        }
     }
 
     deinit {
-        // Never started (a running consumer's thread keeps it alive until the store is closed).
-        store.stop()
-    }
-
-    /// Joins the group and counts on a dedicated thread until `stop`, or until a failure
-    /// (see `failure`). A consumer starts once.
-    public func start() throws {
-        try lifecycle.withLock { state in
-            guard case .ready = state else { throw RealtimeError.stopped("a realtime consumer starts only once") }
-            state = .running
-        }
-        _ = BlockingThread(name: "rt-consumer") { [self] in runLoop() }
-        logger.info("realtime consumer started", metadata: [
-            "kafka.topic": "\(configuration.topic)", "kafka.group": "\(configuration.group)",
-            "realtime.flush_interval": "\(configuration.flushInterval)", "store": "\(configuration.store)",
-        ])
-    }
-
-    /// Stops consuming, flushes what was counted, leaves the group and closes the store; returns
-    /// when all that is done. Rethrows the failure that ended the consumer early, if one did.
-    /// Every call waits for the same end and reports the same outcome.
-    public func stop() throws {
-        stopRequested.withLock { $0 = true }
-        consumer.wakeup()
-        let neverStarted = lifecycle.withLock { state -> Bool in
-            defer { if state == .ready { state = .stopped } }
-            return state == .ready
-        }
-        if neverStarted {
-            store.stop()
-            ended.succeed()
-        }
-        try ended.wait().get()
+        // A started consumer's thread closes the store when it ends; this one never started.
+        if !job.hasStarted { store.stop() }
     }
 
     /// The error that ended the consumer on its own (a store failure, a fatal Kafka error);
@@ -94,11 +70,16 @@ public final class RealtimeConsumer: BlockingComponent {
         return live.withLock { $0.snapshot(at: now) }
     }
 
-    private func runLoop() {
+    /// The consumer's thread: counts until `stop`, flushes, closes the store and reports how it ended.
+    private static func consume(until stop: StopSignal, configuration: RealtimeConfiguration, consumer: KafkaConsumer,
+                                store: StoreThread, live: Locked<LiveState>, metrics: RealtimeMetrics, logger: Logger) throws {
+        logger.info("realtime consumer started", metadata: [
+            "kafka.topic": "\(configuration.topic)", "kafka.group": "\(configuration.group)",
+            "realtime.flush_interval": "\(configuration.flushInterval)", "store": "\(configuration.store)",
+        ])
         let processor = RealtimeProcessor(configuration: configuration, consumer: consumer, store: store, live: live,
                                           metrics: metrics, logger: logger)
-        let stopRequested = self.stopRequested
-        let consumed = Result { try consumer.run(until: { stopRequested.withLock { $0 } }, handler: processor) }
+        let consumed = Result { try consumer.run(until: stop, handler: processor) }
         let finished = Result { try processor.finish() }
         store.stop()
         let outcome = consumed.flatMap { finished }
@@ -107,6 +88,6 @@ public final class RealtimeConsumer: BlockingComponent {
         } else {
             logger.info("realtime consumer stopped", metadata: ["kafka.group": "\(configuration.group)"])
         }
-        ended.complete(outcome)
+        try outcome.get()
     }
 }

@@ -24,20 +24,6 @@ public struct RealtimeStatus: Sendable {
     public var assignedPartitions: [Int32]
 }
 
-/// A jump in a partition's offsets that skipped (or repeated) events, as reported by Kafka.
-public struct OffsetGap: Sendable, Hashable {
-    public var topic: String
-    public var partition: Int32
-    /// The offset the store asked for.
-    public var expectedOffset: Int64
-    /// Where consumption went on: the oldest offset the broker still had.
-    public var resumedOffset: Int64
-    /// `resumedOffset − expectedOffset`: negative when events are read again.
-    public var skippedEvents: Int64
-    /// When the gap was noticed, epoch milliseconds.
-    public var detectedAt: Int64
-}
-
 extension OffsetGap {
     init(_ reset: KafkaOffsetReset, detectedAt: Int64) {
         self.init(topic: reset.partition.topic, partition: reset.partition.id, expectedOffset: reset.expectedOffset,

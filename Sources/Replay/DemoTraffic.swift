@@ -37,19 +37,19 @@ public final class DemoTraffic: BlockingComponent {
         self.logger = logger
         let replayer = Replayer(source: .synthetic(generator), producer: producer, configuration: configuration, logger: logger)
         self.replayer = replayer
-        job = BlockingJob(name: "demo-traffic", work: {
+        job = BlockingJob(name: "demo-traffic") { stop in
             do {
-                return try replayer.run()
+                return try replayer.run(until: stop)
             } catch {
                 logger.error("demo traffic stopped", metadata: ["replay.error": "\(error)"])
                 throw error
             }
-        }, requestStop: { replayer.stop() })
+        }
     }
 
-    /// Starts producing on a thread of its own; once only.
+    /// Starts producing on a thread of its own; a second start changes nothing.
     public func start() throws {
-        try job.start()
+        job.start()
     }
 
     /// Stops producing, waits for the thread (and its flush of up to 5 s); rethrows the

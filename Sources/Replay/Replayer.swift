@@ -20,12 +20,11 @@ import Runtime
 ///   the achieved rate does not drift from the target while the producer keeps up.
 /// - Backpressure: `KafkaProducer.send` waits when its queue is full; nothing is dropped.
 /// - Threading: `run` blocks its caller (give it a thread of its own, never a task on the
-///   cooperative pool); `stop` may be called from any thread, at any time.
+///   cooperative pool); its `StopSignal` may be raised from any thread, at any time.
 public final class Replayer: Sendable {
     public let source: ReplaySource
     public let configuration: ReplayConfiguration
     private let producer: KafkaProducer
-    private let stopRequested = Locked(false)
     private let logger: Logger
 
     /// `producer` should be this replayer's own for exact delivery figures: delivery counts are
@@ -37,19 +36,15 @@ public final class Replayer: Sendable {
         self.logger = logger
     }
 
-    /// Makes `run` stop before its next event, flush and return. A stopped replayer stays stopped.
-    public func stop() {
-        stopRequested.set(true)
-    }
-
     /// Produces until the source ends (without `loop`), `limit` or `duration` is reached, or
-    /// `stop` is called; then waits up to `flushTimeout` for delivery reports and returns the
+    /// `stop` is raised; then waits up to `flushTimeout` for delivery reports and returns the
     /// summary. `progress` is called every `progressInterval` on this thread.
-    public func run(progress: (ReplayProgress) -> Void = { _ in }) throws(ReplayError) -> ReplaySummary {
+    public func run(until stop: StopSignal = StopSignal(),
+                    progress: (ReplayProgress) -> Void = { _ in }) throws(ReplayError) -> ReplaySummary {
         try configuration.validate()
         let baseline = producer.deliveryStatistics
         var stream = source.makeStream()
-        var loop = ReplayLoop(configuration: configuration, stopRequested: stopRequested, producer: producer,
+        var loop = ReplayLoop(configuration: configuration, stop: stop, producer: producer,
                               baseline: baseline)
         defer { loop.release() }
         logger.info("replay starting", metadata: [
@@ -103,7 +98,7 @@ public final class Replayer: Sendable {
 /// The state of one `Replayer.run`: what was sent, the schedule, and when to stop.
 private struct ReplayLoop {
     let configuration: ReplayConfiguration
-    let stopRequested: Locked<Bool>
+    let stop: StopSignal
     let producer: KafkaProducer
     let baseline: DeliveryStatistics
     let start = ContinuousClock.now
@@ -125,10 +120,10 @@ private struct ReplayLoop {
     /// Unpaced, the clock is read once per this many events to notice stop, deadline and progress.
     private static let unpacedCheckInterval = 256
 
-    init(configuration: ReplayConfiguration, stopRequested: Locked<Bool>, producer: KafkaProducer,
+    init(configuration: ReplayConfiguration, stop: StopSignal, producer: KafkaProducer,
          baseline: DeliveryStatistics) {
         self.configuration = configuration
-        self.stopRequested = stopRequested
+        self.stop = stop
         self.producer = producer
         self.baseline = baseline
         let start = self.start
@@ -168,7 +163,7 @@ private struct ReplayLoop {
     private mutating func checkpoint(progress: (ReplayProgress) -> Void) -> Bool {
         while true {
             let now = ContinuousClock.now
-            if stopRequested.value {
+            if stop.isRequested {
                 stopReason = .stopped
                 return false
             }
@@ -191,22 +186,14 @@ private struct ReplayLoop {
                 return true
             }
             guard let pacer else { continue }
-            // Nothing is due yet: sleep until the next event is, but leave at least a burst
-            // interval between wakes, and wake often enough to notice stop and the deadline.
+            // Nothing is due yet: sleep until the next event is (a stop cuts the sleep short), but
+            // leave at least a burst interval between wakes, and wake often enough to notice the deadline.
             var wake = max(pacer.dueInstant(ofEvent: sent), lastWake + configuration.burstInterval)
             wake = min(wake, now + .milliseconds(50))
             if let deadline { wake = min(wake, deadline) }
-            sleep(for: wake - now)
+            if wake > now { stop.sleep(for: wake - now) }
             lastWake = ContinuousClock.now
         }
-    }
-
-    private func sleep(for duration: Duration) {
-        guard duration > .zero else { return }
-        let (seconds, attoseconds) = duration.components
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     /// `trackID` in decimal, in `keyBuffer`.

@@ -45,6 +45,13 @@ public final class BlockingThread: Sendable {
         return try await outcome.result.get()
     }
 
+    /// Blocks the calling thread for `duration` (work that can be stopped sleeps on its
+    /// `StopSignal` instead).
+    public static func sleep(for duration: Duration) {
+        guard duration > .zero else { return }
+        Thread.sleep(forTimeInterval: duration.seconds)
+    }
+
     /// The calling thread's name as the kernel shows it (`ps -L`, `top -H`, perf).
     public static var currentName: String {
         guard let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) else { return "" }

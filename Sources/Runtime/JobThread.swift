@@ -73,10 +73,12 @@ public final class JobThread<Resource>: Sendable {
 public enum RuntimeError: Error, CustomStringConvertible, Sendable {
     /// Work handed to something that has already stopped.
     case stopped(String)
+    /// The system refused a resource (a thread-local key).
+    case unavailable(String)
 
     public var description: String {
         switch self {
-        case .stopped(let message): message
+        case .stopped(let message), .unavailable(let message): message
         }
     }
 }

@@ -2,6 +2,7 @@ import CSQLite
 
 /// The one error this module throws: SQLite's extended result code, SQLite's own message, and
 /// what was being done (the SQL text or the operation, such as "open /data/batch.sqlite").
+/// Only this module makes one (the memberwise initializer is internal).
 public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The extended result code (`sqlite3_extended_errcode`), e.g. `SQLITE_IOERR_WRITE`.
     public var extendedCode: Int32
@@ -9,12 +10,6 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// What was being done: the SQL, or a short description of the operation.
     public var operation: String
-
-    public init(extendedCode: Int32, message: String, operation: String) {
-        self.extendedCode = extendedCode
-        self.message = message
-        self.operation = operation
-    }
 
     /// The primary result code: the low byte of the extended code.
     public var primaryCode: Int32 { extendedCode & 0xff }

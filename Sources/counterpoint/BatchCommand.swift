@@ -42,8 +42,7 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Parsing threads (default: one per core) (env COUNTERPOINT_WORKERS).")
     var workers: Int = Environment.integer("workers", default: BatchConfiguration.defaultWorkers)
 
-    @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
-    var json = Environment.bool("json")
+    @OptionGroup var output: SummaryOutput
 
     /// `--from`/`--to`, falling back to the environment.
     private var firstHour: String? { from ?? Environment.optionalString("from") }
@@ -64,7 +63,7 @@ struct BatchCommand: ParsableCommand {
 
     func run() throws {
         let logger = Bootstrap.logging(level: common.logLevel)
-        let progress = ProgressLine(enabled: !json)
+        let progress = output.progressLine()
         let configuration = BatchConfiguration(
             logPaths: logs, from: try parseHourFlag(firstHour, flag: "--from"), to: try parseHourFlag(endHour, flag: "--to"), all: all,
             store: try storeOptions.backend(dataDirectory: common.dataDirectory), scratchDirectory: common.dataDirectory,
@@ -84,10 +83,6 @@ struct BatchCommand: ParsableCommand {
             throw CommandFailure("batch failed, nothing was changed: \(error)")
         }
         progress.finish()
-        if json {
-            try printJSON(summary.jsonObject)
-        } else {
-            print(summary.text)
-        }
+        try output.print(summary.jsonObject, text: summary.text)
     }
 }

@@ -25,8 +25,7 @@ struct CopyStoreCommand: ParsableCommand {
         """, valueName: "url"))
     var store: String?
 
-    @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
-    var json = Environment.bool("json")
+    @OptionGroup var output: SummaryOutput
 
     func validate() throws {
         guard case .postgres = try target() else {
@@ -57,11 +56,10 @@ struct CopyStoreCommand: ParsableCommand {
         let summary = try StoreCopy.copy(from: source, toPostgres: url)
         let elapsed = ContinuousClock.now - start
         let seconds = elapsed.seconds
-        if json {
-            print(#"{"batch_rows":\#(summary.batchRows),"realtime_rows":\#(summary.realtimeRows),"partitions":\#(summary.partitions),"seconds":\#(String(format: "%.3f", seconds))}"#)
-        } else {
-            print("copied \(summary.batchRows) batch rows, \(summary.realtimeRows) realtime rows and the offsets of "
-                  + "\(summary.partitions) partitions in \(String(format: "%.1f", seconds)) s")
-        }
+        try output.print([
+            "batch_rows": summary.batchRows, "realtime_rows": summary.realtimeRows, "partitions": summary.partitions,
+            "seconds": (seconds * 1000).rounded() / 1000,
+        ], text: "copied \(summary.batchRows) batch rows, \(summary.realtimeRows) realtime rows and the offsets of "
+                 + "\(summary.partitions) partitions in \(String(format: "%.1f", seconds)) s")
     }
 }

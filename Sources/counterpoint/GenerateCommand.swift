@@ -44,8 +44,7 @@ struct GenerateCommand: ParsableCommand {
     @Flag(help: "Write gzip files (env COUNTERPOINT_GZIP).")
     var gzip = Environment.bool("gzip")
 
-    @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
-    var json = Environment.bool("json")
+    @OptionGroup var output: SummaryOutput
 
     func validate() throws {
         guard events >= 0 else { throw ValidationError("--events must be 0 or more") }
@@ -71,23 +70,19 @@ struct GenerateCommand: ParsableCommand {
         configuration.malformedRate = malformed
         configuration.seed = seed
         configuration.gzip = gzip
-        let progress = ProgressLine(enabled: !json)
+        let progress = output.progressLine()
         let summary = try Generator.generate(configuration, into: logs) { written in
             progress.update("generate: \(written.formatted()) events")
         }
         progress.finish()
-        if json {
-            try printJSON([
-                "logs": logs, "events": summary.events, "duplicates": summary.duplicates,
-                "malformed": summary.malformed, "lines": summary.lines, "files": summary.files,
-                "bytes": summary.bytes, "tracks": summary.tracks, "hours": summary.hours,
-                "seconds": summary.seconds,
-            ])
-        } else {
-            print("generate: wrote \(summary.lines.formatted()) lines (\(summary.events.formatted()) events, " +
-                  "\(summary.duplicates.formatted()) duplicates, \(summary.malformed.formatted()) malformed) " +
-                  "in \(summary.files) files, \(ByteCount(summary.bytes)), into \(logs) " +
-                  "in \(String(format: "%.2f", summary.seconds)) s")
-        }
+        try output.print([
+            "logs": logs, "events": summary.events, "duplicates": summary.duplicates,
+            "malformed": summary.malformed, "lines": summary.lines, "files": summary.files,
+            "bytes": summary.bytes, "tracks": summary.tracks, "hours": summary.hours,
+            "seconds": summary.seconds,
+        ], text: "generate: wrote \(summary.lines.formatted()) lines (\(summary.events.formatted()) events, " +
+                 "\(summary.duplicates.formatted()) duplicates, \(summary.malformed.formatted()) malformed) " +
+                 "in \(summary.files) files, \(ByteCount(summary.bytes)), into \(logs) " +
+                 "in \(String(format: "%.2f", summary.seconds)) s")
     }
 }

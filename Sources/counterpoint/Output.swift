@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Runtime
 
@@ -35,7 +36,29 @@ final class ProgressLine: Sendable {
     }
 }
 
-/// Prints one JSON object on stdout (the `--json` summaries).
+/// `--json` of the commands that end with a summary (`generate`, `batch`, `replay`,
+/// `copy-store`): the summary as one JSON object on stdout, else as a line for people, with a
+/// progress line on a terminal meanwhile (none with `--json`).
+struct SummaryOutput: ParsableArguments {
+    @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
+    var json = Environment.bool("json")
+
+    /// The progress line to redraw while the command works.
+    func progressLine() -> ProgressLine {
+        ProgressLine(enabled: !json)
+    }
+
+    /// Prints the summary: `object` with `--json`, else `text`.
+    func print(_ object: [String: Any], text: @autoclosure () -> String) throws {
+        if json {
+            try printJSON(object)
+        } else {
+            Swift.print(text())
+        }
+    }
+}
+
+/// Prints one JSON object on stdout.
 func printJSON(_ object: [String: Any]) throws {
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     FileHandle.standardOutput.write(data)

@@ -59,8 +59,7 @@ struct ReplayCommand: AsyncParsableCommand {
             help: "trace, debug, info, notice, warning, error or critical (env COUNTERPOINT_LOG_LEVEL).")
     var logLevel: String = Environment.string("log-level", default: "info")
 
-    @Flag(help: "Print the summary as one JSON object (env COUNTERPOINT_JSON).")
-    var json = Environment.bool("json")
+    @OptionGroup var output: SummaryOutput
 
     /// `--duration` and `--limit`, falling back to the environment.
     private var durationSeconds: Double? { duration ?? Environment.optionalString("duration").flatMap(Double.init) }
@@ -121,16 +120,16 @@ struct ReplayCommand: AsyncParsableCommand {
         configuration.duration = durationSeconds.map { .milliseconds(Int64($0 * 1000)) }
         configuration.limit = eventLimit
         let replayer = Replayer(source: source, producer: producer, configuration: configuration, logger: logger)
-        let progress = ProgressLine(enabled: !json)
+        let progress = output.progressLine()
         // SIGINT/SIGTERM stops the replay early, after its final flush; it ends by itself at
         // --duration or --limit, which ends the group.
-        let job = BlockingJob(name: "replay", work: {
-            try replayer.run { step in
+        let job = BlockingJob(name: "replay") { stop in
+            try replayer.run(until: stop) { step in
                 progress.update("replay: \(step.events.formatted()) events, " +
                                 "\(Int(step.eventsPerSecond.rounded()).formatted()) events/s, " +
                                 "\(step.delivered.formatted()) delivered, \(step.failed.formatted()) failed")
             }
-        }, requestStop: { replayer.stop() })
+        }
         let summary: ReplaySummary
         do {
             try await Bootstrap.runServices(
@@ -141,11 +140,7 @@ struct ReplayCommand: AsyncParsableCommand {
             throw CommandFailure("replay failed: \((error as? ComponentFailure)?.underlying ?? error)")
         }
         progress.finish()
-        if json {
-            try printJSON(summary.jsonObject)
-        } else {
-            print(summary.text)
-        }
+        try output.print(summary.jsonObject, text: summary.text)
         if summary.failed > 0 || summary.undelivered > 0 {
             throw CommandFailure("replay: \(summary.failed + summary.undelivered) of \(summary.events) events were not delivered")
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CounterpointApp
 import Foundation
+import Kafka
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -48,6 +49,15 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Realtime flush interval in milliseconds (env COUNTERPOINT_FLUSH_INTERVAL_MS).")
     var flushIntervalMs: Int = Environment.integer("flush-interval-ms", default: 250)
 
+    @Option(help: ArgumentHelp(
+        "Faults to inject into the embedded broker (which then runs three brokers), e.g. `drill` or 5:down:2:5,15:leaders,20:errors:fetch:20,repeat:60 (env COUNTERPOINT_EMBEDDED_FAULTS).",
+        discussion: "Comma-separated SECONDS:FAULT steps, SECONDS after the start: down:BROKER|all:SECONDS, leaders, coordinator:BROKER, errors:REQUEST:COUNT, slow:REQUEST:COUNT:MS; repeat:SECONDS starts over. REQUEST: fetch, offset-commit, heartbeat, join-group, sync-group, produce, metadata, offset-fetch, find-coordinator, list-offsets. `drill` is a minute of every kind, repeated. See docs/faults.md.",
+        valueName: "schedule"))
+    var embeddedFaults: String?
+
+    /// The flag, else the environment (an optional option cannot take its default from it).
+    private var resolvedEmbeddedFaults: String? { embeddedFaults ?? Environment.optionalString("embedded-faults") }
+
     @Flag(help: "Generate demo history and produce live synthetic traffic (env COUNTERPOINT_DEMO).")
     var demo = Environment.bool("demo")
 
@@ -63,6 +73,12 @@ struct RunCommand: AsyncParsableCommand {
         guard allowedLatenessSeconds >= 0 else { throw ValidationError("--allowed-lateness-seconds must be 0 or more") }
         guard (10...60_000).contains(flushIntervalMs) else { throw ValidationError("--flush-interval-ms must be between 10 and 60000") }
         guard demoRate >= 0 else { throw ValidationError("--demo-rate must be 0 or more") }
+        if let embeddedFaults = resolvedEmbeddedFaults {
+            guard brokers == nil && Environment.optionalString("brokers") == nil else {
+                throw ValidationError("--embedded-faults needs the embedded broker: leave out --brokers")
+            }
+            do { _ = try KafkaFaultSchedule(parsing: embeddedFaults) } catch { throw ValidationError("--embedded-faults: \(error.message)") }
+        }
     }
 
     func run() async throws {
@@ -78,6 +94,7 @@ struct RunCommand: AsyncParsableCommand {
         configuration.allowedLateness = .seconds(allowedLatenessSeconds)
         configuration.batchInterval = .seconds(batchIntervalSeconds)
         configuration.kafkaOptions = try kafka.clientOptions()
+        configuration.embeddedFaults = try resolvedEmbeddedFaults.map { try KafkaFaultSchedule(parsing: $0) }
         if demo {
             configuration.demoHistoryEvents = demoEvents
             configuration.demoRate = demoRate

@@ -9,7 +9,7 @@ extension EndToEnd {
                           "--malformed", "--seed", "--gzip", "--json"]),
             ("batch", ["--data-dir", "--log-level", "--logs", "--from", "--to", "--all", "--workers", "--json"]),
             ("serve", ["--data-dir", "--log-level", "--listen", "--http-threads"]),
-            ("run", ["--data-dir", "--listen", "--logs", "--demo", "--kafka-option", "--kafka-config"]),
+            ("run", ["--data-dir", "--listen", "--logs", "--demo", "--kafka-option", "--kafka-config", "--embedded-faults"]),
             ("consume", ["--brokers", "--kafka-option", "--kafka-config"]),
             ("archive", ["--brokers", "--kafka-option", "--kafka-config"]),
             ("replay", ["--brokers", "--kafka-option", "--kafka-config"]),
@@ -60,6 +60,9 @@ extension EndToEnd {
             (["generate", "--logs", "logs", "--duplicates", "2"], [:], "--duplicates"),
             (["generate", "--logs", "logs", "--start", "yesterday"], [:], "--start"),
             (["run", "--listen", "nonsense"], [:], "--listen"),
+            (["run", "--embedded-faults", "5:explode"], [:], "--embedded-faults"),
+            (["run", "--embedded-faults", "drill", "--brokers", "127.0.0.1:9092"], [:], "--embedded-faults"),
+            (["run"], ["COUNTERPOINT_EMBEDDED_FAULTS": "1:errors:gossip:3"], "--embedded-faults"),
             (["bogus"], [:], "bogus"),
         ]
 

@@ -3,6 +3,7 @@ import CounterStore
 import Foundation
 import Generator
 import Kafka
+import Runtime
 import Testing
 
 /// `counterpoint consume` as a process, against a mock cluster hosted by the test process.
@@ -27,10 +28,15 @@ struct ConsumeProcessTests {
 
             let producing = Locked(true)
             let killsDone = Locked(false)
-            let production = Task.detached {
-                defer { producing.withLock { $0 = false } }
-                return try Self.produceDuplicateFree(Self.crashEvents, to: cluster, rate: Self.productionRate,
-                                                     holdingBackLast: 50_000, until: { killsDone.withLock { $0 } })
+            // On a thread of its own: it blocks for as long as the kills take, and two such tests
+            // would hold the whole cooperative pool of a two-core machine, starving the tasks
+            // that release them.
+            let production = Task {
+                try await BlockingThread.run(name: "producer") {
+                    defer { producing.withLock { $0 = false } }
+                    return try Self.produceDuplicateFree(Self.crashEvents, to: cluster, rate: Self.productionRate,
+                                                         holdingBackLast: 50_000, until: { killsDone.withLock { $0 } })
+                }
             }
             var random = SystemRandomNumberGenerator()
             var moments: [Int] = []
@@ -115,8 +121,10 @@ struct ConsumeProcessTests {
     /// they add up to.
     /// The last `holdingBackLast` events wait until `release` returns true, so that events are
     /// still flowing whatever happens meanwhile.
+    /// `idempotent` producers write each event once even when brokers fail mid-request.
     static func produceDuplicateFree(_ count: Int, to cluster: KafkaMockCluster, rate: Int,
-                                     holdingBackLast: Int, until release: () -> Bool) throws -> [CountKey: Int64] {
+                                     holdingBackLast: Int, idempotent: Bool = false,
+                                     until release: () -> Bool) throws -> [CountKey: Int64] {
         var configuration = GeneratorConfiguration()
         configuration.events = count
         configuration.tracks = 20_000
@@ -124,7 +132,7 @@ struct ConsumeProcessTests {
         configuration.start = Hour(epochSeconds: 1_795_000_000)
         configuration.seed = 42
         var synthesizer = EventSynthesizer(configuration: configuration)
-        let producer = try Fixtures.producer(cluster)
+        let producer = try Fixtures.producer(cluster, options: KafkaClientOptions(idempotent ? [("enable.idempotence", "true")] : []))
         var truth: [CountKey: Int64] = [:]
         var line: [UInt8] = []
         line.reserveCapacity(512)

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 @testable import Replay
+import Runtime
 import Testing
 
 @Suite("Pacing a replay")
@@ -79,15 +80,16 @@ struct PacingTests {
         let replayer = Replayer(source: .synthetic(.init()), producer: producer, configuration: configuration, logger: Fixtures.logger)
         let progressCalls = Shared(0)
         let outcome = Shared<Result<ReplaySummary, ReplayError>?>(nil)
+        let stop = StopSignal()
         Thread {
-            let result = Result { () throws(ReplayError) in try replayer.run { _ in progressCalls.withLock { $0 += 1 } } }
+            let result = Result { () throws(ReplayError) in try replayer.run(until: stop) { _ in progressCalls.withLock { $0 += 1 } } }
             outcome.withLock { $0 = result }
         }.start()
         let deadline = ContinuousClock.now + .seconds(30)
         while producer.deliveryStatistics.delivered < 1_000, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        replayer.stop()
+        stop.request()
         // A deadline of its own: with every suite running at once the task above can wake long
         // after the first one passed, and the replay must still be given time to stop.
         let stopDeadline = ContinuousClock.now + .seconds(30)

@@ -107,12 +107,11 @@ struct ComponentServiceTests {
 
     @Test("a blocking job's result is its outcome, and stopping it early asks it to return")
     func blockingJob() async throws {
-        let stop = Completion<Void>()
-        let job = BlockingJob(name: "job", work: { () -> Int in
-            _ = stop.wait()
+        let job = BlockingJob(name: "job") { stop -> Int in
+            stop.wait()
             return 7
-        }, requestStop: { stop.succeed() })
-        try job.start()
+        }
+        job.start()
         try job.stop()
         #expect(try await job.outcome.result.get() == 7)
         try job.stop()

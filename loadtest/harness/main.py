@@ -20,6 +20,7 @@ sys.path.insert(0, HERE)
 import analysis      # noqa: E402
 import charts        # noqa: E402
 import dashboard     # noqa: E402
+import faults        # noqa: E402
 import machine       # noqa: E402
 import report        # noqa: E402
 from processes import Children   # noqa: E402
@@ -92,6 +93,10 @@ def parse_arguments(argv):
     parser.add_argument("--flush-interval-ms", type=int, default=250, help="realtime flush interval (default 250)")
     parser.add_argument("--brokers", help="a running Kafka (HOST:PORT[,…]) instead of the embedded broker")
     parser.add_argument("--topic", default="plays", help="topic (default plays)")
+    parser.add_argument("--faults", nargs="?", const="drill", metavar="SCHEDULE",
+                        help="inject Kafka faults into the embedded broker (`counterpoint run --embedded-faults`, "
+                             "see docs/faults.md; default schedule: drill, a minute of every kind, repeated) and "
+                             "report the freshness of the probes sent during them")
     parser.add_argument("--store", default="",
                         help="the stores: a postgresql:// URI passed to `counterpoint run` and `batch` "
                              "(default: SQLite files in the scratch folder)")
@@ -111,6 +116,8 @@ def parse_arguments(argv):
             parser.error(f"--{name.replace('_', '-')} must be positive")
     if args.step_seconds < 1 or args.warmup_seconds < 0 or args.drain_seconds < 0 or args.http_rate < 0:
         parser.error("--step-seconds must be at least 1; --warmup-seconds, --drain-seconds and --http-rate 0 or more")
+    if args.faults and args.brokers:
+        parser.error("--faults injects into the embedded broker: leave out --brokers")
     if args.store and not args.store.startswith(("postgresql://", "postgres://")):
         parser.error("--store must be a postgresql:// (or postgres://) URI")
     if args.brokers and not args.allow_remote_brokers:
@@ -192,7 +199,11 @@ class LoadTest:
                 "--topic", a.topic, "--partitions", str(a.partitions),
                 "--flush-interval-ms", str(a.flush_interval_ms),
                 # the scheduled batch stays out of the way: the incident step runs one on purpose
-                "--batch-interval-seconds", "86400", "--log-level", "warning"]
+                "--batch-interval-seconds", "86400",
+                # faults are logged at info, with the moment each was injected
+                "--log-level", "info" if a.faults else "warning"]
+        if a.faults:
+            argv += ["--embedded-faults", a.faults]
         if a.brokers:
             argv += ["--brokers", a.brokers]
         argv += store_arguments(a)
@@ -303,6 +314,7 @@ class LoadTest:
         dashboard.sample_track_ids(self.logs, self.track_file)
         self.start_service()
         self.sampler = Sampler(self.host, self.port)
+        self.wall_origin = time.time() - self.sampler.now()
         self.sampler.service_pid = self.service.pid
         self.sampler.watch("counterpoint run", self.service.pid)
         self.sampler.watch("load test harness", os.getpid())
@@ -381,6 +393,9 @@ def main(argv):
     context = {"args": dict(vars(args), store=redacted_store(args.store)), "machine": machine.describe(), "generated": test.generated,
                "started": stamp, "interrupted": test.interrupted, "steps": test.steps,
                "sampler_errors": test.sampler.errors}
+    if args.faults:
+        injected = faults.injected(test.service.stderr_path, test.wall_origin)
+        context["faults"] = faults.figures(injected, test.prober.probes, test.sampler.samples)
     charts.draw(out, test.sampler.samples, test.prober.probes, figures, test.steps, args)
     path = report.write(out, figures, context)
     with open(os.path.join(out, "data", "figures.json"), "w") as f:

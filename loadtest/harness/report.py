@@ -4,6 +4,7 @@ import os
 
 import analysis
 import dashboard
+import faults
 
 
 def _n(value, digits=0):
@@ -217,6 +218,7 @@ def write(out, figures, context):
         f"{analysis.LAG_END_SECONDS:g} s of traffic, and no event was lost to an offset gap; for the realtime "
         "consumer, every freshness probe must also have become visible. The saturation point needs both groups.",
         "",
+        faults.section(context.get("faults"), args.get("faults")),
         "## Steps",
         "",
         _overview(figures),

@@ -149,7 +149,9 @@ class Sampler(threading.Thread):
     def _sample(self, elapsed):
         row = {"t": round(self.now(), 3), "phase": self.phase, "cpu": {}, "rss_mib": {}, "threads": {}}
         try:
-            row.update(stream_position(self.client.json("/v1/status")))
+            status = self.client.json("/v1/status")
+            row.update(stream_position(status))
+            row["degraded"] = [c.get("name") for c in status.get("components") or [] if c.get("state") != "running"]
             _, metrics = self.client.get("/metrics")
             row["skipped"] = metric_total(metrics.decode("utf-8", "replace"),
                                           "counterpoint_offset_gap_skipped_events_total")

@@ -30,7 +30,7 @@ import Runtime
 public final class KafkaConsumer: Sendable {
     private enum Lifecycle {
         case ready
-        case running(thread: pthread_t, session: ConsumerSession)
+        case running(thread: ThreadIdentity, session: ConsumerSession)
         case closed
     }
 
@@ -62,6 +62,14 @@ public final class KafkaConsumer: Sendable {
         self.logger = logger
     }
 
+    /// Joins the group and consumes until `stop` is requested (which wakes a waiting poll at
+    /// once) or the handler throws; then leaves the group as `run(until:handler:)` does.
+    public func run(until stop: StopSignal, handler: some KafkaConsumerHandler) throws {
+        let queue = self.queue
+        stop.onRequest { queue.yield() }
+        try run(until: { stop.isRequested }, handler: handler)
+    }
+
     /// Joins the group and consumes until `shouldStop` returns true (checked after every poll;
     /// call `wakeup` to make a waiting poll return at once) or the handler throws. Then leaves
     /// the group, which revokes the partitions (`revoking` with reason `.closing`), and returns.
@@ -72,7 +80,7 @@ public final class KafkaConsumer: Sendable {
             guard case .ready = state else {
                 throw KafkaError.wrongState("a consumer runs only once", context: "running consumer")
             }
-            state = .running(thread: pthread_self(), session: session)
+            state = .running(thread: .current, session: session)
         }
         client.context.rebalance = { session.rebalance($0) }
         defer {
@@ -126,7 +134,7 @@ public final class KafkaConsumer: Sendable {
     /// handler call; messages of that partition still in the current batch should be ignored.
     public func seek(partition: KafkaPartition, to offset: Int64, timeout: Duration = .seconds(10)) throws(KafkaError) {
         let session = lifecycle.withLock { state -> ConsumerSession? in
-            guard case .running(let thread, let session) = state, pthread_equal(thread, pthread_self()) != 0 else { return nil }
+            guard case .running(let thread, let session) = state, thread == .current else { return nil }
             return session
         }
         guard let session else {

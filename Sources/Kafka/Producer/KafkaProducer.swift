@@ -13,7 +13,7 @@ public final class KafkaProducer: Sendable {
     private let statistics: Locked<DeliveryStatistics>
     /// Apart from `statistics`, so that `send` does not contend with delivery reports.
     private let enqueued = Locked(0)
-    private let pollerStopped = Locked(false)
+    private let pollerStop = StopSignal()
     private let poller: BlockingThread
     private let logger: Logger
 
@@ -25,20 +25,20 @@ public final class KafkaProducer: Sendable {
         if let timeout = configuration.connectTimeout {
             try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)
         }
-        let stopped = pollerStopped
+        let stop = pollerStop
+        stop.onRequest { client.interruptPoll() }
         self.client = client
         self.statistics = statistics
         self.logger = logger
         self.poller = BlockingThread(name: "rdk-producer") {
-            while !stopped.withLock({ $0 }) {
+            while !stop.isRequested {
                 client.poll(timeout: .milliseconds(100))
             }
         }
     }
 
     deinit {
-        pollerStopped.withLock { $0 = true }
-        client.interruptPoll()
+        pollerStop.request()
         poller.join()
         let undelivered = client.outboundQueueLength
         if undelivered > 0 {

@@ -112,15 +112,26 @@ function keyMove(e, sel, n) {
   if (!(e.key in moves)) return undefined;
   return Math.min(n - 1, Math.max(0, (sel === null ? n - 1 : sel + moves[e.key])));
 }
-$('chart').addEventListener('pointermove', (e) => { chart.sel = pointerIndex($('chart'), e, chart.x0, chart.bw, chart.points.length); showChartSelection(); });
-$('chart').addEventListener('pointerleave', () => { if (document.activeElement !== $('chart')) { chart.sel = null; showChartSelection(); } });
-$('chart').addEventListener('focus', () => { if (chart.sel === null && chart.points.length) { chart.sel = chart.points.length - 1; showChartSelection(); } });
-$('chart').addEventListener('blur', () => { chart.sel = null; showChartSelection(); });
-$('chart').addEventListener('keydown', (e) => {
-  const next = keyMove(e, chart.sel, chart.points.length);
-  if (next === undefined) return;
-  e.preventDefault();
-  chart.sel = next; showChartSelection();
+// Selecting one bar of a chart with the pointer or the keyboard: `model.sel` is the selected
+// bar (null for none) of `count()`; `under(e)` is the bar under the pointer; focus selects
+// `first()`; `show()` draws the selection.
+function selectable(svg, model, { count, under, first, show }) {
+  svg.addEventListener('pointermove', (e) => { model.sel = under(e); show(); });
+  svg.addEventListener('pointerleave', () => { if (document.activeElement !== svg) { model.sel = null; show(); } });
+  svg.addEventListener('focus', () => { if (model.sel === null && count()) { model.sel = first(); show(); } });
+  svg.addEventListener('blur', () => { model.sel = null; show(); });
+  svg.addEventListener('keydown', (e) => {
+    const next = keyMove(e, model.sel, count());
+    if (next === undefined) return;
+    e.preventDefault();
+    model.sel = next; show();
+  });
+}
+selectable($('chart'), chart, {
+  count: () => chart.points.length,
+  under: (e) => pointerIndex($('chart'), e, chart.x0, chart.bw, chart.points.length),
+  first: () => chart.points.length - 1,
+  show: showChartSelection,
 });
 
 // MARK: the waveform heatmap
@@ -175,13 +186,9 @@ function showHeatSelection() {
   setAttrs(c, { x: i * heat.step, y: 0.5, width: heat.step, height: Math.max(0, ($('heat').clientHeight || 56) - 1) });
   setText($('heat-readout'), `${i}–${i + 1} % into the track: ${fmt(heat.buckets[i])} plays started here`);
 }
-$('heat').addEventListener('pointermove', (e) => { heat.sel = pointerIndex($('heat'), e, 0, heat.step, heat.buckets.length); showHeatSelection(); });
-$('heat').addEventListener('pointerleave', () => { if (document.activeElement !== $('heat')) { heat.sel = null; showHeatSelection(); } });
-$('heat').addEventListener('focus', () => { if (heat.sel === null && heat.buckets.length) { heat.sel = 0; showHeatSelection(); } });
-$('heat').addEventListener('blur', () => { heat.sel = null; showHeatSelection(); });
-$('heat').addEventListener('keydown', (e) => {
-  const next = keyMove(e, heat.sel, heat.buckets.length);
-  if (next === undefined) return;
-  e.preventDefault();
-  heat.sel = next; showHeatSelection();
+selectable($('heat'), heat, {
+  count: () => heat.buckets.length,
+  under: (e) => pointerIndex($('heat'), e, 0, heat.step, heat.buckets.length),
+  first: () => 0,
+  show: showHeatSelection,
 });

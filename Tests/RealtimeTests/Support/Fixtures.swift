@@ -66,8 +66,10 @@ enum Fixtures {
         return produced
     }
 
-    static func producer(_ cluster: KafkaMockCluster) throws -> KafkaProducer {
-        try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers), logger: logger)
+    static func producer(_ cluster: KafkaMockCluster, options: KafkaClientOptions = KafkaClientOptions()) throws -> KafkaProducer {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
+        configuration.options = options
+        return try KafkaProducer(configuration: configuration, logger: logger)
     }
 
     /// Produces each value (nil: a tombstone), keyed by nothing, to `partition` or spread by
@@ -89,10 +91,13 @@ enum Fixtures {
     }
 
     /// Waits (without asserting anything about time) until `condition` holds or `limit` passes.
-    static func wait(until condition: () throws -> Bool, limit: Duration = .seconds(60)) async throws {
+    /// `every`: how long to sleep between checks — longer for a check that reads a whole store
+    /// or archive, which would otherwise hold a thread of the cooperative pool the other tests share.
+    static func wait(until condition: () throws -> Bool, limit: Duration = .seconds(60),
+                     every interval: Duration = .milliseconds(20)) async throws {
         let deadline = ContinuousClock.now + limit
         while try !condition(), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: interval)
         }
     }
 

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// `run --embedded-faults`: the faults of the Kafka drills injected into run's own broker, as
+/// the load test uses them (see docs/faults.md).
+@Suite("run with faults injected into its embedded broker", .serialized)
+struct EmbeddedFaultTests {
+    /// The whole cluster down from 8 s to 16 s (after start-up, before any event; long enough to
+    /// be seen on a loaded machine), then, while events flow, leaders and the coordinator move
+    /// and requests fail in bursts.
+    static let schedule = "8:down:all:8,18:leaders,19:errors:fetch:20,19:errors:heartbeat:3,20:errors:join-group:1,"
+        + "20:errors:sync-group:1,20:errors:offset-commit:10,21:coordinator:2,22:slow:fetch:10:300,23:leaders"
+
+    @Test("while its embedded cluster cannot be reached run says so in /readyz, /v1/status and the log, recovers by itself, and ends with exact counts and a complete archive")
+    func runThroughFaults() async throws {
+        try await withTemporaryDirectory { scratch in
+            let logs = scratch.appendingPathComponent("logs")
+            let archive = scratch.appendingPathComponent("archive")
+            try await Steps.generate(into: logs, scratch: scratch, events: 10_000, tracks: 500, seed: 21)
+            let truth = try LogTruth(logs: logs)
+
+            let run = try RunningCommand([
+                "run", "--data-dir", scratch.appendingPathComponent("data").path, "--logs", archive.path,
+                "--listen", "127.0.0.1:0", "--partitions", "6", "--flush-interval-ms", "100",
+                "--batch-interval-seconds", "100000", "--embedded-faults", Self.schedule,
+            ], scratch: scratch)
+            do {
+                let (broker, port) = try await RunMergeTests.addresses(of: run)
+                let server = Server(command: run, port: port)
+                for component in ["consumer Kafka connection", "archiver Kafka connection"] {
+                    let degraded = try await Drill.waitForComponent(server, component, state: "degraded", timeout: .seconds(30))
+                    #expect((degraded["reason"] as? String)?.contains("brokers are down") == true, "\(degraded)")
+                }
+                let ready = try server.request("/readyz")
+                #expect(ready.status == 503)
+                #expect(ready.errorMessage?.contains("Kafka connection") == true, "\(ready.text)")
+                try await Drill.waitForComponent(server, "consumer Kafka connection", state: "running", timeout: .seconds(30))
+                try await Drill.waitForComponent(server, "archiver Kafka connection", state: "running", timeout: .seconds(30))
+
+                // 10,000 events over about five seconds, through the faults from 18 s on.
+                try await runCounterpointJSON(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
+                                              scratch: scratch)
+                try await RunMergeTests.waitUntilConsumed(server, events: truth.valid)
+                let totals = try Steps.totals(server, tracks: truth.trackIDs)
+                for track in truth.trackIDs {
+                    #expect(totals[track] == truth.plays(of: track), "track \(track)")
+                }
+                try await Drill.waitUntil(timeout: .seconds(30)) {
+                    (try? LogTruth(logs: archive))?.valid == truth.valid
+                }
+                #expect(try server.request("/readyz").status == 200)
+                try await server.stop(timeout: .seconds(15))
+                let injected = run.stderr.split(separator: "\n").filter { $0.contains("kafka fault injected") }
+                #expect(injected.count == 10, "\(injected)")
+                #expect(run.stderr.contains("kafka faults injected"))
+            } catch {
+                await run.killIfRunning()
+                throw error
+            }
+        }
+    }
+}

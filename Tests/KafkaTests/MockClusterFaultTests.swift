@@ -1,0 +1,76 @@
+import Kafka
+import Runtime
+import Testing
+
+@Suite("Faults injected into the mock cluster")
+struct MockClusterFaultTests {
+    @Test("a consumer reports the cluster unreachable while every broker is down and recovers by itself; it reads every message once through a broker down, moved leaders and coordinator, and request errors")
+    func connectivityAndExactDelivery() async throws {
+        let cluster = try KafkaMockCluster(brokers: 3, logger: Fixtures.logger)
+        try cluster.createTopic("plays", partitions: 6)
+        try Fixtures.produce(600, to: cluster)
+        let health = ComponentHealth(logger: Fixtures.logger)
+        var configuration = Fixtures.consumerConfiguration(cluster)
+        configuration.healthReport = KafkaHealthReport(health: health, component: "faulted Kafka connection")
+        let connection = { health.reports().first { $0.name == "faulted Kafka connection" }?.state }
+        let consumer = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
+        // Progress kept outside Kafka and handed back on assignment, as the realtime store does.
+        let consumed = Shared<[ReceivedMessage]>([])
+        let handler = ConsumerGroupTests.StoreBackedHandler(name: "faulted", store: Shared([:]), log: Shared([]), consumed: consumed)
+        let finished = Shared(false)
+        let run = Task {
+            try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { finished.snapshot }))
+        }
+        try await Fixtures.wait(until: { consumed.snapshot.count >= 600 })
+
+        try cluster.takeDown(broker: 2)
+        try await Task.sleep(for: .seconds(2))
+        try cluster.bringUp(broker: 2)
+        for broker in cluster.brokerIDs { try cluster.takeDown(broker: broker) }
+        try await Fixtures.wait(until: { connection()?.reason?.contains("brokers are down") == true })
+        #expect(connection()?.reason?.contains("brokers are down") == true, "\(String(describing: connection()))")
+        for broker in cluster.brokerIDs { try cluster.bringUp(broker: broker) }
+        try await Fixtures.wait(until: { connection() == .running })
+        #expect(connection() == .running, "\(String(describing: connection()))")
+        for partition in Int32(0)..<6 { try cluster.moveLeader(topic: "plays", partition: partition, to: Int(partition) % 3 + 1) }
+        try cluster.moveCoordinator(group: "test-group", to: 3)
+        for request in [KafkaMockCluster.Request.fetch, .heartbeat, .joinGroup, .syncGroup] {
+            cluster.inject(errors: Array(repeating: .typical(for: request), count: 2), on: request)
+        }
+        cluster.inject(errors: [.disconnect, .disconnect], on: .fetch)
+        try cluster.delay(.fetch, on: 1, by: .milliseconds(200), count: 3)
+        try Fixtures.produce(600, to: cluster, from: 600)
+        try await Fixtures.wait(until: { consumed.snapshot.count >= 1_200 })
+        finished.withLock { $0 = true }
+        try await run.value
+
+        let received = consumed.snapshot
+        #expect(received.count == 1_200)
+        #expect(Set(received.map { $0.value! }).count == 1_200, "every message once")
+    }
+
+    @Test("a fault schedule reads every kind of fault and names what is wrong with a bad one")
+    func scheduleParsing() throws {
+        let schedule = try KafkaFaultSchedule(parsing: "5:down:2:5, 15:leaders, 20:errors:offset-commit:10, 21:coordinator:3, 22:slow:fetch:4:250, 30:down:all:3, repeat:60")
+        #expect(schedule.steps.map(\.fault) == [
+            .down(broker: 2, for: .seconds(5)), .moveLeaders, .errors(.offsetCommit, count: 10), .moveCoordinator(to: 3),
+            .slow(.fetch, count: 4, by: .milliseconds(250)), .down(broker: nil, for: .seconds(3)),
+        ])
+        #expect(schedule.steps.map(\.at) == [.seconds(5), .seconds(15), .seconds(20), .seconds(21), .seconds(22), .seconds(30)])
+        #expect(schedule.period == .seconds(60))
+        #expect(try KafkaFaultSchedule(parsing: "drill") == KafkaFaultSchedule.drill)
+        for request in KafkaMockCluster.Request.allCases {
+            #expect(try KafkaFaultSchedule(parsing: "1:errors:\(request.flagName):1").steps.first?.fault == .errors(request, count: 1))
+        }
+        for (bad, complaint) in [("", "no faults"), ("5:explode", "expected down"), ("x:leaders", "SECONDS:FAULT"),
+                                 ("1:errors:gossip:3", "unknown request type"), ("1:down:2:0", "positive"),
+                                 ("10:leaders,repeat:5", "after the last fault")] {
+            do {
+                _ = try KafkaFaultSchedule(parsing: bad)
+                Issue.record("\"\(bad)\" was accepted")
+            } catch {
+                #expect("\(error)".contains(complaint), "\(error)")
+            }
+        }
+    }
+}
