@@ -97,7 +97,7 @@ public enum BatchJob {
         let expectedPerUnit = Int(min(1 << 23, max(1024, (units.first?.size ?? 0) / 150)))
         let target = plan.coverage
         let workerCount = min(configuration.workers, max(1, units.count))
-        let results = ResultChannel<(rows: [PlayCounts.Element], dimensions: [DimensionRow], tally: GroupTally?)>(workers: workerCount)
+        let results = ResultChannel<(unit: UnitRows, tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
             _ = BlockingThread(name: "batch-worker", stackSize: 1 << 22) {
@@ -114,10 +114,9 @@ public enum BatchJob {
                             try processor.absorb(source, hour: units[index].hour)
                         }
                         eventsRead.add(Int64(processor.tally.eventsRead - before))
-                        let unit = processor.finishUnit()
-                        results.send((unit.rows, unit.dimensions, nil))
+                        results.send((processor.finishUnit(), nil))
                     }
-                    results.send(([], [], processor.tally))
+                    results.send((UnitRows(), processor.tally))
                     results.workerFinished()
                 } catch {
                     results.workerFinished(with: error)
@@ -131,19 +130,8 @@ public enum BatchJob {
             _ = try store.replace(ranges: plan.ranges, startedAt: startedAt, sources: plan.sources) { writer in
                 while let result = try results.receive() {
                     if let tally = result.tally { summary.add(tally) }
-                    // Both lists are in (track, hour) order; a row without dimension counts has no entry.
-                    var next = 0
-                    for row in result.rows {
-                        var dimensions: [UInt8] = []
-                        if next < result.dimensions.count, result.dimensions[next].trackID == row.trackID,
-                           result.dimensions[next].hour == row.hour {
-                            dimensions = result.dimensions[next].encoded
-                            next += 1
-                        }
-                        try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, dimensions: dimensions)
-                        tracks.insert(row.trackID)
-                    }
-                    rows += result.rows.count
+                    try result.unit.write(to: writer) { tracks.insert($0) }
+                    rows += result.unit.rows.count
                 }
                 logger.debug("batch rows written", metadata: [
                     "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.rows": "\(rows)",

@@ -1,4 +1,5 @@
 import CounterpointCore
+import CounterStore
 import EventLogs
 
 /// Parses, validates, de-duplicates and counts the events of one work unit at a time (the
@@ -15,6 +16,7 @@ final class GroupProcessor {
     private var seen: SeenEvents
     private var counts: PlayCounts
     private var dimensions: DimensionCounts
+    private var listeners: ListenerCounts
 
     /// - Parameters:
     ///   - target: the hours being rebuilt; valid events of other hours are only counted
@@ -25,6 +27,7 @@ final class GroupProcessor {
         seen = SeenEvents(minimumCapacity: expectedEventsPerUnit)
         counts = PlayCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 4))
         dimensions = DimensionCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
+        listeners = ListenerCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
     }
 
     /// What this processor has counted so far, over all its units.
@@ -53,6 +56,7 @@ final class GroupProcessor {
             if seen.insert(eventID, in: hour) {
                 counts.add(trackID: trackID, hour: hour)
                 dimensions.add(trackID: trackID, hour: hour, playDimensions)
+                listeners.add(trackID: trackID, hour: hour, listenerID: playDimensions.listenerID)
             } else {
                 filter.tally.duplicates += 1
             }
@@ -61,13 +65,13 @@ final class GroupProcessor {
 
     /// Hands over the rows of the unit just processed, in key order, and forgets its event
     /// ids; the tables keep their memory for the next unit.
-    func finishUnit() -> (rows: [PlayCounts.Element], dimensions: [DimensionRow]) {
-        let rows = counts.sortedElements()
-        let dimensionRows = dimensions.rows()
+    func finishUnit() -> UnitRows {
+        let unit = UnitRows(rows: counts.sortedElements(), dimensions: dimensions.rows(), listeners: listeners.rows())
         counts.removeAll()
         dimensions.removeAll()
+        listeners.removeAll()
         seen.removeAll()
-        return (rows, dimensionRows)
+        return unit
     }
 
     @inline(__always)
@@ -78,8 +82,39 @@ final class GroupProcessor {
         if seen.insert(event.eventID, in: hour) {
             counts.add(trackID: event.trackID, hour: hour)
             dimensions.add(trackID: event.trackID, hour: hour, playDimensions)
+            listeners.add(trackID: event.trackID, hour: hour, listenerID: playDimensions.listenerID)
         } else {
             filter.tally.duplicates += 1
+        }
+    }
+}
+
+/// The rows of one unit, each list in (track, hour) order: the plays, and the dimension counts
+/// and listener sketches of the keys that have them.
+struct UnitRows: Sendable {
+    var rows: [CountRow] = []
+    var dimensions: [DimensionRow] = []
+    var listeners: [SketchRow] = []
+
+    /// Writes every row with its payloads (a key without dimension counts or listeners has no
+    /// entry in that list), calling `wrote` with each row's track.
+    func write(to writer: BatchRowWriter, wrote: (Int64) -> Void) throws {
+        var nextDimensions = 0, nextListeners = 0
+        for row in rows {
+            var encoded: [UInt8] = []
+            if nextDimensions < dimensions.count, dimensions[nextDimensions].trackID == row.trackID,
+               dimensions[nextDimensions].hour == row.hour {
+                encoded = dimensions[nextDimensions].encoded
+                nextDimensions += 1
+            }
+            var sketch: SketchRow?
+            if nextListeners < listeners.count, listeners[nextListeners].trackID == row.trackID, listeners[nextListeners].hour == row.hour {
+                sketch = listeners[nextListeners]
+                nextListeners += 1
+            }
+            try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, dimensions: encoded,
+                             listenerPlays: sketch?.listenerPlays ?? 0, listeners: sketch?.encoded ?? [])
+            wrote(row.trackID)
         }
     }
 }

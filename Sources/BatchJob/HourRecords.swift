@@ -67,6 +67,12 @@ final class HourRecords: @unchecked Sendable {
                 buffers[lastIndex].append(Self.absent)
             }
         }
+        if let listenerID = dimensions.listenerID {
+            buffers[lastIndex].append(1)
+            withUnsafeBytes(of: listenerID.littleEndian) { buffers[lastIndex].append(contentsOf: $0) }
+        } else {
+            buffers[lastIndex].append(0)
+        }
         let size = buffers[lastIndex].count - before
         sizes[lastIndex] += size
         buffered += size
@@ -122,6 +128,11 @@ final class HourRecords: @unchecked Sendable {
             offset += 1
             dimensions.client = readValue(bytes, &offset)
             dimensions.country = readValue(bytes, &offset)
+            if bytes[offset] != 0 {
+                dimensions.listenerID = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: Int64.self))
+                offset += 8
+            }
+            offset += 1
             if let id { body(trackID, id, dimensions) }
         }
     }

@@ -15,6 +15,7 @@ struct EventParsing {
     var occurredAt: Int64 = 0
     var position: Int64 = 0
     var duration: Int64 = 0
+    var listenerID: Int64 = 0
     var client = DimensionValue()
     var country = DimensionValue()
 
@@ -49,6 +50,7 @@ struct EventParsing {
         }
         if present & EventField.client.bit != 0 { dimensions.client = client }
         if present & EventField.country.bit != 0 { dimensions.country = country }
+        if present & EventField.listenerID.bit != 0 { dimensions.listenerID = listenerID }
         return dimensions
     }
 
@@ -142,7 +144,9 @@ struct EventParsing {
             if let value, value >= 1 && value <= EventLimits.maxTrackID { trackID = value } else { note(field, .invalid) }
         case .occurredAt: try scanOccurredAt()
         case .listenerID:
-            if let value = try scanInteger(field), value < 0 { note(field, .invalid) }
+            if let value = try scanInteger(field) {
+                if value < 0 { note(field, .invalid) } else { listenerID = value }
+            }
         case .positionMilliseconds:
             if let value = try scanInteger(field) {
                 if value < 0 { note(field, .invalid) } else { position = value }

@@ -19,18 +19,21 @@ public enum WaveformBucket {
 }
 
 /// What a play says beyond its track and time, as far as counting by dimension goes: its
-/// waveform bucket (nil without position or duration) and its client and country (nil when
-/// absent or null).
+/// waveform bucket (nil without position or duration), its client and country (nil when
+/// absent or null), and its listener (nil without `listener_id`; docs/listeners.md).
 public struct PlayDimensions: Sendable, Hashable {
     public var waveformBucket: Int8?
     public var client: DimensionValue?
     public var country: DimensionValue?
+    public var listenerID: Int64?
 
     @inlinable
-    public init(waveformBucket: Int8? = nil, client: DimensionValue? = nil, country: DimensionValue? = nil) {
+    public init(waveformBucket: Int8? = nil, client: DimensionValue? = nil, country: DimensionValue? = nil,
+                listenerID: Int64? = nil) {
         self.waveformBucket = waveformBucket
         self.client = client
         self.country = country
+        self.listenerID = listenerID
     }
 
     public static let none = PlayDimensions()

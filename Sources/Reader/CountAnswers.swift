@@ -31,20 +31,23 @@ struct CountAnswers {
 
     func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to", "step"])
-        let step: TimelineStep
-        switch values["step"] {
-        case nil: step = .hour
-        case let text?:
-            guard let parsed = TimelineStep(rawValue: text) else {
-                throw APIError.badRequest("invalid_step", "'step' must be 'hour' or 'day', not '\(QueryValues.printable(text))'")
-            }
-            step = parsed
-        }
+        let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
         let (points, freshness) = try store.withReader { reader in
             (try reader.timeline(track: trackID, in: range, step: step), reader.lastFreshness)
         }
-        var json = JSONWriter(capacity: 64 + points.count * 56)
+        return timelineAnswer(trackID, step: step, range: range, points: points, freshness: freshness) { point, json in
+            json.key("start"); json.value(point.start)
+            json.key("plays"); json.value(point.plays)
+            json.key("source"); json.value(point.source.rawValue)
+        }
+    }
+
+    /// `{"track_id":…,"step":…,"from":…,"to":…,"points":[…],"freshness":{…}}`: the shape of
+    /// every timeline answer, each point an object whose members `point` writes.
+    func timelineAnswer<Point>(_ trackID: Int64, step: TimelineStep, range: HourRange, points: [Point], freshness: Freshness,
+                               _ point: (Point, inout JSONWriter) -> Void) -> [UInt8] {
+        var json = JSONWriter(capacity: 64 + points.count * 72)
         json.beginObject()
         json.key("track_id"); json.value(trackID)
         json.key("step"); json.value(step.rawValue)
@@ -52,17 +55,24 @@ struct CountAnswers {
         json.key("to"); json.value(range.upper)
         json.key("points")
         json.beginArray()
-        for point in points {
+        for each in points {
             json.beginObject()
-            json.key("start"); json.value(point.start)
-            json.key("plays"); json.value(point.plays)
-            json.key("source"); json.value(point.source.rawValue)
+            point(each, &json)
             json.endObject()
         }
         json.endArray()
         writeFreshness(freshness, into: &json)
         json.endObject()
         return json.bytes
+    }
+
+    /// The timeline's `step`: `hour` (the default) or `day`.
+    func timelineStep(_ values: QueryValues) throws(APIError) -> TimelineStep {
+        guard let text = values["step"] else { return .hour }
+        guard let step = TimelineStep(rawValue: text) else {
+            throw APIError.badRequest("invalid_step", "'step' must be 'hour' or 'day', not '\(QueryValues.printable(text))'")
+        }
+        return step
     }
 
     /// The timeline's range: defaults to a recent window, widened to whole days for

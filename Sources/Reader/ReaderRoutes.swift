@@ -12,6 +12,7 @@ struct ReaderRoutes: Sendable {
     let logger: Logger
     let counts: CountAnswers
     let dimensions: DimensionAnswers
+    let listeners: ListenerAnswers
     let statusPage: StatusAnswer
     /// Checks credentials when a password file is configured.
     let authenticator: BasicAuthenticator?
@@ -22,6 +23,7 @@ struct ReaderRoutes: Sendable {
         self.logger = logger
         self.counts = CountAnswers(now: configuration.now)
         self.dimensions = DimensionAnswers(counts: counts)
+        self.listeners = ListenerAnswers(counts: counts)
         self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus, health: configuration.health)
     }
 
@@ -43,6 +45,10 @@ struct ReaderRoutes: Sendable {
             response = try match.route.handler(self, request, trackID, worker.slot)
         } catch let error as APIError {
             response = Self.errorResponse(error)
+        } catch let error as CounterStoreError where error.isDamagedData {
+            // Stored bytes this program cannot read: this answer fails, the server goes on.
+            logger.error("stored data cannot be read", metadata: ["http.route": "\(label)", "error": "\(error)"])
+            response = Self.errorResponse(APIError(status: 500, code: "damaged_data", message: error.description))
         } catch {
             logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
             response = Self.errorResponse(.storeUnavailable(String(describing: error)))

@@ -41,6 +41,12 @@ struct Route: Sendable {
         Route("/v1/tracks/{id}/breakdown") { reader, request, track, store in
             .json(try reader.dimensions.breakdown(track, request.query, store: store))
         },
+        Route("/v1/tracks/{id}/listeners") { reader, request, track, store in
+            .json(try reader.listeners.total(track, request.query, store: store))
+        },
+        Route("/v1/tracks/{id}/listeners/timeline") { reader, request, track, store in
+            .json(try reader.listeners.timeline(track, request.query, store: store))
+        },
         Route("/v1/plays") { reader, request, _, store in .json(try reader.counts.multiPlays(request.query, store: store)) },
         Route("/v1/top") { reader, request, _, store in .json(try reader.counts.top(request.query, store: store)) },
         Route("/v1/status") { reader, request, _, store in try reader.status(request, store: store) },

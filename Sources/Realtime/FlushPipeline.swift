@@ -2,15 +2,22 @@ import CounterpointCore
 import CounterStore
 import Runtime
 
-/// What the hot path counts into: plays per (track, hour), and the same plays by waveform
-/// bucket, client and country, flushed together.
+/// What the hot path counts into: plays per (track, hour), the same plays by waveform bucket,
+/// client and country, and their listeners, flushed together.
 struct CountTables {
     var counts = PlayCounts(minimumCapacity: 1 << 16)
     var dimensions = DimensionCounts(minimumCapacity: 1 << 16)
+    var listeners = ListenerCounts(minimumCapacity: 1 << 16)
 
     mutating func removeAll() {
         counts.removeAll()
         dimensions.removeAll()
+        listeners.removeAll()
+    }
+
+    /// The tables as the store's rows (sorting the per-play records: on the store thread).
+    mutating func rows() throws -> CounterRows {
+        try CounterRows.realtime(counts.sortedElements(), dimensions: dimensions.rows(), listeners: listeners.rows())
     }
 }
 
@@ -84,11 +91,12 @@ struct FlushPipeline {
         let (topic, compact, maxCompactedRows) = (topic, compaction.isDue(at: now), CompactionCadence.rowsPerFlush)
         let ticket = store.start { store in
             let started = ContinuousClock.now
-            let rows = handOff.tables.counts.sortedElements()
             var outcome: Outcome
+            var rowCount = 0
             do {
-                switch try store.apply(increments: rows, dimensions: handOff.tables.dimensions.rows(),
-                                       progress: progress, flushedAt: flushedAt) {
+                let rows = try handOff.tables.rows()
+                rowCount = rows.rowCount
+                switch try store.apply(rows, progress: progress, flushedAt: flushedAt) {
                 case .committed: outcome = .committed
                 case .fenced(let partitions): outcome = .fenced(partitions: partitions)
                 }
@@ -104,7 +112,7 @@ struct FlushPipeline {
                 ? Result { try store.compactCoveredHours(maxRows: maxCompactedRows) } : nil
             let plays = handOff.tables.counts.totalPlays
             handOff.tables.removeAll()
-            let settled = Settled(progress: progress, outcome: outcome, storedOffsets: stored, rows: rows.count,
+            let settled = Settled(progress: progress, outcome: outcome, storedOffsets: stored, rows: rowCount,
                                   plays: plays, duration: duration, flushedAt: flushedAt, compactedRows: compacted)
             return Report(settled: UncheckedSettled(value: settled), emptied: handOff)
         }

@@ -8,7 +8,8 @@ import Runtime
 /// flushes them with each partition's next offset in one store transaction
 /// (docs/architecture.md, the realtime layer).
 ///
-/// - Hot path: each message is parsed in place and added to the `CountTables`; the
+/// - Hot path: each message is parsed in place and added to the `CountTables` (a listener costs
+///   a hash and an appended record: the sketches are built on the store thread); the
 ///   `PartitionLedger` notes offsets once per run of a partition's messages. Nothing is
 ///   allocated for a valid event.
 /// - Flushes go through the `FlushPipeline`: every `flushInterval` (or when a poll finds
@@ -103,6 +104,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             case .success(let event):
                 tables.counts.add(trackID: event.trackID, hour: event.hour)
                 tables.dimensions.add(trackID: event.trackID, hour: event.hour, playDimensions)
+                tables.listeners.add(trackID: event.trackID, hour: event.hour, listenerID: playDimensions.listenerID)
                 valid += 1
             case .failure(let rejection):
                 reject(rejection, partition: partition, offset: offset, value: value)

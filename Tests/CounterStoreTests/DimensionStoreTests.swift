@@ -262,7 +262,7 @@ struct DimensionStoreTests {
                         let track = Int64.random(in: 1...3, using: &random), hourIndex = hour(Int64.random(in: 0..<2, using: &random)).index
                         plays += Self.randomPlays(&random).map { (track, hourIndex, $0) }
                     }
-                    let rows = try CounterRows.realtime([], Self.rows(plays).1)
+                    let rows = try CounterRows.realtime([CountRow](), dimensions: Self.rows(plays).1)
                     try retryingConflicts { try connection.write { try PostgresDialect($0).add(rows) } }
                     written.add(plays)
                 }

@@ -84,7 +84,7 @@ struct PostgresStoreTests {
         #expect(failures.value == 0)
         let connection = try PostgresConnection(url: url)
         #expect(try PostgresSchema.currentVersion(connection) == PostgresSchema.version)
-        #expect(PostgresSchema.version == 3)
+        #expect(PostgresSchema.version == 4)
     }
 
     @Test("a database with a newer schema version than this program knows is refused")

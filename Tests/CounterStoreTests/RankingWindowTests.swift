@@ -37,6 +37,15 @@ struct RankingWindowTests {
         func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
             try base.realtimeDimensions(track: track, over: gaps, visit)
         }
+        func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.batchListeners(track: track, over: part, visit)
+        }
+        func batchListenerBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.batchListenerBuckets(track: track, in: span, visit)
+        }
+        func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.realtimeListeners(track: track, in: gap, visit)
+        }
         func recentRuns(limit: Int) throws -> [BatchRun] { try base.recentRuns(limit: limit) }
         func partitions() throws -> [PartitionStatus] { try base.partitions() }
         func isReadable() -> Bool { base.isReadable() }

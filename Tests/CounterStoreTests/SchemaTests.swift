@@ -19,9 +19,9 @@ struct SchemaTests {
                 _ = try RealtimeStore(location: location)
                 _ = try BatchStore(location: location)
             }
-            // Realtime: counts, then dimensions. Batch: hours, rollups, recorded sources, then dimensions.
-            #expect(try userVersion(ofFile: location.realtimePath) == 3)
-            #expect(try userVersion(ofFile: location.batchPath) == 4)
+            // Realtime: counts, dimensions, a change counter, listeners. Batch: hours, rollups, recorded sources, dimensions, listeners.
+            #expect(try userVersion(ofFile: location.realtimePath) == 4)
+            #expect(try userVersion(ofFile: location.batchPath) == 5)
         }
     }
 
@@ -33,7 +33,7 @@ struct SchemaTests {
             bytes.replaceSubrange(60..<64, with: [0, 0, 0, 9])
             try bytes.write(to: URL(fileURLWithPath: location.batchPath))
             let error = try #require(throws: CounterStoreError.self) { try BatchStore(location: location) }
-            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 4))
+            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 5))
             #expect(throws: CounterStoreError.self) { try StoreBackend.sqlite(location).openReader() }
         }
     }

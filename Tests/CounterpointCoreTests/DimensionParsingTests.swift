@@ -49,7 +49,17 @@ struct DimensionParsingTests {
     @Test("an event keeps its bucket, client and country as sent")
     func keepsDimensions() throws {
         let dimensions = try #require(parsedDimensions(eventJSON("position_ms", "107500")))
-        #expect(dimensions == PlayDimensions(waveformBucket: 50, client: DimensionValue("ios"), country: DimensionValue("DE")))
+        #expect(dimensions == PlayDimensions(waveformBucket: 50, client: DimensionValue("ios"), country: DimensionValue("DE"),
+                                             listenerID: 987))
+    }
+
+    @Test("an event keeps its listener id; without one (or null) it has none")
+    func listenerID() throws {
+        #expect(parsedDimensions(eventJSON("listener_id", "0"))?.listenerID == 0)
+        #expect(parsedDimensions(eventJSON("listener_id", "9223372036854775807"))?.listenerID == Int64.max)
+        #expect(parsedDimensions(eventJSON("listener_id", nil))?.listenerID == nil)
+        #expect(parsedDimensions(eventJSON("listener_id", "null"))?.listenerID == nil)
+        #expect(rejectReason(eventJSON("listener_id", "-1")) == .invalidField)
     }
 
     @Test("a play without position or duration has no bucket; without client or country, none of those")

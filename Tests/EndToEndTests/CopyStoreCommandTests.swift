@@ -6,7 +6,7 @@ import Testing
 /// real commands. The truth is the logs (`LogTruth`) and the SQLite reader's own answers.
 @Suite("copy-store moves a SQLite store into PostgreSQL", .serialized)
 struct CopyStoreCommandTests {
-    @Test("after copy-store, serve on PostgreSQL answers totals, rankings and waveforms as serve on SQLite did; a second copy is refused")
+    @Test("after copy-store, serve on PostgreSQL answers totals, rankings, waveforms and listeners as serve on SQLite did; a second copy is refused")
     func copiedStoreAnswersAlike() async throws {
         let postgres = try PostgresTestServer.shared()
         let store = try postgres.makeDatabase()
@@ -21,15 +21,20 @@ struct CopyStoreCommandTests {
             let covered = TestDay.firstHour..<(TestDay.firstHour + 12)
             let expected = Dictionary(uniqueKeysWithValues: exact.trackIDs.map { ($0, exact.plays(of: $0, hours: covered)) })
                 .filter { $0.value > 0 }
+            let busiest = try #require(expected.max { $0.value < $1.value }).key
             let targets = ["/v1/top?limit=50", "/v1/tracks/\(exact.trackIDs[0])/waveform",
                            "/v1/tracks/\(exact.trackIDs[0])/breakdown?by=country",
-                           "/v1/tracks/\(exact.trackIDs[0])/timeline?step=day&from=2026-11-19T00:00:00Z&to=2026-11-22T00:00:00Z"]
+                           "/v1/tracks/\(exact.trackIDs[0])/timeline?step=day&from=2026-11-19T00:00:00Z&to=2026-11-22T00:00:00Z",
+                           "/v1/tracks/\(busiest)/listeners",
+                           "/v1/tracks/\(busiest)/listeners/timeline?step=hour&from=2026-11-20T00:00:00Z&to=2026-11-20T12:00:00Z"]
 
             let before = try await withServer(dataDirectory: data, scratch: scratch) { server in
                 (try Steps.totals(server, tracks: exact.trackIDs).filter { $0.value > 0 },
                  try targets.map { try Self.body(server, $0) })
             }
             #expect(before.0 == expected)
+            // The listener answers hold sketches (the copy must carry them to answer alike).
+            #expect(!before.1[4].contains(#""listeners":0"#), "\(before.1[4])")
 
             let copy = try await runCounterpointJSON(["copy-store", "--data-dir", data.path, "--store", store, "--json"], scratch: scratch)
             let coveredRows = exact.plays.values.reduce(0) { $0 + $1.filter { covered.contains($0.key) && $0.value > 0 }.count }

@@ -40,7 +40,7 @@ extension EndToEnd {
         func documentedPathsEqualRouteTemplates() throws {
             let documented = try Self.documentedPaths()
             let templates = try Self.routeTemplates()
-            #expect(documented.count == 11, "\(documented)")
+            #expect(documented.count == 13, "\(documented)")
             #expect(Set(documented).count == documented.count, "no path documented twice")
             #expect(Set(documented) == Set(templates))
             #expect(templates.count == Set(templates).count)

@@ -95,6 +95,7 @@ extension EndToEnd {
 
                 // The dimensions: rendered when the reader answers them, "not available" while it answers 404.
                 try checkDimensions(tab, server: server, track: track, truth: truth)
+                try await checkListeners(tab, track: track, truth: truth)
 
                 // Picking a track in the top list shows it and puts it in the fragment.
                 let second = expectedTop[1]
@@ -107,6 +108,25 @@ extension EndToEnd {
                 #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
                 #expect(activity.errors.isEmpty, "\(activity.errors)")
             }
+        }
+
+        /// The track's distinct listeners beside its plays, exact (a few hundred at most), and per
+        /// day, the latest first; the top track's, in the thousands, marked as an estimate.
+        func checkListeners(_ tab: Tab, track: Int64, truth: LogTruth) async throws {
+            try await tab.wait(until: "document.getElementById('listeners').textContent !== '—'", "the listeners of track \(track)")
+            let exact = truth.listeners(of: track)
+            #expect(exact > 0 && exact <= 320, "track \(track) has \(exact) listeners; the test needs an exact answer")
+            #expect(try tab.text("#listeners") == Self.grouped(exact))
+            #expect(try tab.text("#listeners-note")?.hasPrefix("exact") == true)
+            let days = try tab.evaluate("[...document.querySelectorAll('#listeners-list li')].map(r => [r.children[0].textContent, r.children[2].firstChild.textContent])") as? [[String]] ?? []
+            let firstDay = TestDay.firstHour / 24
+            // Day text (as the page writes it) → the track's listeners that day.
+            let byDay = Dictionary(uniqueKeysWithValues: (firstDay..<firstDay + 60).map {
+                (String(Hours.text($0 * 24).prefix(10)), Self.grouped(truth.listeners(of: track, day: $0)))
+            })
+            let expected = days.map { [$0[0], byDay[$0[0]] ?? "no such day"] }
+            #expect(!days.isEmpty && days == expected, "\(days)")
+            #expect(days.contains { $0[0] == String(Hours.text(firstDay * 24).prefix(10)) }, "\(days)")
         }
 
         func checkDimensions(_ tab: Tab, server: Server, track: Int64, truth: LogTruth) throws {

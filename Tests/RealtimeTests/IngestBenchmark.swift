@@ -48,23 +48,9 @@ struct IngestBenchmark {
     func ingestVersusBareLoop() async throws {
         try await withTemporaryDirectory { directory in
             let cluster = try Fixtures.cluster(partitions: Self.partitions)
-            var configuration = GeneratorConfiguration()
-            configuration.events = Self.events
-            configuration.start = Hour(epochSeconds: 1_795_000_000)
-            var synthesizer = EventSynthesizer(configuration: configuration)
-            let producer = try Fixtures.producer(cluster)
-            var line: [UInt8] = []
-            var sequence = 0
-            while true {
-                line.removeAll(keepingCapacity: true)
-                guard synthesizer.appendNext(to: &line) != nil else { break }
-                // A distinct key per event spreads them evenly (without one, librdkafka sticks to
-                // a partition for 10 ms at a time).
-                sequence += 1
-                try producer.send(topic: "plays", key: Array(String(sequence).utf8), value: line)
+            try Self.produceEvents(to: cluster) { producer, key, line in
+                try producer.send(topic: "plays", key: key, value: line)
             }
-            try producer.flush(timeout: .seconds(300))
-            try #require(producer.deliveryStatistics.delivered == Self.events)
 
             // The bare loop, with explicit start offsets as the realtime consumer hands them back.
             var bare = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "bench-bare", topics: ["plays"])
@@ -124,6 +110,69 @@ struct IngestBenchmark {
         }
     }
 
+    @Test("ingest into committed counts on SQLite with listener sketches versus the same events without listener_id")
+    func ingestWithAndWithoutListeners() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(topic: "plays", partitions: Self.partitions)
+            try cluster.createTopic("plays-without-listeners", partitions: Self.partitions)
+            let field = Array(#""listener_id":"#.utf8)
+            try Self.produceEvents(to: cluster, copies: 2) { producer, key, line in
+                try producer.send(topic: "plays", key: key, value: line)
+                // The same event without `"listener_id":N,`.
+                var bare = line
+                if let start = bare.firstRange(of: field)?.lowerBound, let comma = bare[start...].firstIndex(of: UInt8(ascii: ",")) {
+                    bare.removeSubrange(start...comma)
+                }
+                try producer.send(topic: "plays-without-listeners", key: key, value: bare)
+            }
+
+            var ratios: [Double] = []
+            for round in 1...Self.rounds {
+                var rates: [String: Double] = [:]
+                for topic in round % 2 == 1 ? ["plays", "plays-without-listeners"] : ["plays-without-listeners", "plays"] {
+                    let location = StoreLocation(directory: directory.appendingPathComponent("round-\(round)-\(topic)").path)
+                    let run = try await Self.ingest(cluster, into: .sqlite(location), group: "bench-\(topic)-\(round)", topic: topic)
+                    rates[topic] = Double(Self.events) / run.duration.timeInterval
+                    print("round \(round): \(topic): \(Self.events) events into committed counts in \(run.duration): \(Int(rates[topic]!)) events/s; last flush \(run.lastFlush)")
+                }
+                let listeners = try Self.listenerTotal(StoreLocation(directory: directory.appendingPathComponent("round-\(round)-plays").path))
+                #expect(listeners > 0)
+                ratios.append(rates["plays"]! / rates["plays-without-listeners"]!)
+                print("round \(round): ingest with listener sketches / without: \(String(format: "%.2f", ratios.last!))")
+            }
+            print("ingest with / without listener sketches over \(ratios.count) rounds: median \(String(format: "%.2f", ratios.sorted()[ratios.count / 2])), "
+                  + "range \(String(format: "%.2f", ratios.min()!))–\(String(format: "%.2f", ratios.max()!)) (target ≥ 0.9)")
+        }
+    }
+
+    /// Produces `events` synthetic events through `send` (given the producer, a distinct key per
+    /// event and the line) and waits until all `copies` × `events` messages are delivered.
+    static func produceEvents(to cluster: KafkaMockCluster, copies: Int = 1,
+                              _ send: (KafkaProducer, [UInt8], [UInt8]) throws -> Void) throws {
+        var configuration = GeneratorConfiguration()
+        configuration.events = Self.events
+        configuration.start = Hour(epochSeconds: 1_795_000_000)
+        var synthesizer = EventSynthesizer(configuration: configuration)
+        let producer = try Fixtures.producer(cluster)
+        var line: [UInt8] = []
+        var sequence = 0
+        while true {
+            line.removeAll(keepingCapacity: true)
+            guard synthesizer.appendNext(to: &line) != nil else { break }
+            // A distinct key per event spreads them evenly (without one, librdkafka sticks to
+            // a partition for 10 ms at a time).
+            sequence += 1
+            try send(producer, Array(String(sequence).utf8), line)
+        }
+        try producer.flush(timeout: .seconds(300))
+        try #require(producer.deliveryStatistics.delivered == copies * Self.events)
+    }
+
+    /// Σ listener plays in the realtime store: the sketches were written.
+    static func listenerTotal(_ location: StoreLocation) throws -> Int64 {
+        try Database(path: location.realtimePath, mode: .readOnly).makeStatement("SELECT coalesce(sum(listener_plays), 0) FROM realtime_listeners").singleInt64() ?? 0
+    }
+
     struct IngestRun {
         var duration: Duration
         var consumedAll: Duration
@@ -132,8 +181,9 @@ struct IngestBenchmark {
 
     /// Runs a realtime consumer of `group` into `store` until its flushes have committed every
     /// event of the topic.
-    static func ingest(_ cluster: KafkaMockCluster, into store: StoreBackend, group: String) async throws -> IngestRun {
+    static func ingest(_ cluster: KafkaMockCluster, into store: StoreBackend, group: String, topic: String = "plays") async throws -> IngestRun {
         var realtime = RealtimeConfiguration(bootstrapServers: cluster.bootstrapServers, store: store)
+        realtime.topic = topic
         realtime.sessionTimeoutMilliseconds = 6_000
         realtime.heartbeatIntervalMilliseconds = 500
         realtime.flushInterval = .milliseconds(Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_FLUSH_MS"] ?? "") ?? 250)

@@ -4,7 +4,7 @@
 --
 --   wrk -t1 -cN -dD -s dashboard.lua http://127.0.0.1:PORT -- KIND TRACK_FILE MEAN_DELAY_MS
 --
--- KIND: totals | timeline-hour | timeline-day | multi-get | top. Each connection waits an
+-- KIND: totals | timeline-hour | timeline-day | listeners | multi-get | top. Each connection waits an
 -- exponentially distributed pause (mean MEAN_DELAY_MS) before each request, so the kind's
 -- rate is about connections / (pause + latency): dashboards, not a flood. done() prints one
 -- JSON line with the kind's figures.
@@ -51,6 +51,15 @@ function request()
   elseif kind == "timeline-day" then
     path = "/v1/tracks/" .. track() .. "/timeline?step=day&from=" .. iso_hour(now - 30 * 86400) ..
            "&to=" .. iso_hour(now + 3600)
+  elseif kind == "listeners" then
+    -- distinct listeners: half over the last 7 or 30 days, half per day over 30 days
+    if math.random() < 0.5 then
+      local days = math.random() < 0.5 and 7 or 30
+      path = "/v1/tracks/" .. track() .. "/listeners?from=" .. iso_hour(now - days * 86400)
+    else
+      path = "/v1/tracks/" .. track() .. "/listeners/timeline?step=day&from=" .. iso_hour(now - 30 * 86400) ..
+             "&to=" .. iso_hour(now + 3600)
+    end
   elseif kind == "multi-get" then
     local ids = {}
     for i = 1, 50 do ids[i] = track() end

@@ -6,10 +6,15 @@ import CounterpointCore
 /// day and month sums to the rollups as it writes the hours — so `batch_days` and
 /// `batch_months` stay the sums of `batch_hours` at a cost that follows the hours replaced,
 /// not the days or months around them. Then empty buckets go and the run is recorded.
+///
+/// Listener sketches add to the rollups by union the same way, but a union cannot be
+/// subtracted: the (track, day)s and (track, month)s whose replaced hours held a sketch are
+/// rebuilt from their hours and days once the new hours are in (`ListenerRollups`).
 enum BatchReplacement {
     static func replace<D: StoreDialect>(_ target: ReplaceTarget, sources: [HourSource], sortBufferRows: Int, in db: D,
                                          rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
-        try subtractReplacedHours(target.pieces, db)
+        var stale = ListenerRollups()
+        try subtractReplacedHours(target.pieces, db, staleListeners: &stale)
         let hours = Catalogue.batch(.hour)
         for range in target.coverage.ranges {
             try db.run("DELETE FROM \(hours.name) WHERE hour >= $1 AND hour < $2", .integer(range.lower.index), .integer(range.upper.index))
@@ -17,24 +22,30 @@ enum BatchReplacement {
         let sink = BatchRowSink(db, target: target, capacity: sortBufferRows)
         let run = try rows(BatchRowWriter(sink: sink.write))
         try sink.drain()
+        try stale.rebuild(db)
         try dropEmptyBuckets(target.pieces, db)
         return try target.finishReplacement(run, sources: sources, in: db)
     }
 
-    /// Takes the hours of every piece — plays and dimension counts — out of their day and month
-    /// rows. A first run over new hours finds nothing; a rerun reads each old row once. A
-    /// month's sums are added up over its pieces and written once (a run over a month would
-    /// otherwise update every month row once per day).
-    private static func subtractReplacedHours<D: StoreDialect>(_ pieces: [RollupPiece], _ db: D) throws {
+    /// Takes the hours of every piece — plays, dimension counts and listener plays — out of
+    /// their day and month rows, and notes the (track, day)s whose sketches they were part of. A
+    /// first run over new hours finds nothing; a rerun reads each old row once. A month's sums
+    /// are added up over its pieces and written once (a run over a month would otherwise
+    /// update every month row once per day).
+    private static func subtractReplacedHours<D: StoreDialect>(_ pieces: [RollupPiece], _ db: D,
+                                                               staleListeners: inout ListenerRollups) throws {
         let hours = Catalogue.batch(.hour)
         var month = RowBuffer()
         var piece = RowBuffer()
         for (index, current) in pieces.enumerated() {
             try db.query("""
-                SELECT track_id, hour, plays, dimensions FROM \(hours.name) WHERE hour >= $1 AND hour < $2
+                SELECT track_id, hour, plays, dimensions, listener_plays, CASE WHEN listeners IS NULL THEN 0 ELSE 1 END
+                FROM \(hours.name) WHERE hour >= $1 AND hour < $2
                 """, [.integer(current.hours.lower.index), .integer(current.hours.upper.index)]) { row in
-                row.withBytes(at: 3) { piece.append(CountRow(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)),
-                                                             plays: row.int64(at: 2)), dimensions: $0) }
+                let trackID = row.int64(at: 0)
+                row.withBytes(at: 3) { piece.append(CountRow(trackID: trackID, hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2)),
+                                                    dimensions: $0, listenerPlays: row.int64(at: 4)) }
+                if row.int64(at: 5) != 0 { staleListeners.insert(trackID: trackID, piece: current) }
             }
             if !piece.isEmpty {
                 let days = try piece.sorted(into: hours, sign: -1).rolledUp(to: .day)
@@ -42,7 +53,7 @@ enum BatchReplacement {
                 days.dimensions.withBlobs { blob in
                     for row in days.indices {
                         month.append(CountRow(trackID: days.firstKeys[row], hour: RollupLevel.day.firstHour(ofKey: days.secondKeys[row]),
-                                              plays: days.plays[row]), dimensions: blob(row))
+                                              plays: days.plays[row]), dimensions: blob(row), listenerPlays: days.listenerPlays[row])
                     }
                 }
                 piece.removeAll()
@@ -83,9 +94,13 @@ final class BatchRowSink<D: StoreDialect> {
         self.capacity = max(1, capacity)
     }
 
-    func write(_ row: CountRow, dimensions: [UInt8]) throws {
-        guard try target.admits(row) else { return }
-        dimensions.withUnsafeBytes { buffer.append(row, dimensions: $0) }
+    func write(_ row: BatchRowWriter.Row) throws {
+        guard try target.admits(row.counts) else { return }
+        row.dimensions.withUnsafeBytes { dimensions in
+            row.listeners.withUnsafeBytes { listeners in
+                buffer.append(row.counts, dimensions: dimensions, listenerPlays: row.listenerPlays, listeners: listeners)
+            }
+        }
         if buffer.count >= capacity { try drain() }
     }
 
@@ -99,12 +114,14 @@ final class BatchRowSink<D: StoreDialect> {
     }
 }
 
-/// Rows in arrival order with their dimension counts back to back (plain values sort and
-/// move without reference counting), until `sorted` orders and sums them.
+/// Rows in arrival order with their blobs back to back (plain values sort and move without
+/// reference counting), until `sorted` orders and sums them.
 struct RowBuffer {
     private struct Entry {
         var row: CountRow
+        var listenerPlays: Int64
         var dimensions: Range<Int>
+        var listeners: Range<Int>
     }
 
     private var entries: [Entry] = []
@@ -113,10 +130,15 @@ struct RowBuffer {
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
 
-    mutating func append(_ row: CountRow, dimensions: UnsafeRawBufferPointer) {
+    mutating func append(_ row: CountRow, dimensions: UnsafeRawBufferPointer, listenerPlays: Int64 = 0,
+                         listeners: UnsafeRawBufferPointer = CounterRows.noBlob) {
         if entries.isEmpty { entries.reserveCapacity(1 << 12) }
-        entries.append(Entry(row: row, dimensions: arena.count..<arena.count + dimensions.count))
+        let dimensionStart = arena.count
         arena.append(contentsOf: dimensions)
+        let listenerStart = arena.count
+        arena.append(contentsOf: listeners)
+        entries.append(Entry(row: row, listenerPlays: listenerPlays, dimensions: dimensionStart..<listenerStart,
+                             listeners: listenerStart..<arena.count))
     }
 
     /// The rows sorted by (track, hour) and summed per key, times `sign`, as rows of `table`
@@ -128,7 +150,9 @@ struct RowBuffer {
         try arena.withUnsafeBytes { arena in
             for entry in entries {
                 try rows.append(entry.row.trackID, entry.row.hour.index, plays: entry.row.plays,
-                                dimensions: UnsafeRawBufferPointer(rebasing: arena[entry.dimensions]), sign: sign)
+                                dimensions: UnsafeRawBufferPointer(rebasing: arena[entry.dimensions]),
+                                listenerPlays: entry.listenerPlays, listeners: UnsafeRawBufferPointer(rebasing: arena[entry.listeners]),
+                                sign: sign)
             }
         }
         return rows

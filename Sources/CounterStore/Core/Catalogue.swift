@@ -62,6 +62,11 @@ enum Catalogue {
         let dimensions: [String]
         /// Per level: (track, plays) of bucket 1 by plays descending, ties by track, LIMIT 2 OFFSET 3.
         let ranked: [String]
+        /// `listenersBySlots[mask]`: (listener plays, sketch) of the rows with a sketch over the
+        /// slots of `sumBySlots[mask]`.
+        let listenersBySlots: [String]
+        /// Per level: (bucket key, listener plays, sketch) of the track (1) in [2, 3), rows with a sketch.
+        let listeners: [String]
 
         init(placeholder p: (Int) -> String, rankedHint: (CounterTable) -> String = { _ in "" }) {
             func condition(_ table: CounterTable, _ index: Int) -> String {
@@ -76,18 +81,26 @@ enum Catalogue {
                 }
                 return "SELECT CAST(" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + " AS bigint)"
             }
-            dimensionsBySlots = masks.map { mask in
-                let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
-                    let table = Catalogue.batch(level)
-                    return "SELECT dimensions FROM \(table.name) WHERE \(condition(table, index)) AND dimensions IS NOT NULL"
+            /// The rows of `columns` whose `blob` is not NULL, over the slots of each mask.
+            func blobsBySlots(_ columns: String, _ blob: String) -> [String] {
+                masks.map { mask in
+                    let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
+                        let table = Catalogue.batch(level)
+                        return "SELECT \(columns) FROM \(table.name) WHERE \(condition(table, index)) AND \(blob) IS NOT NULL"
+                    }
+                    return parts.isEmpty ? "SELECT \(columns) FROM \(Catalogue.batch(.hour).name) WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
                 }
-                return parts.isEmpty ? "SELECT NULL WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
             }
+            dimensionsBySlots = blobsBySlots("dimensions", "dimensions")
             buckets = Catalogue.batchTables.map { table in
                 "SELECT \(table.keys.second), plays FROM \(table.name) WHERE \(condition(table, 0))"
             }
             dimensions = Catalogue.batchTables.map { table in
                 "SELECT dimensions FROM \(table.name) WHERE \(condition(table, 0)) AND dimensions IS NOT NULL"
+            }
+            listenersBySlots = blobsBySlots("listener_plays, listeners", "listeners")
+            listeners = Catalogue.batchTables.map { table in
+                "SELECT \(table.keys.second), listener_plays, listeners FROM \(table.name) WHERE \(condition(table, 0)) AND listeners IS NOT NULL"
             }
             ranked = Catalogue.batchTables.map { table in
                 "SELECT track_id, plays FROM \(table.name)\(rankedHint(table)) WHERE \(table.keys.second) = \(p(1)) " +
@@ -117,5 +130,14 @@ extension Catalogue {
     /// meaning none.
     static func addDimensionsColumn(to tables: [CounterTable], _ types: ColumnTypes) -> String {
         tables.map { "ALTER TABLE \($0.name) ADD COLUMN dimensions \(types.blob);" }.joined(separator: "\n")
+    }
+
+    /// The listeners as columns of `tables`' rows: the plays that carried a listener id, and
+    /// their sketch (`HyperLogLog.encoded`; NULL meaning none).
+    static func addListenerColumns(to tables: [CounterTable], _ types: ColumnTypes) -> String {
+        tables.map {
+            "ALTER TABLE \($0.name) ADD COLUMN listener_plays \(types.integer) NOT NULL DEFAULT 0;\n" +
+                "ALTER TABLE \($0.name) ADD COLUMN listeners \(types.blob);"
+        }.joined(separator: "\n")
     }
 }

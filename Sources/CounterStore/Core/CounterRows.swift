@@ -2,20 +2,29 @@ import CounterpointCore
 
 /// The one row type every counter write of both backends carries: rows keyed by two bigint
 /// columns (a `CounterTable`'s keys), each with plays and its optional payloads — the dimension
-/// counts (`DimensionEncoding` blobs) today. Rows are appended in ascending key order; a row of
-/// the last row's key adds its plays and merges its payloads into it, so the rows a dialect
-/// receives are summed and sorted.
+/// counts (`DimensionEncoding` blobs) and the listeners (the plays that carried a listener id,
+/// and their `HyperLogLog` sketch). Rows are appended in ascending key order; a row of the last
+/// row's key adds its plays and merges its payloads into it, so the rows a dialect receives are
+/// summed and sorted.
 ///
-/// A payload is a `BlobColumn` with its merge rule: adding one (a listener sketch) is one more
-/// column here, one more argument to `append`, and its column in the dialects' statements.
-struct CounterRows {
+/// A payload is a `BlobColumn` with its merge rule (`Payload`): counts merge by adding (and can
+/// be subtracted), sketches by union (and cannot: `BatchReplacement` rebuilds them).
+public struct CounterRows {
     let table: CounterTable
+    /// Set for a rebuild of rollup sketches: the dialect replaces each row's stored sketch with
+    /// the row's instead of uniting them.
+    let replacesListeners: Bool
     private(set) var firstKeys: [Int64] = []
     private(set) var secondKeys: [Int64] = []
     private(set) var plays: [Int64] = []
-    private(set) var dimensions = BlobColumn()
+    private(set) var listenerPlays: [Int64] = []
+    private(set) var dimensions = BlobColumn(.dimensions)
+    private(set) var listeners = BlobColumn(.listeners)
 
-    init(_ table: CounterTable) { self.table = table }
+    init(_ table: CounterTable, replacesListeners: Bool = false) {
+        self.table = table
+        self.replacesListeners = replacesListeners
+    }
 
     var count: Int { firstKeys.count }
     var isEmpty: Bool { firstKeys.isEmpty }
@@ -23,21 +32,39 @@ struct CounterRows {
 
     func trackID(_ row: Int) -> Int64 { table.trackKey == 0 ? firstKeys[row] : secondKeys[row] }
 
+    /// Whether the row holds anything to write.
+    func hasContent(_ row: Int) -> Bool {
+        plays[row] != 0 || listenerPlays[row] != 0 || !dimensions.isEmpty(row) || !listeners.isEmpty(row) || replacesListeners
+    }
+
+    /// Whether the row carries a blob (the dialects merge those under locks or SQL functions).
+    func hasBlob(_ row: Int) -> Bool { !dimensions.isEmpty(row) || !listeners.isEmpty(row) || replacesListeners }
+
     mutating func reserveCapacity(_ rows: Int) {
         firstKeys.reserveCapacity(rows)
         secondKeys.reserveCapacity(rows)
         plays.reserveCapacity(rows)
+        listenerPlays.reserveCapacity(rows)
         dimensions.reserveCapacity(rows)
+        listeners.reserveCapacity(rows)
     }
 
+    static var noBlob: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
     /// Adds `sign` × the row; rows must come in ascending key order. A row of the last row's key
-    /// adds to it. Throws `malformedDimensions` for a blob `DimensionEncoding` cannot read.
+    /// adds to it. Throws `malformedDimensions` or `malformedListeners` for a blob that cannot be
+    /// read, and for a sketch with `sign` −1 (a union cannot be subtracted).
     mutating func append(_ first: Int64, _ second: Int64, plays rowPlays: Int64, dimensions blob: UnsafeRawBufferPointer,
+                         listenerPlays rowListenerPlays: Int64 = 0, listeners sketch: UnsafeRawBufferPointer = noBlob,
                          sign: Int64 = 1) throws {
         if let last = firstKeys.indices.last, firstKeys[last] == first, secondKeys[last] == second {
             plays[last] += sign * rowPlays
+            listenerPlays[last] += sign * rowListenerPlays
             guard try dimensions.mergeIntoLast(blob, sign: sign) else {
                 throw CounterStoreError.malformedDimensions(trackID: trackID(last))
+            }
+            guard try listeners.mergeIntoLast(sketch, sign: sign) else {
+                throw CounterStoreError.malformedListeners(trackID: trackID(last))
             }
         } else {
             precondition(firstKeys.last.map { ($0, secondKeys.last!) < (first, second) } ?? true,
@@ -45,8 +72,12 @@ struct CounterRows {
             firstKeys.append(first)
             secondKeys.append(second)
             plays.append(sign * rowPlays)
+            listenerPlays.append(sign * rowListenerPlays)
             guard dimensions.append(blob, sign: sign) else {
                 throw CounterStoreError.malformedDimensions(trackID: trackID(firstKeys.count - 1))
+            }
+            guard listeners.append(sketch, sign: sign) else {
+                throw CounterStoreError.malformedListeners(trackID: trackID(firstKeys.count - 1))
             }
         }
     }
@@ -55,30 +86,54 @@ struct CounterRows {
         firstKeys.removeAll(keepingCapacity: true)
         secondKeys.removeAll(keepingCapacity: true)
         plays.removeAll(keepingCapacity: true)
+        listenerPlays.removeAll(keepingCapacity: true)
         dimensions.removeAll()
+        listeners.removeAll()
     }
 
     /// These rows (keyed (track, hour)) summed per (track, bucket) of `level`: in (track, hour)
     /// order each bucket is a run of consecutive rows, so this costs one addition and at most
-    /// one blob merge per row, and no lookups. How both backends keep the day and month rollups.
+    /// one merge of each payload per row, and no lookups. How both backends keep the day and
+    /// month rollups.
     func rolledUp(to level: RollupLevel) throws -> CounterRows {
         precondition(table.level == .hour, "CounterRows: only hour rows roll up")
         var rows = CounterRows(Catalogue.batch(level))
         try dimensions.withBlobs { blob in
-            for row in indices {
-                try rows.append(firstKeys[row], level.key(of: Hour(index: secondKeys[row])), plays: plays[row], dimensions: blob(row))
+            try listeners.withBlobs { sketch in
+                for row in indices {
+                    try rows.append(firstKeys[row], level.key(of: Hour(index: secondKeys[row])), plays: plays[row], dimensions: blob(row),
+                                    listenerPlays: listenerPlays[row], listeners: sketch(row))
+                }
             }
         }
         return rows
     }
 }
 
+/// A payload of counter rows: its column and how two values merge.
+enum Payload {
+    /// `DimensionEncoding` blobs, merged entry-wise (`a + sign × b`).
+    case dimensions
+    /// `HyperLogLog` sketches, merged by union; never subtracted.
+    case listeners
+
+    var column: String {
+        switch self {
+        case .dimensions: "dimensions"
+        case .listeners: "listeners"
+        }
+    }
+}
+
 /// An optional blob per row, back to back in one buffer (no array per row). An empty blob is
 /// "none", which the dialects store as NULL.
 struct BlobColumn {
+    let payload: Payload
     private var arena: [UInt8] = []
     private var ranges: [Range<Int>] = []
     private var scratch: [UInt8] = []
+
+    init(_ payload: Payload) { self.payload = payload }
 
     mutating func reserveCapacity(_ rows: Int) { ranges.reserveCapacity(rows) }
 
@@ -97,7 +152,7 @@ struct BlobColumn {
         if sign == 1 || blob.isEmpty {
             arena.append(contentsOf: blob)
         } else {
-            guard BlobMerge.merge(UnsafeRawBufferPointer(start: nil, count: 0), blob, sign: sign, into: &scratch) else { return false }
+            guard BlobMerge.merge(payload, CounterRows.noBlob, blob, sign: sign, into: &scratch) else { return false }
             arena.append(contentsOf: scratch)
         }
         ranges.append(start..<arena.count)
@@ -108,7 +163,7 @@ struct BlobColumn {
     mutating func mergeIntoLast(_ blob: UnsafeRawBufferPointer, sign: Int64) throws -> Bool {
         guard !blob.isEmpty, let range = ranges.last else { return true }
         let ok = arena.withUnsafeBytes { arena in
-            BlobMerge.merge(UnsafeRawBufferPointer(rebasing: arena[range]), blob, sign: sign, into: &scratch)
+            BlobMerge.merge(payload, UnsafeRawBufferPointer(rebasing: arena[range]), blob, sign: sign, into: &scratch)
         }
         guard ok else { return false }
         arena.removeSubrange(range.lowerBound...)
@@ -123,27 +178,53 @@ struct BlobColumn {
     }
 }
 
-/// The one blob merge of the store: `a + sign × b` (`DimensionEncoding.merge`), and a running
-/// sum that merges blob after blob into one (for readers and rollups).
+/// The one blob merge of the store: `a + sign × b` for dimension counts
+/// (`DimensionEncoding.merge`), `a ∪ b` for listener sketches; and a running sum that merges
+/// blob after blob into one (for readers).
 enum BlobMerge {
-    static func merge(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, sign: Int64 = 1, into out: inout [UInt8]) -> Bool {
-        DimensionEncoding.merge(a, b, sign: sign, into: &out)
+    static func merge(_ payload: Payload, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, sign: Int64 = 1,
+                      into out: inout [UInt8]) -> Bool {
+        switch payload {
+        case .dimensions:
+            return DimensionEncoding.merge(a, b, sign: sign, into: &out)
+        case .listeners:
+            guard sign == 1 else { return false }
+            return unite(a, b, into: &out)
+        }
     }
 
-    /// Blobs merged one after another; `add` throws `malformedDimensions(trackID:)` for a blob
-    /// that cannot be read.
-    struct Sum {
-        private(set) var value: [UInt8] = []
-        private var scratch: [UInt8] = []
-        let trackID: Int64
+    /// The union of two stored sketches (an empty blob is none); false when either does not
+    /// decode or their parameters differ.
+    static func unite(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, into out: inout [UInt8]) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        if a.isEmpty || b.isEmpty {
+            out.append(contentsOf: a.isEmpty ? b : a)
+            return true
+        }
+        guard var union = try? HyperLogLog(decoding: a), let other = try? HyperLogLog(decoding: b),
+              (try? union.formUnion(other)) != nil else { return false }
+        out.append(contentsOf: union.encoded)
+        return true
+    }
+}
 
-        init(trackID: Int64) { self.trackID = trackID }
+/// Stored sketches united one after another, with the plays that carried their listeners.
+struct SketchUnion {
+    let trackID: Int64
+    private(set) var sketch = HyperLogLog()
+    private(set) var listenerPlays: Int64 = 0
 
-        mutating func add(_ blob: UnsafeRawBufferPointer, sign: Int64 = 1) throws {
-            guard !blob.isEmpty else { return }
-            let ok = value.withUnsafeBytes { BlobMerge.merge($0, blob, sign: sign, into: &scratch) }
-            guard ok else { throw CounterStoreError.malformedDimensions(trackID: trackID) }
-            swap(&value, &scratch)
+    init(trackID: Int64) { self.trackID = trackID }
+
+    var listeners: Int64 { Int64(sketch.cardinality.rounded()) }
+
+    mutating func add(_ plays: Int64, _ bytes: UnsafeRawBufferPointer) throws {
+        listenerPlays &+= plays
+        guard !bytes.isEmpty else { return }
+        do {
+            try sketch.formUnion(HyperLogLog(decoding: bytes))
+        } catch {
+            throw CounterStoreError.malformedListeners(trackID: trackID)
         }
     }
 }

@@ -15,11 +15,13 @@ import PostgresDB
 ///    latest committed blobs; the merged blobs go back in one `UPDATE … FROM unnest(…)`.
 /// 3. A key whose row vanished in between (compaction of a covered hour) goes round again.
 ///
-/// The realtime table, whose keys mostly exist already (a flush adds to the counters of tracks
-/// playing now), start at step 2 and insert
-/// only the keys it found no row for, which then go round the same way. Rows without dimension
-/// counts skip all this: their plays go in one `INSERT … ON CONFLICT DO UPDATE SET plays =
-/// plays + excluded.plays`, added up by the server.
+/// Both blobs — dimension counts and listener sketches (`BlobMerge`) — go this way, together;
+/// a rebuild of rollup sketches (`CounterRows.replacesListeners`) replaces the stored sketch
+/// instead of uniting with it. The realtime table, whose keys mostly exist already (a flush
+/// adds to the counters of tracks playing now), starts at step 2 and inserts only the keys it
+/// found no row for, which then go round the same way. Rows without blobs skip all this: their
+/// plays and listener plays go in one `INSERT … ON CONFLICT DO UPDATE SET plays = plays +
+/// excluded.plays, …`, added up by the server.
 ///
 /// Statements take the rows as array parameters (`unnest`) in chunks of at most `chunkRows`.
 struct PostgresCounterWrite {
@@ -30,6 +32,7 @@ struct PostgresCounterWrite {
     private var firstKeys: [Int64] { counters.firstKeys }
     private var secondKeys: [Int64] { counters.secondKeys }
     private var plays: [Int64] { counters.plays }
+    private var listenerPlays: [Int64] { counters.listenerPlays }
 
     /// Adds the rows to their table (see the type's comment), inside the caller's transaction.
     func write(chunkRows: Int) throws {
@@ -37,11 +40,11 @@ struct PostgresCounterWrite {
         var start = 0
         while start < count {
             let end = min(count, start + max(1, chunkRows))
-            // Rows without dimension counts only add plays: one upsert the server adds up itself
-            // (and rows with neither add nothing).
-            let plain = (start..<end).filter { counters.dimensions.isEmpty($0) && plays[$0] != 0 }
+            // Rows without blobs only add plays: one upsert the server adds up itself (and rows
+            // with nothing add nothing).
+            let plain = (start..<end).filter { !counters.hasBlob($0) && (plays[$0] != 0 || listenerPlays[$0] != 0) }
             if !plain.isEmpty { try addPlays(plain, db) }
-            var pending = (start..<end).filter { !counters.dimensions.isEmpty($0) }
+            var pending = (start..<end).filter { counters.hasBlob($0) }
             // Each step hands the other the rows it could not write: the insert its conflicts,
             // the merge the keys it found no row for (new, or compacted meanwhile).
             var inserting = table != Catalogue.realtime
@@ -53,11 +56,12 @@ struct PostgresCounterWrite {
         }
     }
 
-    /// Adds the plays of `rows` (which have no dimension counts), inserting the keys the table
-    /// lacks; their blobs, if any, stay as they are.
+    /// Adds the plays and listener plays of `rows` (which have no blobs), inserting the keys the
+    /// table lacks; their blobs, if any, stay as they are.
     private func addPlays(_ rows: [Int], _ db: PostgresConnection) throws {
         var parameters = keyArrays(rows)
         parameters.append(PostgresInt64Array(rows.map { plays[$0] }))
+        parameters.append(PostgresInt64Array(rows.map { listenerPlays[$0] }))
         try db.query(sql.addPlays, parameters)
     }
 
@@ -67,6 +71,10 @@ struct PostgresCounterWrite {
         parameters.append(PostgresInt64Array(rows.map { plays[$0] }))
         parameters.append(try blobArray(rows) { row, body in
             try counters.dimensions.withBlobs { try body($0(row)) }
+        })
+        parameters.append(PostgresInt64Array(rows.map { listenerPlays[$0] }))
+        parameters.append(try blobArray(rows) { row, body in
+            try counters.listeners.withBlobs { try body($0(row)) }
         })
         // The ordinals of the rows not inserted: a data-modifying CTE's RETURNING anti-joined
         // with the input, so that only conflicts travel back (none in a fresh batch run), not
@@ -79,7 +87,7 @@ struct PostgresCounterWrite {
     private func mergeExisting(_ rows: [Int], _ db: PostgresConnection) throws -> [Int] {
         guard !rows.isEmpty else { return [] }
         let stored = try db.query(sql.lock, keyArrays(rows))
-        var merged: [(row: Int, blob: [UInt8])] = []
+        var merged: [(row: Int, dimensions: [UInt8], listeners: [UInt8])] = []
         var missing: [Int] = []
         var scratch: [UInt8] = []
         var next = 0
@@ -92,16 +100,27 @@ struct PostgresCounterWrite {
                 missing.append(row)
                 continue
             }
-            let ok = stored.withBytes(row: next, column: 2) { old in
-                counters.dimensions.withBlobs { BlobMerge.merge(old, $0(row), into: &scratch) }
+            let dimensionsOK = stored.withBytes(row: next, column: 2) { old in
+                counters.dimensions.withBlobs { BlobMerge.merge(.dimensions, old, $0(row), into: &scratch) }
             }
-            guard ok else { throw CounterStoreError.malformedDimensions(trackID: counters.trackID(row)) }
-            merged.append((row, scratch))
+            guard dimensionsOK else { throw CounterStoreError.malformedDimensions(trackID: counters.trackID(row)) }
+            let dimensions = scratch
+            let listenersOK = stored.withBytes(row: next, column: 3) { old in
+                counters.listeners.withBlobs { sketch in
+                    counters.replacesListeners
+                        ? BlobMerge.merge(.listeners, CounterRows.noBlob, sketch(row), into: &scratch)
+                        : BlobMerge.merge(.listeners, old, sketch(row), into: &scratch)
+                }
+            }
+            guard listenersOK else { throw CounterStoreError.malformedListeners(trackID: counters.trackID(row)) }
+            merged.append((row, dimensions, scratch))
         }
         if !merged.isEmpty {
             var parameters = keyArrays(merged.map(\.row))
             parameters.append(PostgresInt64Array(merged.map { plays[$0.row] }))
-            parameters.append(try blobArray(merged.indices) { index, body in try merged[index].blob.withUnsafeBytes(body) })
+            parameters.append(try blobArray(merged.indices) { index, body in try merged[index].dimensions.withUnsafeBytes(body) })
+            parameters.append(PostgresInt64Array(merged.map { listenerPlays[$0.row] }))
+            parameters.append(try blobArray(merged.indices) { index, body in try merged[index].listeners.withUnsafeBytes(body) })
             try db.query(sql.update, parameters)
         }
         return missing
@@ -133,8 +152,8 @@ struct PostgresCounterWrite {
 
         static func of(_ table: CounterTable) -> Statements {
             let (first, second) = table.keys
-            let valueColumns = "plays, dimensions"
-            let valueTypes = "$3::bigint[], $4::bytea[]"
+            let valueColumns = "plays, dimensions, listener_plays, listeners"
+            let valueTypes = "$3::bigint[], $4::bytea[], $5::bigint[], $6::bytea[]"
             let insert = """
                 WITH input AS (
                     SELECT * FROM unnest($1::bigint[], $2::bigint[], \(valueTypes)) WITH ORDINALITY
@@ -148,19 +167,21 @@ struct PostgresCounterWrite {
                 WHERE inserted.\(first) IS NULL ORDER BY input.ordinal
                 """
             let lock = """
-                SELECT \(first), \(second), dimensions FROM \(table.name)
+                SELECT \(first), \(second), dimensions, listeners FROM \(table.name)
                 WHERE (\(first), \(second)) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))
                 ORDER BY \(first), \(second) FOR UPDATE
                 """
             let update = """
-                UPDATE \(table.name) AS t SET dimensions = u.dimensions, plays = t.plays + u.plays
+                UPDATE \(table.name) AS t SET dimensions = u.dimensions, plays = t.plays + u.plays,
+                    listeners = u.listeners, listener_plays = t.listener_plays + u.listener_plays
                 FROM unnest($1::bigint[], $2::bigint[], \(valueTypes)) AS u (\(first), \(second), \(valueColumns))
                 WHERE t.\(first) = u.\(first) AND t.\(second) = u.\(second)
                 """
             let addPlays = """
-                INSERT INTO \(table.name) AS t (\(first), \(second), plays)
-                SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
-                ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = t.plays + excluded.plays
+                INSERT INTO \(table.name) AS t (\(first), \(second), plays, listener_plays)
+                SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[])
+                ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = t.plays + excluded.plays,
+                    listener_plays = t.listener_plays + excluded.listener_plays
                 """
             return Statements(addPlays: addPlays, insert: insert, lock: lock, update: update)
         }

@@ -141,6 +141,36 @@ public final class PostgresLayers: LayerReads {
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
+    // MARK: Listeners
+
+    public func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        // One statement over the non-empty spans: one round trip whatever the range.
+        let (mask, parameters) = Self.slots(of: part, track: track)
+        guard mask != 0 else { return }
+        let result = try query(Self.batchSQL.listenersBySlots[mask], parameters)
+        for row in 0..<result.rowCount { try result.withBytes(row: row, column: 1) { try visit(result.int64(row: row, column: 0), $0) } }
+    }
+
+    public func batchListenerBuckets(track: Int64, in span: RollupSpan,
+                                     _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let result = try query(Self.batchSQL.listeners[span.level.rawValue], [track, span.lower, span.upper])
+        for row in 0..<result.rowCount {
+            try result.withBytes(row: row, column: 2) { try visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1), $0) }
+        }
+    }
+
+    public func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let result = try query("""
+            SELECT hour, listener_plays, listeners FROM realtime_counts
+            WHERE track_id = $1 AND hour >= $2 AND hour < $3 AND listeners IS NOT NULL
+            """, [track, gap.lower.index, gap.upper.index])
+        for row in 0..<result.rowCount {
+            try result.withBytes(row: row, column: 2) {
+                try visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1), $0)
+            }
+        }
+    }
+
     // MARK: Status
 
     public func recentRuns(limit: Int) throws -> [BatchRun] {

@@ -37,9 +37,7 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         var partitions: Set<Int32>
     }
 
-    public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
-                      flushedAt: Int64) throws -> FlushOutcome {
-        let rows = try CounterRows.realtime(increments, dimensions)
+    public func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
         let ordered = progress.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
         do {
             try retryingConflicts {
@@ -141,7 +139,7 @@ public final class PostgresRealtimeStore: RealtimeWriter {
 
     /// One statement, so one short transaction: it reads the coverage committed when it starts
     /// (the batch layer is in the same database) and deletes at most `maxRows` rows in it,
-    /// their dimension counts with them.
+    /// their dimension counts and listener sketches with them (columns of the same rows).
     public func compactCoveredHours(maxRows: Int) throws -> Int {
         try retryingConflicts {
             try database.withConnection { db in

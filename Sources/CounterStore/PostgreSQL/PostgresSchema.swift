@@ -94,6 +94,9 @@ enum PostgresSchema {
         // a separate blob table made a 20 k-row flush cost 254 ms instead of about 170), and
         // compaction deletes both with the row.
         Catalogue.addDimensionsColumn(to: [Catalogue.realtime] + Catalogue.batchTables, types),
+        // Listener sketches (docs/listeners.md, the `hll` extension's bytes in `bytea`) and the
+        // plays that carried a listener id: columns of the same rows, for the same reasons.
+        Catalogue.addListenerColumns(to: [Catalogue.realtime] + Catalogue.batchTables, types),
     ]
 
     static var version: Int { migrations.count }

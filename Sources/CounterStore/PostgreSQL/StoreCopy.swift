@@ -3,10 +3,10 @@ import PostgresDB
 import SQLiteDB
 
 /// The one-shot move of an existing SQLite store into an empty PostgreSQL database
-/// (docs/postgresql.md): the batch layer's hours — plays and dimension counts — over its
+/// (docs/postgresql.md): the batch layer's hours — plays, dimension counts and listener sketches — over its
 /// coverage (the day and month rollups are rebuilt by the replacement, and the run is recorded
-/// as one run summarizing the copy), then the realtime layer's uncovered rows and dimension
-/// counts with their partitions' next offsets, in one flush. Stop the consumers and the batch job first; readers may keep running.
+/// as one run summarizing the copy), then the realtime layer's uncovered rows, dimension
+/// counts and listener sketches with their partitions' next offsets, in one flush. Stop the consumers and the batch job first; readers may keep running.
 public enum StoreCopy {
     public struct Summary: Sendable, Hashable {
         public var batchRows: Int
@@ -32,9 +32,11 @@ public enum StoreCopy {
             let latest = try batchSource.read { try BatchRecords.recentRuns(limit: 1, SQLiteDialect($0)) }.first
             _ = try batchSource.read { db in
                 try batchTarget.replace(ranges: coverage.ranges, startedAt: latest?.startedAt ?? 0) { writer in
-                    try db.cachedStatement("SELECT track_id, hour, plays, dimensions FROM \(Catalogue.batch(.hour).name)").forEachRow { row in
+                    try db.cachedStatement("""
+                        SELECT track_id, hour, plays, dimensions, listener_plays, listeners FROM \(Catalogue.batch(.hour).name)
+                        """).forEachRow { row in
                         try writer.write(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2),
-                                         dimensions: row.bytes(at: 3))
+                                         dimensions: row.bytes(at: 3), listenerPlays: row.int64(at: 4), listeners: row.bytes(at: 5))
                         summary.batchRows += 1
                     }
                     var run = latest ?? BatchRun(range: coverage.ranges[0], startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0,
@@ -54,6 +56,11 @@ public enum StoreCopy {
             try db.cachedStatement("SELECT track_id, hour, dimensions FROM realtime_dimensions").forEachRow { row in
                 dimensions.append(DimensionRow(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), encoded: row.bytes(at: 2)))
             }
+            var listeners: [SketchRow] = []
+            try db.cachedStatement("SELECT track_id, hour, listener_plays, listeners FROM realtime_listeners").forEachRow { row in
+                listeners.append(SketchRow(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), listenerPlays: row.int64(at: 2),
+                                           encoded: row.bytes(at: 3)))
+            }
             var progress: [PartitionProgress] = []
             try db.cachedStatement("SELECT topic, partition, next_offset, high_watermark FROM partition_offsets").forEachRow { row in
                 progress.append(PartitionProgress(topic: row.string(at: 0), partition: Int32(truncatingIfNeeded: row.int64(at: 1)),
@@ -62,7 +69,7 @@ public enum StoreCopy {
             let flushedAt = try db.cachedStatement("SELECT flushed_at FROM last_flush WHERE id = 1").singleInt64()
             guard !rows.isEmpty || !progress.isEmpty else { return }
             // startOffset nil: the flush commits only if no consumer has claimed the partitions meanwhile.
-            let outcome = try realtimeTarget.apply(increments: rows, dimensions: dimensions, progress: progress,
+            let outcome = try realtimeTarget.apply(increments: rows, dimensions: dimensions, listeners: listeners, progress: progress,
                                                    flushedAt: flushedAt ?? 0)
             guard outcome == .committed else { throw CounterStoreError.targetNotEmpty(PostgresConnection.redactedURL(url)) }
             summary.realtimeRows = rows.count

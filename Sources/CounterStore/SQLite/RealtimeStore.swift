@@ -17,17 +17,15 @@ public final class RealtimeStore: RealtimeWriter {
         self.configuration = configuration
     }
 
-    /// Adds `increments` to the counters and records `progress` — in ONE transaction, so that
-    /// after a crash the stored offsets say exactly which plays are counted.
+    /// Adds `rows` to the counters and their payload tables and records `progress` — in ONE
+    /// transaction, so that after a crash the stored offsets say exactly which plays are counted.
     ///
     /// Fencing: the flush commits only if, for every partition in `progress`, the stored next
     /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
     /// Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
     /// those partitions since this one read them: nothing is written and `.fenced` names them.
-    public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
-                      flushedAt: Int64) throws -> FlushOutcome {
-        let rows = try CounterRows.realtime(increments, dimensions)
-        return try database.write { db in
+    public func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+        try database.write { db in
             let stale = try staleOffsets(progress, db)
             guard stale.isEmpty else { return .fenced(partitions: stale) }
             try SQLiteDialect(db).add(rows)
@@ -103,11 +101,11 @@ public final class RealtimeStore: RealtimeWriter {
             DELETE FROM realtime_counts WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)
             """)
         let deleteRange = try database.cachedStatement("DELETE FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
-        // The dimension rows of the same keys go with them (their key order is the same).
-        let deleteDimensionsBefore = try database.cachedStatement("""
-            DELETE FROM realtime_dimensions WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)
-            """)
-        let deleteDimensionRange = try database.cachedStatement("DELETE FROM realtime_dimensions WHERE hour >= ?1 AND hour < ?2")
+        // The payload rows of the same keys go with them (their key order is the same).
+        let payloadDeletes = try Self.payloadTables.map { table in
+            (before: try database.cachedStatement("DELETE FROM \(table) WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)"),
+             range: try database.cachedStatement("DELETE FROM \(table) WHERE hour >= ?1 AND hour < ?2"))
+        }
         return try database.write { db in
             var budget = max(0, maxRows)
             var deleted = 0
@@ -119,18 +117,22 @@ public final class RealtimeStore: RealtimeWriter {
                 if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
                 boundary.reset()
                 if let stop {
-                    try deleteDimensionsBefore.bind(covered.lower.index, at: 1)
-                    try deleteDimensionsBefore.bind(stop.hour, at: 2)
-                    try deleteDimensionsBefore.bind(stop.track, at: 3)
-                    try deleteDimensionsBefore.execute()
+                    for delete in payloadDeletes.map(\.before) {
+                        try delete.bind(covered.lower.index, at: 1)
+                        try delete.bind(stop.hour, at: 2)
+                        try delete.bind(stop.track, at: 3)
+                        try delete.execute()
+                    }
                     try deleteBefore.bind(covered.lower.index, at: 1)
                     try deleteBefore.bind(stop.hour, at: 2)
                     try deleteBefore.bind(stop.track, at: 3)
                     try deleteBefore.execute()
                 } else {
-                    try deleteDimensionRange.bind(covered.lower.index, at: 1)
-                    try deleteDimensionRange.bind(covered.upper.index, at: 2)
-                    try deleteDimensionRange.execute()
+                    for delete in payloadDeletes.map(\.range) {
+                        try delete.bind(covered.lower.index, at: 1)
+                        try delete.bind(covered.upper.index, at: 2)
+                        try delete.execute()
+                    }
                     try deleteRange.bind(covered.lower.index, at: 1)
                     try deleteRange.bind(covered.upper.index, at: 2)
                     try deleteRange.execute()
@@ -144,6 +146,11 @@ public final class RealtimeStore: RealtimeWriter {
             return deleted
         }
     }
+}
+
+extension RealtimeStore {
+    /// The realtime tables keyed like `realtime_counts` that hold its rows' payloads.
+    static let payloadTables = ["realtime_dimensions", "realtime_listeners"]
 }
 
 @available(*, unavailable)

@@ -5,17 +5,24 @@ import SQLiteDB
 /// transaction: `?n` parameters, cached prepared statements, `GroupedUpsert` as the bulk load,
 /// and the blob merge as an SQL function the upserts call. Not `Sendable`, like its connection.
 final class SQLiteDialect: StoreDialect {
-    /// The SQL function that merges two blobs (`BlobMerge`), registered on every writer
-    /// connection for the upserts.
-    static let mergeFunction = "counterpoint_merge_dimensions"
+    /// The SQL functions that merge two blobs of a payload (`BlobMerge`), registered on every
+    /// writer connection for the upserts.
+    static func mergeFunction(_ payload: Payload) -> String {
+        switch payload {
+        case .dimensions: "counterpoint_merge_dimensions"
+        case .listeners: "counterpoint_union_listeners"
+        }
+    }
 
     let db: Database
 
     init(_ db: Database) { self.db = db }
 
-    static func defineMergeFunction(_ database: Database) throws {
-        try database.defineBlobFunction(mergeFunction, failureMessage: "malformed dimension counts") { first, second, out in
-            BlobMerge.merge(first, second, into: &out)
+    static func defineMergeFunctions(_ database: Database) throws {
+        for (payload, failure) in [(Payload.dimensions, "malformed dimension counts"), (.listeners, "malformed listener sketch")] {
+            try database.defineBlobFunction(mergeFunction(payload), failureMessage: failure) { first, second, out in
+                BlobMerge.merge(payload, first, second, into: &out)
+            }
         }
     }
 
@@ -50,46 +57,68 @@ final class SQLiteDialect: StoreDialect {
         guard !rows.isEmpty else { return }
         let table = rows.table
         let (first, second) = table.keys
+        let union = Self.mergeFunction(.listeners)
+        // A sketch replaces the stored one in a rebuild; otherwise they unite (a NULL adds nothing).
+        let listenersUpdate = rows.replacesListeners ? "excluded.listeners"
+            : "CASE WHEN excluded.listeners IS NULL THEN listeners ELSE \(union)(listeners, excluded.listeners) END"
         try rows.dimensions.withBlobs { blob in
-            guard table == Catalogue.realtime else {
-                // The batch tables keep the blob in a column of the counts row.
-                let upsert = try GroupedUpsert(db, columns: 4) { values in
+            try rows.listeners.withBlobs { sketch in
+                guard table == Catalogue.realtime else {
+                    // The batch tables keep the payloads in columns of the counts row.
+                    let upsert = try GroupedUpsert(db, columns: 6) { values in
+                        """
+                        INSERT INTO \(table.name) (\(first), \(second), plays, dimensions, listener_plays, listeners) VALUES \(values)
+                        ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays,
+                            dimensions = \(Self.mergeFunction(.dimensions))(dimensions, excluded.dimensions),
+                            listener_plays = listener_plays + excluded.listener_plays, listeners = \(listenersUpdate)
+                        """
+                    }
+                    try upsert.write(rows.indices.lazy.filter { rows.hasContent($0) }) { statement, row, at in
+                        try statement.bind(rows.firstKeys[row], at: at)
+                        try statement.bind(rows.secondKeys[row], at: at + 1)
+                        try statement.bind(rows.plays[row], at: at + 2)
+                        try Self.bind(blob(row), statement, at: at + 3)
+                        try statement.bind(rows.listenerPlays[row], at: at + 4)
+                        try Self.bind(sketch(row), statement, at: at + 5)
+                    }
+                    return
+                }
+                // The realtime layer keeps its payloads in tables of their own, keyed like the counts.
+                let counts = try GroupedUpsert(db, columns: 3) { values in
                     """
-                    INSERT INTO \(table.name) (\(first), \(second), plays, dimensions) VALUES \(values)
-                    ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays,
-                        dimensions = \(Self.mergeFunction)(dimensions, excluded.dimensions)
+                    INSERT INTO \(table.name) (\(first), \(second), plays) VALUES \(values)
+                    ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays
                     """
                 }
-                try upsert.write(rows.indices.lazy.filter { rows.plays[$0] != 0 || !rows.dimensions.isEmpty($0) }) { statement, row, at in
+                try counts.write(rows.indices.lazy.filter { rows.plays[$0] != 0 }) { statement, row, at in
                     try statement.bind(rows.firstKeys[row], at: at)
                     try statement.bind(rows.secondKeys[row], at: at + 1)
                     try statement.bind(rows.plays[row], at: at + 2)
-                    try Self.bind(blob(row), statement, at: at + 3)
                 }
-                return
-            }
-            // The realtime layer keeps its blobs in `realtime_dimensions`, keyed like the counts.
-            let counts = try GroupedUpsert(db, columns: 3) { values in
-                """
-                INSERT INTO \(table.name) (\(first), \(second), plays) VALUES \(values)
-                ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays
-                """
-            }
-            try counts.write(rows.indices.lazy.filter { rows.plays[$0] != 0 }) { statement, row, at in
-                try statement.bind(rows.firstKeys[row], at: at)
-                try statement.bind(rows.secondKeys[row], at: at + 1)
-                try statement.bind(rows.plays[row], at: at + 2)
-            }
-            let dimensions = try GroupedUpsert(db, columns: 3) { values in
-                """
-                INSERT INTO realtime_dimensions (\(first), \(second), dimensions) VALUES \(values)
-                ON CONFLICT (\(first), \(second)) DO UPDATE SET dimensions = \(Self.mergeFunction)(dimensions, excluded.dimensions)
-                """
-            }
-            try dimensions.write(rows.indices.lazy.filter { !rows.dimensions.isEmpty($0) }) { statement, row, at in
-                try statement.bind(rows.firstKeys[row], at: at)
-                try statement.bind(rows.secondKeys[row], at: at + 1)
-                try statement.bind(bytes: blob(row), at: at + 2)
+                let dimensions = try GroupedUpsert(db, columns: 3) { values in
+                    """
+                    INSERT INTO realtime_dimensions (\(first), \(second), dimensions) VALUES \(values)
+                    ON CONFLICT (\(first), \(second)) DO UPDATE SET dimensions = \(Self.mergeFunction(.dimensions))(dimensions, excluded.dimensions)
+                    """
+                }
+                try dimensions.write(rows.indices.lazy.filter { !rows.dimensions.isEmpty($0) }) { statement, row, at in
+                    try statement.bind(rows.firstKeys[row], at: at)
+                    try statement.bind(rows.secondKeys[row], at: at + 1)
+                    try statement.bind(bytes: blob(row), at: at + 2)
+                }
+                let listeners = try GroupedUpsert(db, columns: 4) { values in
+                    """
+                    INSERT INTO realtime_listeners (\(first), \(second), listener_plays, listeners) VALUES \(values)
+                    ON CONFLICT (\(first), \(second)) DO UPDATE SET listener_plays = listener_plays + excluded.listener_plays,
+                        listeners = \(union)(listeners, excluded.listeners)
+                    """
+                }
+                try listeners.write(rows.indices.lazy.filter { !rows.listeners.isEmpty($0) }) { statement, row, at in
+                    try statement.bind(rows.firstKeys[row], at: at)
+                    try statement.bind(rows.secondKeys[row], at: at + 1)
+                    try statement.bind(rows.listenerPlays[row], at: at + 2)
+                    try statement.bind(bytes: sketch(row), at: at + 3)
+                }
             }
         }
     }

@@ -137,6 +137,32 @@ public final class SQLiteLayers: LayerReads {
         }
     }
 
+    // MARK: Listeners
+
+    public func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        for span in part.spans {
+            try batchListenerBuckets(track: track, in: span) { _, plays, sketch in try visit(plays, sketch) }
+        }
+    }
+
+    public func batchListenerBuckets(track: Int64, in span: RollupSpan,
+                                     _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let rows = try batch.cachedStatement(Self.batchSQL.listeners[span.level.rawValue])
+        try rows.bind(track, at: 1)
+        try rows.bind(span.lower, at: 2)
+        try rows.bind(span.upper, at: 3)
+        try rows.forEachRow { row in try row.withBytes(at: 2) { try visit(row.int64(at: 0), row.int64(at: 1), $0) } }
+    }
+
+    public func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let rows = try realtime.cachedStatement(
+            "SELECT hour, listener_plays, listeners FROM realtime_listeners WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+        try rows.bind(track, at: 1)
+        try rows.bind(gap.lower.index, at: 2)
+        try rows.bind(gap.upper.index, at: 3)
+        try rows.forEachRow { row in try row.withBytes(at: 2) { try visit(Hour(index: row.int64(at: 0)), row.int64(at: 1), $0) } }
+    }
+
     // MARK: Status
 
     public func recentRuns(limit: Int) throws -> [BatchRun] {

@@ -78,6 +78,19 @@ extension Schema {
         // Counts every committed change of the realtime rows (flushes and compactions): the
         // reader's `SnapshotState.realtimeVersion`.
         "ALTER TABLE last_flush ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;",
+        // Listener sketches (docs/listeners.md) with the plays that carried a listener id, per
+        // (track, hour), keyed like the counts so that compaction deletes them with the same
+        // bounds, and indexed (track_id, hour) for the reader.
+        """
+        CREATE TABLE realtime_listeners (
+            hour INTEGER NOT NULL,
+            track_id INTEGER NOT NULL,
+            listener_plays INTEGER NOT NULL,
+            listeners BLOB NOT NULL,
+            PRIMARY KEY (hour, track_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX realtime_listeners_by_track ON realtime_listeners (track_id, hour);
+        """,
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
@@ -159,6 +172,9 @@ extension Schema {
         // per row, and a batch run writes each (track, hour) once. NULL (rows written before
         // this migration) means none.
         Catalogue.addDimensionsColumn(to: Catalogue.batchTables, types),
+        // Listener sketches and the plays that carried a listener id, in the same rows; rows
+        // written before this migration have neither (NULL, 0).
+        Catalogue.addListenerColumns(to: Catalogue.batchTables, types),
     ])
 }
 
@@ -177,7 +193,7 @@ enum StoreFile {
     static func openWriter(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
         let database = try Database(path: path, mode: .readWrite, configuration: configuration)
         try schema.migrate(database)
-        try SQLiteDialect.defineMergeFunction(database)
+        try SQLiteDialect.defineMergeFunctions(database)
         return database
     }
 

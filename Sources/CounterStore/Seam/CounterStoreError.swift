@@ -18,11 +18,21 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     case targetNotEmpty(String)
     /// A stored dimension blob that `DimensionEncoding` cannot read (a damaged file).
     case malformedDimensions(trackID: Int64)
+    /// A stored listener sketch that does not decode (docs/listeners.md, "Bad bytes").
+    case malformedListeners(trackID: Int64)
     /// A writer reached a PostgreSQL hot standby, which refuses writes.
     case standbyNotWritable(url: String)
     /// A reader on a PostgreSQL hot standby whose schema is not the version this program reads;
     /// a standby cannot be migrated (its primary must be).
     case standbySchemaMismatch(url: String, found: Int, needed: Int)
+
+    /// Stored bytes that do not decode (a damaged store): the answer that needed them fails.
+    public var isDamagedData: Bool {
+        switch self {
+        case .malformedDimensions, .malformedListeners: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -42,6 +52,8 @@ public enum CounterStoreError: Error, Sendable, Hashable, CustomStringConvertibl
             return "unsupported store \"\(value)\": give a postgresql:// or postgres:// connection URI, or nothing for SQLite under the data directory"
         case let .malformedDimensions(trackID):
             return "the stored dimension counts of track \(trackID) are malformed"
+        case let .malformedListeners(trackID):
+            return "a stored listener sketch of track \(trackID) is malformed"
         case let .standbyNotWritable(url):
             return "\(url) reached a hot standby (read-only); consume, run and batch write: give the primary, or every host with target_session_attrs=read-write"
         case let .standbySchemaMismatch(url, found, needed) where found < needed:

@@ -6,12 +6,11 @@ import CounterpointCore
 
 /// The realtime layer's writer: one per consumer process, used from one thread.
 public protocol RealtimeWriter: AnyObject {
-    /// Adds `increments` to the counters and `dimensions` to the dimension counts (merging with
-    /// what each (track, hour) holds: `DimensionEncoding.merge`), and records `progress` — in
-    /// ONE transaction, with the compare-and-set fencing on each partition's stored next offset
-    /// (see `FlushOutcome`).
-    func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow], progress: [PartitionProgress],
-               flushedAt: Int64) throws -> FlushOutcome
+    /// Adds `rows` (`CounterRows.realtime`: plays, dimension counts and listener sketches) to
+    /// the realtime counters — plays add up, dimension counts merge (`DimensionEncoding.merge`),
+    /// sketches unite — and records `progress`, in ONE transaction, with the compare-and-set
+    /// fencing on each partition's stored next offset (see `FlushOutcome`).
+    func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome
 
     /// The next offset to consume, per partition of `topic`, as of the last committed flush.
     func storedOffsets(topic: String) throws -> [Int32: Int64]
@@ -19,14 +18,16 @@ public protocol RealtimeWriter: AnyObject {
     /// Deletes up to `maxRows` realtime rows of hours the batch layer has covered (the merge rule
     /// never reads them), in one short transaction so that flushes interleave with a long
     /// compaction. Returns the rows deleted: fewer than `maxRows` means nothing covered is left.
-    /// The dimension rows of the same (track, hour)s go in the same transaction.
+    /// The dimension counts and listener sketches of the same (track, hour)s go in the same
+    /// transaction.
     func compactCoveredHours(maxRows: Int) throws -> Int
 }
 
 extension RealtimeWriter {
-    /// A flush without dimension counts.
-    public func apply(increments: some Collection<CountRow>, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
-        try apply(increments: increments, dimensions: [], progress: progress, flushedAt: flushedAt)
+    /// A flush of these increments, dimension counts and listener sketches.
+    public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow] = [], listeners: [SketchRow] = [],
+                      progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+        try apply(CounterRows.realtime(increments, dimensions: dimensions, listeners: listeners), progress: progress, flushedAt: flushedAt)
     }
 }
 
@@ -75,17 +76,31 @@ extension BatchWriter {
 /// Hands a batch run's rows to `BatchWriter.replace`. Valid only inside the closure given to
 /// `replace`; do not keep it.
 public struct BatchRowWriter {
-    private let sink: (CountRow, [UInt8]) throws -> Void
+    /// One row as a backend's sink receives it.
+    public struct Row {
+        public var counts: CountRow
+        /// `DimensionEncoding`; empty when the row has none.
+        public var dimensions: [UInt8]
+        /// Plays that carried a listener id.
+        public var listenerPlays: Int64
+        /// The listeners' sketch (`HyperLogLog.encoded`); empty when the row has none.
+        public var listeners: [UInt8]
+    }
 
-    /// For backends: `sink` receives every row written with its dimension counts
-    /// (`DimensionEncoding`; empty when the row has none). Rows for the same (track, hour) add
-    /// up, their dimension counts merge (`DimensionEncoding.merge`).
-    public init(sink: @escaping (CountRow, _ dimensions: [UInt8]) throws -> Void) { self.sink = sink }
+    private let sink: (Row) throws -> Void
 
-    /// Adds `plays` to (track, hour) of the run, and `dimensions` (`DimensionEncoding`, of the
-    /// same plays) to its dimension counts. Throws when `hour` is outside the run's ranges.
-    public func write(trackID: Int64, hour: Hour, plays: Int64, dimensions: [UInt8] = []) throws {
-        try sink(CountRow(trackID: trackID, hour: hour, plays: plays), dimensions)
+    /// For backends: `sink` receives every row written. Rows for the same (track, hour) add up,
+    /// their dimension counts merge (`DimensionEncoding.merge`) and their sketches unite.
+    public init(sink: @escaping (Row) throws -> Void) { self.sink = sink }
+
+    /// Adds `plays` to (track, hour) of the run, `dimensions` (`DimensionEncoding`, of the same
+    /// plays) to its dimension counts, and `listeners` (a sketch of the listeners of
+    /// `listenerPlays` of the plays) to its listeners. Throws when `hour` is outside the run's
+    /// ranges.
+    public func write(trackID: Int64, hour: Hour, plays: Int64, dimensions: [UInt8] = [], listenerPlays: Int64 = 0,
+                      listeners: [UInt8] = []) throws {
+        try sink(Row(counts: CountRow(trackID: trackID, hour: hour, plays: plays), dimensions: dimensions,
+                     listenerPlays: listenerPlays, listeners: listeners))
     }
 }
 
@@ -154,6 +169,14 @@ public protocol LayerReads: AnyObject {
     func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
     /// The realtime dimension blobs of `track` in `gaps`, any order.
     func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
+
+    /// The batch listener sketches of `track` over the spans of `part`, with the plays that
+    /// carried a listener id in each row: (listener plays, sketch), any order.
+    func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws
+    /// The batch rollup rows of `track` in `span` that hold a sketch: (bucket key, listener plays, sketch), any order.
+    func batchListenerBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws
+    /// The realtime rows of `track` in `gap` that hold a sketch: (hour, listener plays, sketch), any order.
+    func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws
 
     func recentRuns(limit: Int) throws -> [BatchRun]
     func partitions() throws -> [PartitionStatus]

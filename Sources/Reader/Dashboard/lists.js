@@ -1,3 +1,58 @@
+// MARK: distinct listeners
+// An estimate (a sketch past its exact size) is marked ≈, with a title saying why.
+const listenerText = (n, exact) => (exact ? '' : '≈ ') + fmt(n);
+const ESTIMATE_TITLE = 'an estimate: HyperLogLog, typically within 1.6 %';
+function renderListeners(r) {
+  const el = $('listeners'), note = $('listeners-note');
+  if (r.status !== 200) {
+    setText(el, '—');
+    setText(note, r.status === 404 ? notAvailable('/v1/tracks/{id}/listeners') : `the reader answered ${r.status}`);
+    return;
+  }
+  const b = r.body;
+  setText(el, listenerText(b.listeners, b.exact));
+  setAttrs(el, { 'data-exact': b.exact, title: b.exact ? 'an exact count' : ESTIMATE_TITLE });
+  const without = b.plays_without_listener ? ` · ${fmt(b.plays_without_listener)} plays without a listener id` : '';
+  setText(note, (b.exact ? 'exact' : 'estimate') + without);
+}
+const SHOWN_DAYS = 14;
+function renderListenerDays(r) {
+  const list = $('listeners-list'), note = $('listeners-days-note');
+  if (r.status !== 200 || !Array.isArray(r.body.points)) {
+    const rows = fit(list, 1, makeBarRow);
+    rows[0].className = 'more full unavailable';
+    setText(rows[0].children[0], r.status === 404 ? notAvailable('/v1/tracks/{id}/listeners/timeline') : `The reader answered ${r.status}.`);
+    setText(note, 'not available');
+    return;
+  }
+  // The latest days first.
+  const days = r.body.points.slice(-SHOWN_DAYS).reverse();
+  let max = 0;
+  for (const d of days) if (d.listeners > max) max = d.listeners;
+  const rows = fit(list, Math.max(1, days.length), makeBarRow);
+  days.forEach((d, i) => {
+    const row = rows[i];
+    row.className = '';
+    const k = row.children[0];
+    k.className = 'k';
+    setText(k, dateText(new Date(d.start)));
+    k.title = `${dateText(new Date(d.start))}, ${SOURCES[d.source] || d.source}`;
+    row.children[1].firstChild.style.width = max ? `${(100 * d.listeners) / max}%` : '0';
+    const v = row.children[2];
+    setText(v.firstChild, listenerText(d.listeners, d.exact));
+    setAttrs(v, { 'data-exact': d.exact, title: d.exact ? 'an exact count' : ESTIMATE_TITLE });
+    setText(v.lastChild, '');
+  });
+  if (!days.length) {
+    const row = rows[0];
+    row.className = 'more full';
+    setText(row.children[0], 'No days in this range.');
+  }
+  const estimates = days.filter((d) => !d.exact).length;
+  setText(note, `${days.length === r.body.points.length ? 'every' : 'the last ' + fmt(days.length)} ${days.length === 1 ? 'day' : 'days'}` +
+    (estimates ? ` · ${fmt(estimates)} estimated` : ''));
+}
+
 // MARK: country and client breakdowns
 const SHOWN_VALUES = 7;
 function makeBarRow() {

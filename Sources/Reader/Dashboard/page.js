@@ -177,12 +177,14 @@ async function update(gen) {
     if (step === 'hour' && (w.to - w.from) / HOUR > MAX_POINTS) { step = 'day'; forced = true; }
     const q = w.query ? '?' + w.query : '';
     const base = `/v1/tracks/${id}`;
-    const [plays, timeline, waveform, countries, clients] = await Promise.all([
+    const [plays, timeline, waveform, countries, clients, listeners, listenerDays] = await Promise.all([
       get(`${base}/plays${q}`),
       get(`${base}/timeline?from=${isoHour(w.from)}&to=${isoHour(w.to)}&step=${step}`),
       get(`${base}/waveform${q}`),
       get(`${base}/breakdown?by=country${w.query ? '&' + w.query : ''}`),
       get(`${base}/breakdown?by=client${w.query ? '&' + w.query : ''}`),
+      get(`${base}/listeners${q}`),
+      get(`${base}/listeners/timeline?from=${isoHour(w.from)}&to=${isoHour(w.to)}&step=day`),
     ]).then((rs) => rs.map(track));
     if (gen !== generation) return;
     if (!failed(plays)) renderSummary(id, plays);
@@ -190,6 +192,8 @@ async function update(gen) {
     if (!failed(waveform)) renderHeat(waveform);
     if (!failed(countries)) renderBreakdown('countries', countries);
     if (!failed(clients)) renderBreakdown('clients', clients);
+    if (!failed(listeners)) renderListeners(listeners);
+    if (!failed(listenerDays)) renderListenerDays(listenerDays);
     shownTrack = id;
   } else if (!failed(top)) {
     renderEmpty();
@@ -244,4 +248,6 @@ function renderEmpty() {
   setText($('chart-readout'), 'No track to show yet.');
   setText($('heat-readout'), 'No track to show yet.');
   for (const which of ['countries', 'clients']) fit($(which + '-list'), 0);
+  setText($('listeners'), '0'); setText($('listeners-note'), '');
+  fit($('listeners-list'), 0); setText($('listeners-days-note'), '');
 }

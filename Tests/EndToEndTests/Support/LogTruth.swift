@@ -17,6 +17,10 @@ struct LogTruth {
     var rejected: Int { linesRead - valid }
     /// Distinct plays: [track: [hour index since epoch: plays]].
     var plays: [Int64: [Int64: Int]] = [:]
+    /// Distinct listener ids of the distinct plays: [track: [day index since epoch: listeners]].
+    var listeners: [Int64: [Int64: Set<Int64>]] = [:]
+    /// Distinct plays without a listener id, per track.
+    var playsWithoutListener: [Int64: Int] = [:]
 
     var counted: Int { plays.values.reduce(0) { $0 + $1.values.reduce(0, +) } }
     var rows: Int { plays.values.reduce(0) { $0 + $1.count } }
@@ -65,6 +69,18 @@ struct LogTruth {
             return
         }
         plays[event.trackID, default: [:]][hour, default: 0] += 1
+        if let listener = event.listener {
+            listeners[event.trackID, default: [:]][hour / 24, default: []].insert(listener)
+        } else {
+            playsWithoutListener[event.trackID, default: 0] += 1
+        }
+    }
+
+    /// The distinct listeners of one track's plays, over every day or over one.
+    func listeners(of track: Int64, day: Int64? = nil) -> Int {
+        let days = listeners[track] ?? [:]
+        if let day { return days[day]?.count ?? 0 }
+        return days.values.reduce(into: Set<Int64>()) { $0.formUnion($1) }.count
     }
 
     static func gunzip(_ file: URL) throws -> Data {
@@ -107,6 +123,7 @@ struct LogTruth {
         var duration: Int64?
         var client: String?
         var country: String?
+        var listener: Int64?
     }
 
     static func validEvent(_ line: Data) -> Event? {
@@ -140,7 +157,8 @@ struct LogTruth {
             }
         }
         return Event(id: id, trackID: trackID, occurredAt: occurredAt, position: numbers["position_ms"],
-                     duration: numbers["duration_ms"], client: texts["client"], country: texts["country"])
+                     duration: numbers["duration_ms"], client: texts["client"], country: texts["country"],
+                     listener: numbers["listener_id"])
     }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {

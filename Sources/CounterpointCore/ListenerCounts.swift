@@ -1,0 +1,78 @@
+/// The listeners of one (track, hour) in their stored form: a listener sketch
+/// (`HyperLogLog.encoded`, postgresql-hll's bytes) and how many plays carried a listener id,
+/// the row shape that flows from aggregation through both layers' writers beside `CountRow`.
+public struct SketchRow: Hashable, Sendable {
+    public var trackID: Int64
+    public var hour: Hour
+    /// Plays with a `listener_id` (the plays without one are the row's plays minus these).
+    public var listenerPlays: Int64
+    public var encoded: [UInt8]
+
+    public init(trackID: Int64, hour: Hour, listenerPlays: Int64, encoded: [UInt8]) {
+        self.trackID = trackID
+        self.hour = hour
+        self.listenerPlays = listenerPlays
+        self.encoded = encoded
+    }
+}
+
+/// The listener ids of plays per (track, hour), gathered in memory next to `PlayCounts` by the
+/// batch job and the realtime consumer, and turned into one listener sketch per (track, hour)
+/// when handed to a store (docs/listeners.md).
+///
+/// Adding a play costs one hash (`hll_hash_bigint`) and one appended 24-byte record; the
+/// records are sorted (`TrackHourSort`) and the sketches built once, when the rows are taken.
+/// Memory follows the plays between two `removeAll`s: one flush interval, or one batch unit.
+public struct ListenerCounts: Sendable {
+    struct Record: TrackHourRecord {
+        var trackID: Int64
+        var hour: Int64
+        var hash: Int64
+    }
+
+    private var records: [Record] = []
+    private var sortBuffer: [Record] = []
+
+    public init(minimumCapacity: Int = 1024) {
+        records.reserveCapacity(minimumCapacity)
+    }
+
+    public var isEmpty: Bool { records.isEmpty }
+
+    /// Adds the listener of one play (track ids must be ≥ 1); a play without one adds nothing.
+    @inline(__always)
+    public mutating func add(trackID: Int64, hour: Hour, listenerID: Int64?) {
+        guard let listenerID else { return }
+        precondition(trackID >= 1, "track ids start at 1")
+        records.append(Record(trackID: trackID, hour: hour.index, hash: MurmurHash3.hashBigint(listenerID)))
+    }
+
+    /// Forgets every play, keeping the memory (e.g. after a flush).
+    public mutating func removeAll() {
+        records.removeAll(keepingCapacity: true)
+    }
+
+    /// One row per (track, hour) with a listener, ordered by track then hour.
+    public mutating func rows() -> [SketchRow] {
+        TrackHourSort.sort(&records, buffer: &sortBuffer)
+        var rows: [SketchRow] = []
+        var hashes: [Int64] = []
+        var start = 0
+        while start < records.count {
+            let trackID = records[start].trackID, hour = records[start].hour
+            var end = start
+            hashes.removeAll(keepingCapacity: true)
+            while end < records.count && records[end].trackID == trackID && records[end].hour == hour {
+                hashes.append(records[end].hash)
+                end += 1
+            }
+            // In ascending order each hash lands at the end of an explicit sketch.
+            hashes.sort()
+            var sketch = HyperLogLog()
+            for hash in hashes { sketch.add(hash: hash) }
+            rows.append(SketchRow(trackID: trackID, hour: Hour(index: hour), listenerPlays: Int64(end - start), encoded: sketch.encoded))
+            start = end
+        }
+        return rows
+    }
+}
