@@ -106,7 +106,7 @@ struct KafkaFaultDrillTests {
                 injected["cluster-down", default: 0] += 1
                 let down = ContinuousClock.now
                 try await Fixtures.wait(until: { Self.saysClusterUnreachable(consume.stderr) && Self.saysClusterUnreachable(archiver.stderr) },
-                                        limit: .seconds(15))
+                                        limit: .seconds(30))
                 #expect(Self.saysClusterUnreachable(consume.stderr), "\(consume.stderr.suffix(3_000))")
                 #expect(Self.saysClusterUnreachable(archiver.stderr), "\(archiver.stderr.suffix(3_000))")
                 let sinceDown = ContinuousClock.now - down
