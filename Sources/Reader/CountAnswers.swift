@@ -17,13 +17,24 @@ struct CountAnswers {
     var now: @Sendable () -> Int64
 
     func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+        try rangeAnswer(trackID, query, store: store, read: { try $0.plays(track: trackID, in: $1) }) { plays, json in
+            writeCounts(plays, into: &json)
+        }
+    }
+
+    /// One track's answer over `from`/`to`: `read` in one snapshot, then an object of the
+    /// track id, what `write` adds and the freshness of that snapshot.
+    func rangeAnswer<Answer>(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, capacity: Int = 256,
+                             read: (CounterReader, HourRange) throws -> Answer,
+                             write: (Answer, inout JSONWriter) -> Void) throws -> [UInt8] {
         let values = try QueryValues(query, allowed: ["from", "to"])
         let range = try values.hourRange()
-        // Freshness is the one the counts were read with, from the same snapshots.
-        let (plays, freshness) = try store.withReader { reader in (try reader.plays(track: trackID, in: range), reader.lastFreshness) }
-        var json = JSONWriter()
+        // Freshness is the one the answer was read with, from the same snapshots.
+        let (answer, freshness) = try store.withReader { reader in (try read(reader, range), reader.lastFreshness) }
+        var json = JSONWriter(capacity: capacity)
         json.beginObject()
-        write(plays, into: &json)
+        json.key("track_id"); json.value(trackID)
+        write(answer, &json)
         writeFreshness(freshness, into: &json)
         json.endObject()
         return json.bytes
@@ -153,6 +164,10 @@ struct CountAnswers {
 
     private func write(_ plays: TrackPlays, into json: inout JSONWriter) {
         json.key("track_id"); json.value(plays.trackID)
+        writeCounts(plays, into: &json)
+    }
+
+    private func writeCounts(_ plays: TrackPlays, into json: inout JSONWriter) {
         json.key("plays"); json.value(plays.plays)
         json.key("batch_plays"); json.value(plays.batchPlays)
         json.key("realtime_plays"); json.value(plays.realtimePlays)

@@ -8,23 +8,15 @@ struct DimensionAnswers {
     let counts: CountAnswers
 
     func waveform(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["from", "to"])
-        let range = try values.hourRange()
-        let (answer, freshness) = try store.withReader { reader in
-            (try reader.dimensions(track: trackID, in: range), reader.lastFreshness)
+        try counts.rangeAnswer(trackID, query, store: store, capacity: 256 + WaveformBucket.count * 8,
+                               read: { try $0.dimensions(track: trackID, in: $1) }) { answer, json in
+            json.key("buckets")
+            json.beginArray()
+            for plays in answer.waveform { json.value(plays) }
+            json.endArray()
+            json.key("plays"); json.value(answer.plays.plays)
+            json.key("plays_without_position"); json.value(answer.playsWithoutPosition)
         }
-        var json = JSONWriter(capacity: 256 + WaveformBucket.count * 8)
-        json.beginObject()
-        json.key("track_id"); json.value(trackID)
-        json.key("buckets")
-        json.beginArray()
-        for plays in answer.waveform { json.value(plays) }
-        json.endArray()
-        json.key("plays"); json.value(answer.plays.plays)
-        json.key("plays_without_position"); json.value(answer.playsWithoutPosition)
-        counts.writeFreshness(freshness, into: &json)
-        json.endObject()
-        return json.bytes
     }
 
     func breakdown(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {

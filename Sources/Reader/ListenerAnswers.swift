@@ -8,21 +8,12 @@ struct ListenerAnswers {
     let counts: CountAnswers
 
     func total(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["from", "to"])
-        let range = try values.hourRange()
-        let (answer, freshness) = try store.withReader { reader in
-            (try reader.listeners(track: trackID, in: range), reader.lastFreshness)
+        try counts.rangeAnswer(trackID, query, store: store, read: { try $0.listeners(track: trackID, in: $1) }) { answer, json in
+            json.key("listeners"); json.value(answer.listeners)
+            json.key("exact"); json.value(answer.exact)
+            json.key("plays"); json.value(answer.plays.plays)
+            json.key("plays_without_listener"); json.value(answer.playsWithoutListener)
         }
-        var json = JSONWriter(capacity: 256)
-        json.beginObject()
-        json.key("track_id"); json.value(trackID)
-        json.key("listeners"); json.value(answer.listeners)
-        json.key("exact"); json.value(answer.exact)
-        json.key("plays"); json.value(answer.plays.plays)
-        json.key("plays_without_listener"); json.value(answer.playsWithoutListener)
-        counts.writeFreshness(freshness, into: &json)
-        json.endObject()
-        return json.bytes
     }
 
     func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
