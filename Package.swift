@@ -120,6 +120,8 @@ let package = Package(
         ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
+        .target(name: "KafkaTestSupport", dependencies: ["Runtime", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/Support/KafkaTestSupport"),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
         .target(name: "StoreTestSupport", dependencies: ["CounterStore", "PostgresTestServer"], path: "Tests/Support/StoreTestSupport"),
         .testTarget(name: "CounterStoreTests", dependencies: [
@@ -130,7 +132,7 @@ let package = Package(
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Runtime", "SecurityFixtures"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Runtime"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "Runtime"]),
         .testTarget(name: "ReplayTests", dependencies: [
             "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime",
             .product(name: "Logging", package: "swift-log"),
@@ -147,7 +149,7 @@ let package = Package(
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",
-            "PostgresTestServer", "StoreTestSupport",
+            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",

@@ -88,13 +88,12 @@ struct PartitionLedger {
     // MARK: Consuming (the hot path: once per run of one partition's messages)
 
     /// The first message of a run of `partition`'s messages is at `offset`; returns false when
-    /// the run must be skipped (the partition waits for its stored offset).
+    /// the run must be skipped: the partition waits for its stored offset, or is not assigned
+    /// (the Kafka consumer never hands such a message over; were one counted, no flush would
+    /// carry its offset, and its partition's owner would count it too).
     @inline(__always)
     mutating func begin(_ partition: Int, at offset: Int64) -> Bool {
-        if partition >= positions.count {
-            // Not assigned through `assign` (cannot happen with one topic); track it anyway.
-            grow(to: partition)
-        }
+        guard partition < positions.count, positions[partition].isAssigned else { return false }
         if positions[partition].stored == nil && positions[partition].firstSeen == nil {
             positions[partition].firstSeen = offset
         }

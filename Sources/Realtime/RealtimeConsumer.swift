@@ -22,7 +22,12 @@ public final class RealtimeConsumer: JobComponent {
     /// the consumer early, if one did. A second start changes nothing.
     public let job: BlockingJob<Void>
 
-    public init(configuration: RealtimeConfiguration, logger: Logger) throws {
+    public convenience init(configuration: RealtimeConfiguration, logger: Logger) throws {
+        try self.init(configuration: configuration, logger: logger, afterFirstMessage: nil)
+    }
+
+    /// `afterFirstMessage`, for tests: where the Kafka consumer's poll may be held (see `KafkaConsumer`).
+    package init(configuration: RealtimeConfiguration, logger: Logger, afterFirstMessage: (@Sendable () -> Void)?) throws {
         guard configuration.flushInterval > .zero else {
             throw RealtimeError(message: "the flush interval must be positive")
         }
@@ -36,7 +41,7 @@ public final class RealtimeConsumer: JobComponent {
         let store = try StoreThread(store: configuration.store)
         let consumer: KafkaConsumer
         do {
-            consumer = try KafkaConsumer(configuration: configuration.consumerConfiguration, logger: logger)
+            consumer = try KafkaConsumer(configuration: configuration.consumerConfiguration, logger: logger, afterFirstMessage: afterFirstMessage)
         } catch {
             store.stop()
             throw error

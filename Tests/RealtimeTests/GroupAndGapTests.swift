@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import Kafka
+import KafkaTestSupport
 import Realtime
 import StoreTestSupport
 import Testing
@@ -18,35 +19,67 @@ struct GroupAndGapTests {
         try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 8)
             let configuration = Fixtures.configuration(cluster, store: store)
-            let producer = try Fixtures.producer(cluster)
-            var produced = ProducedEvents()
-            func produce(_ count: Int, seed: UInt64) throws {
-                let events = Fixtures.events(count, seed: seed)
-                try Fixtures.produce(events.values, with: producer)
-                produced.append(events)
-            }
+            let plays = try PlayFeed(cluster)
 
-            try produce(20_000, seed: 1)
+            try plays.produce(20_000, seed: 1)
             let first = try await Fixtures.consumeUntilStored(5_000, configuration: configuration)
             let second = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
             try second.start()
-            try produce(20_000, seed: 2)
+            try plays.produce(20_000, seed: 2)
             try await Fixtures.wait(until: { !first.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
-            try produce(10_000, seed: 3)
+            try plays.produce(10_000, seed: 3)
             try first.stop()
-            try produce(10_000, seed: 4)
+            try plays.produce(10_000, seed: 4)
             let restarted = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
             try restarted.start()
-            try produce(10_000, seed: 5)
+            try plays.produce(10_000, seed: 5)
             try await Fixtures.wait(until: { !restarted.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
-            try produce(10_000, seed: 6)
+            try plays.produce(10_000, seed: 6)
             try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 80_000 })
             try second.stop()
             try restarted.stop()
 
             let contents = try StoreContents.read(configuration.store)
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 8)))
-            #expect(mismatch(contents.counts, produced.truth) == nil)
+            #expect(mismatch(contents.counts, plays.produced.truth) == nil)
+        }
+    }
+
+    @Test("a play taken just before a rebalance revokes its partition is counted once, by the partition's next owner", arguments: StoreKind.allCases)
+    func playTakenAtRevocation(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let cluster = try Fixtures.cluster(partitions: 2)
+            let configuration = Fixtures.configuration(cluster, store: store)
+            let plays = try PlayFeed(cluster)
+
+            try plays.produce(1_000, seed: 1)
+            var heldConfiguration = configuration
+            heldConfiguration.kafkaOptions = KafkaClientOptions(PollWindow.debugOptions)
+            let window = PollWindow()
+            let first = try RealtimeConsumer(configuration: heldConfiguration, logger: window.logger(label: "first"), afterFirstMessage: { window.pass() })
+            try first.start()
+            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 1_000 })
+
+            // The first consumer takes the next play and is held there while a second member
+            // joins, until the group has queued the revocation of its partitions: the drain of
+            // the rest of that batch serves it.
+            window.arm()
+            try plays.produce(1, seed: 2)
+            try await Fixtures.wait(until: { window.isHolding })
+            let second = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
+            try second.start()
+            try await Fixtures.wait(until: { window.revocationIsQueued })
+            await window.release()
+            try await Fixtures.wait(until: { !first.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
+            try plays.produce(1_000, seed: 3)
+            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 2_001 })
+            try first.stop()
+            try second.stop()
+
+            #expect(window.isHolding && window.revocationIsQueued, "the consumer was not held while a revocation was queued")
+            let contents = try StoreContents.read(configuration.store)
+            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 2)))
+            #expect(mismatch(contents.counts, plays.produced.truth) == nil)
         }
     }
 
@@ -131,6 +164,22 @@ struct GroupAndGapTests {
             let contents = try StoreContents.read(configuration.store)
             #expect(contents.storedMessages == 3_000)
             #expect(mismatch(contents.counts, events.truth) == nil)
+        }
+    }
+
+    /// Produces generated plays through one producer and keeps what they must add up to.
+    final class PlayFeed {
+        private let producer: KafkaProducer
+        private(set) var produced = ProducedEvents()
+
+        init(_ cluster: KafkaMockCluster) throws {
+            producer = try Fixtures.producer(cluster)
+        }
+
+        func produce(_ count: Int, seed: UInt64) throws {
+            let events = Fixtures.events(count, seed: seed)
+            try Fixtures.produce(events.values, with: producer)
+            produced.append(events)
         }
     }
 

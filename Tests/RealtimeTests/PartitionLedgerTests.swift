@@ -45,6 +45,25 @@ struct PartitionLedgerTests {
         #expect(ledger.progress(topic: "plays") { _ in nil }.partitions.isEmpty)
     }
 
+    @Test("messages of a partition not held — revoked, or never assigned — are skipped, since no flush could carry their offsets")
+    func unheldPartitionsAreSkipped() {
+        var ledger = PartitionLedger(retryBackoff: Self.backoff)
+        _ = ledger.assign([0, 1], stored: [0: 40, 1: 10], now: start)
+        _ = Self.consume(&ledger, 0, from: 40, upTo: 45)
+        ledger.committed(ledger.progress(topic: "plays") { _ in nil }.partitions)
+        ledger.revoke([0, 1])
+        let afterRevoke = Self.consume(&ledger, 0, from: 45, upTo: 46)
+        let neverAssigned = Self.consume(&ledger, 5, from: 0, upTo: 1)
+        #expect(!afterRevoke && !neverAssigned)
+        #expect(!ledger.hasUnflushedProgress)
+        // Assigned again, the partition counts from the store's offset as before.
+        _ = ledger.assign([0], stored: [0: 45], now: start)
+        let reassigned = Self.consume(&ledger, 0, from: 45, upTo: 46)
+        #expect(reassigned)
+        #expect(ledger.progress(topic: "plays") { _ in nil }.partitions
+            == [PartitionProgress(topic: "plays", partition: 0, startOffset: 45, nextOffset: 46, highWatermark: nil)])
+    }
+
     @Test("a fenced flush rewinds every consumed partition to the offsets the store holds now")
     func fenceRewindsToTheStore() {
         var ledger = PartitionLedger(retryBackoff: Self.backoff)

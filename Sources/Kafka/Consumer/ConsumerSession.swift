@@ -15,6 +15,8 @@ final class ConsumerSession {
     private(set) var failure: (any Error)?
     /// Set before leaving the group, so the last revocation says why.
     var isClosing = false
+    /// Rebalances served so far (librdkafka calls `rebalance` inside this thread's polls).
+    private(set) var rebalancesServed = 0
 
     init(client: RDKafkaClient, handler: any KafkaConsumerHandler, autoOffsetReset: KafkaConsumerConfiguration.OffsetReset, logger: Logger) {
         self.client = client
@@ -34,8 +36,10 @@ final class ConsumerSession {
 
     /// Hands the messages to the handler, after taking out error events and checking offsets;
     /// destroys every message before returning. Returns how many were messages, not events.
+    /// `firstOutdated`: the first was taken before a rebalance served since, which revoked its
+    /// partition (every rebalance here is eager: it revokes all), so it is dropped unseen.
     @discardableResult
-    func deliver(_ messages: UnsafeMutableBufferPointer<RDKafkaMessagePointer?>) -> Int {
+    func deliver(_ messages: UnsafeMutableBufferPointer<RDKafkaMessagePointer?>, firstOutdated: Bool = false) -> Int {
         var kept = 0
         defer {
             for message in messages[..<kept] { client.destroyMessage(message!) }
@@ -44,6 +48,13 @@ final class ConsumerSession {
             let message = messages[index]!
             guard !message.isEvent else {
                 handleEvent(message)
+                client.destroyMessage(message)
+                continue
+            }
+            if firstOutdated, index == messages.startIndex {
+                logger.info("dropped a message taken before a rebalance revoked its partition; its next owner reads it", metadata: [
+                    "kafka.partition": "\(message.topicName)/\(message.partition)", "kafka.offset": "\(message.offset)",
+                ])
                 client.destroyMessage(message)
                 continue
             }
@@ -81,6 +92,7 @@ final class ConsumerSession {
 
     /// Reacts to a rebalance: asks the handler, then assigns or unassigns (eager protocol).
     func rebalance(_ event: RDKafkaRebalance) {
+        rebalancesServed += 1
         switch event {
         case .assign(let partitions):
             assign(partitions)

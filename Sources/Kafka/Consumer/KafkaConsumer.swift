@@ -18,6 +18,10 @@ import Runtime
 ///   each partition starts, and the eager rebalance protocol calls `revoking` before any
 ///   partition moves. A caller that keeps its progress in Kafka instead (the archiver) calls
 ///   `commit` itself and returns `committedOffsets` from `assigned`.
+/// - A batch never spans a rebalance: librdkafka serves rebalance callbacks inside the very
+///   calls that take messages, so a message taken before one (of a partition it revoked) is
+///   dropped rather than handed over after `revoking`; its partition's next owner reads it.
+///   Progress kept outside Kafka stays exact (docs/architecture.md, the realtime layer).
 /// - Offset resets: where a start offset is gone from the broker (retention) librdkafka resumes
 ///   at `autoOffsetReset` with only a log line. The consumer checks every message's offset
 ///   against the one expected next and calls the handler's `offsetReset` for jumps that the
@@ -39,9 +43,17 @@ public final class KafkaConsumer: Sendable {
     private let configuration: KafkaConsumerConfiguration
     private let lifecycle = Locked(Lifecycle.ready)
     private let logger: Logger
+    /// For tests: runs on the polling thread after a poll returned a message and before the
+    /// rest of the batch is drained, so that a test can make a rebalance arrive there.
+    private let afterFirstMessage: (@Sendable () -> Void)?
 
     /// Creates the client and, unless `connectTimeout` is nil, checks that a broker answers.
-    public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
+    public convenience init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
+        try self.init(configuration: configuration, logger: logger, afterFirstMessage: nil)
+    }
+
+    /// `afterFirstMessage`, for tests: see the property.
+    package init(configuration: KafkaConsumerConfiguration, logger: Logger, afterFirstMessage: (@Sendable () -> Void)?) throws(KafkaError) {
         let purpose = "creating consumer for group \(configuration.groupID) at \(configuration.bootstrapServers)"
         guard !configuration.topics.isEmpty else {
             throw KafkaError.invalidArgument("no topics to consume", context: purpose)
@@ -60,6 +72,7 @@ public final class KafkaConsumer: Sendable {
         self.queue = RDKafkaQueue(consumerQueueOf: client)
         self.configuration = configuration
         self.logger = logger
+        self.afterFirstMessage = afterFirstMessage
     }
 
     /// Joins the group and consumes until `stop` is requested (which wakes a waiting poll at
@@ -118,8 +131,14 @@ public final class KafkaConsumer: Sendable {
                 continue
             }
             buffer[0] = first
+            let rebalances = session.rebalancesServed
+            afterFirstMessage?()
             let count = 1 + client.drain(queue, into: UnsafeMutableBufferPointer(rebasing: buffer[1...]))
-            if session.deliver(UnsafeMutableBufferPointer(rebasing: buffer[..<count])) > 0 {
+            // The drain serves a rebalance that comes in meanwhile (the handler is told inside
+            // it), and librdkafka drops the messages it drained of partitions that rebalance
+            // moved; but `first` came out of the call before, where nothing can drop it.
+            let firstOutdated = session.rebalancesServed != rebalances
+            if session.deliver(UnsafeMutableBufferPointer(rebasing: buffer[..<count]), firstOutdated: firstOutdated) > 0 {
                 client.context.connection?.reachable()
             }
         }
