@@ -39,9 +39,7 @@ struct GroupAndGapTests {
             try second.stop()
             try restarted.stop()
 
-            let contents = try StoreContents.read(configuration.store)
-            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 8)))
-            #expect(mismatch(contents.counts, plays.produced.truth) == nil)
+            try plays.expectCountedOnce(in: configuration.store, cluster: cluster, partitions: 8)
         }
     }
 
@@ -77,9 +75,7 @@ struct GroupAndGapTests {
             try second.stop()
 
             #expect(window.isHolding && window.revocationIsQueued, "the consumer was not held while a revocation was queued")
-            let contents = try StoreContents.read(configuration.store)
-            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: 2)))
-            #expect(mismatch(contents.counts, plays.produced.truth) == nil)
+            try plays.expectCountedOnce(in: configuration.store, cluster: cluster, partitions: 2)
         }
     }
 
@@ -180,6 +176,14 @@ struct GroupAndGapTests {
             let events = Fixtures.events(count, seed: seed)
             try Fixtures.produce(events.values, with: producer)
             produced.append(events)
+        }
+
+        /// The store counts every play produced once, and holds the broker's end of each partition.
+        func expectCountedOnce(in store: StoreBackend, cluster: KafkaMockCluster, partitions: Int,
+                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let contents = try StoreContents.read(store)
+            #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: partitions)), sourceLocation: sourceLocation)
+            #expect(mismatch(contents.counts, produced.truth) == nil, sourceLocation: sourceLocation)
         }
     }
 
