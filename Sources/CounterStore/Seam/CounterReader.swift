@@ -80,12 +80,7 @@ public final class CounterReader {
     }
 
     func plays(track: Int64, plan: MergePlan) throws -> TrackPlays {
-        var batchPlays: Int64 = 0
-        for part in plan.batchParts {
-            batchPlays += try layers.batchSum(track: track, over: part)
-        }
-        let realtimePlays = try layers.realtimeSum(track: track, over: plan.realtimeGaps)
-        return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimePlays)
+        try layers.trackSums(track: track, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps)
     }
 
     // MARK: Timeline
