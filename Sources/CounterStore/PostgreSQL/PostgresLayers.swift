@@ -26,13 +26,17 @@ public final class PostgresLayers: LayerReads {
         do {
             // The snapshot's state in the same round trip as BEGIN; coverage as "lower:upper,…".
             // After a server restart the idle connection is replaced here, so no reader thread
-            // answers 503 for a database that is up again.
+            // answers 503 for a database that is up again. A snapshot still open on the same
+            // connection ends in the same round trip.
+            let open = snapshot
+            snapshot = nil
             let state = try database.withReconnect { connection in
-                endSnapshots()
+                let renewing = open === connection
+                if !renewing { open?.endRead() }
                 // The standby's lag is asked of standbys only (see `standbyLagMillisecondsSQL`).
                 let standbyLag = try connection.isHotStandby() ? PostgresConnection.standbyLagMillisecondsSQL : "NULL::bigint"
                 snapshot = connection
-                return try connection.beginRead(firstQuery: """
+                return try connection.beginRead(renewing: renewing, firstQuery: """
                     SELECT (SELECT max(flushed_at) FROM realtime_flushes),
                            (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
                             WHERE high_watermark IS NOT NULL)::bigint,

@@ -37,6 +37,14 @@ public final class CounterReader {
     /// checkpoint from recycling the write-ahead log past it.
     public func holdSnapshots() throws {
         guard snapshotsHeldSince == nil else { return }
+        try renewSnapshots()
+    }
+
+    /// Replaces the held snapshots (if any) with new ones, as `releaseSnapshots()` then
+    /// `holdSnapshots()` would, in fewer steps where the store allows.
+    public func renewSnapshots() throws {
+        snapshotsHeldSince = nil
+        heldState = nil
         heldState = try layers.beginSnapshots()
         snapshotsHeldSince = .now
     }

@@ -145,6 +145,8 @@ public struct SnapshotState: Sendable, Hashable {
 /// the batch snapshot taken after it, which then covers those hours. The other order could
 /// read an hour as uncovered from an old batch snapshot and as compacted from a new realtime one.
 public protocol LayerReads: AnyObject {
+    /// Takes new snapshots of both layers, ending those still open first (a store whose reads
+    /// are round trips ends and begins in one).
     func beginSnapshots() throws -> SnapshotState
     func endSnapshots()
 
