@@ -8,6 +8,11 @@ import Runtime
 /// `health` with librdkafka's reason (so `/readyz`, `/v1/status`, `/metrics` and the log show
 /// it), and the entry runs again once the client has heard from the cluster: a consumed message
 /// or an answered metadata request (a consumer asks every 5 s while degraded), or a delivery.
+///
+/// librdkafka says "all brokers down" only once every broker it knows of was connected and then
+/// lost; a broker it never connected to (connections are made as needed) keeps it from saying
+/// so. So a consumer that sees a connection fail and then waits with nothing to read asks the
+/// cluster for metadata; when no broker answers, it reports the cluster unreachable itself.
 public struct KafkaHealthReport: Sendable {
     /// The entry, named such as "consumer Kafka connection". Apart from the component's own
     /// entry, so that a connection problem and, say, a failing store never clear each other.
@@ -28,12 +33,19 @@ final class KafkaConnectionWatch: Sendable {
         var problem: String?
         /// Whether `problem` says more than that every broker is down.
         var specific = false
+        /// A connection failed and nothing was heard from the cluster since.
+        var suspect = false
         var lastProbe = ContinuousClock.now
     }
 
     private let report: KafkaHealthReport
     private let state = Locked(State())
+    /// How often to ask whether the cluster answers again while a problem is reported.
     static let probeInterval: Duration = .seconds(5)
+    /// How soon to ask whether the cluster answers after a connection failed.
+    static let suspicionProbeInterval: Duration = .seconds(1)
+    /// How long a probe waits for a broker to answer.
+    static let probeTimeout: Duration = .seconds(2)
 
     init(_ report: KafkaHealthReport) {
         self.report = report
@@ -61,7 +73,10 @@ final class KafkaConnectionWatch: Sendable {
     /// Reports the first problem until the cluster answers again (librdkafka repeats it with
     /// every retry, in slightly different words), or a more specific one after "all brokers down".
     func failed(_ code: rd_kafka_resp_err_t, reason: String) {
-        guard Self.isConnectionProblem(code, reason: reason) else { return }
+        guard Self.isConnectionProblem(code, reason: reason) else {
+            if code == RD_KAFKA_RESP_ERR__TRANSPORT { state.withLock { $0.suspect = true } }
+            return
+        }
         let reason = "Kafka: \(reason)"
         let specific = code != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
         let changed = state.withLock { state -> Bool in
@@ -76,19 +91,34 @@ final class KafkaConnectionWatch: Sendable {
     /// The cluster answered.
     func reachable() {
         let hadProblem = state.withLock { state -> Bool in
-            defer { state.problem = nil; state.specific = false }
+            defer { state.problem = nil; state.specific = false; state.suspect = false }
             return state.problem != nil
         }
         if hadProblem { report.handle.update(.running) }
     }
 
-    /// True, at most once per `probeInterval`, while a problem is reported: time to ask the
-    /// cluster whether it answers again.
+    /// True, at most once per `probeInterval` while a problem is reported or per
+    /// `suspicionProbeInterval` after a connection failed: time to ask the cluster whether it answers.
     func probeDue() -> Bool {
         state.withLock { state in
-            guard state.problem != nil, ContinuousClock.now - state.lastProbe >= Self.probeInterval else { return false }
+            let interval = state.problem != nil ? Self.probeInterval : Self.suspicionProbeInterval
+            guard state.problem != nil || state.suspect, ContinuousClock.now - state.lastProbe >= interval else { return false }
             state.lastProbe = .now
             return true
         }
+    }
+
+    /// How the cluster answered a metadata request made because `probeDue()` said so: an answer
+    /// clears any problem; no answer after a failed connection means no broker can be reached.
+    func probed(_ code: rd_kafka_resp_err_t) {
+        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return reachable() }
+        let suspected = state.withLock { state -> Bool in
+            defer { state.suspect = false }
+            return state.suspect && state.problem == nil
+        }
+        guard suspected else { return }
+        failed(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN,
+               reason: "all brokers are down or unreachable: none answered a metadata request within \(Self.probeTimeout) "
+                   + "(\(String(cString: rd_kafka_err2str(code))))")
     }
 }

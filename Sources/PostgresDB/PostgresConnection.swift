@@ -159,12 +159,14 @@ public final class PostgresConnection {
     }
 
     /// `beginRead()` and `sql` (a statement without parameters) as the transaction's first
-    /// statement, sent together: one round trip instead of two. Returns `sql`'s rows.
-    public func beginRead(firstQuery sql: String) throws -> PostgresResult {
-        precondition(!inTransaction, "PostgresConnection: nested transaction")
-        // From here on `endRead()` rolls back whatever of the two statements ran.
+    /// statement, sent together: one round trip instead of two. Returns `sql`'s rows. When
+    /// `renewing`, a read `beginRead` opened on this connection ends in the same round trip.
+    public func beginRead(renewing: Bool = false, firstQuery sql: String) throws -> PostgresResult {
+        precondition(renewing || !inTransaction, "PostgresConnection: nested transaction")
+        let end = inTransaction ? "ROLLBACK; " : ""
+        // From here on `endRead()` rolls back whatever of the statements ran.
         inTransaction = true
-        return try check(PQexec(handle, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + sql), operation: sql)
+        return try check(PQexec(handle, end + "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + sql), operation: sql)
     }
 
     /// Ends the transaction `beginRead()` opened; nothing to commit, so errors are moot.

@@ -26,11 +26,13 @@ final class StoreSlot: Sendable {
                                       _ body: (CounterReader) throws -> T) throws -> T {
         let current = try reader ?? store.openReader()
         reader = current
-        if let since = current.snapshotsHeldSince, ContinuousClock.now - since > snapshotAge {
-            current.releaseSnapshots()
-        }
         do {
-            if snapshotAge > .zero { try current.holdSnapshots() }
+            if let since = current.snapshotsHeldSince, ContinuousClock.now - since > snapshotAge {
+                // Stale: ended and taken anew in one step.
+                try current.renewSnapshots()
+            } else if snapshotAge > .zero {
+                try current.holdSnapshots()
+            }
             return try body(current)
         } catch {
             current.releaseSnapshots()

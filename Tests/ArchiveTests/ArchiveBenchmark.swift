@@ -5,7 +5,7 @@ import Kafka
 import Testing
 
 /// Archive throughput from the mock cluster into hour files, for comparing changes; off unless
-/// asked for: `ARCHIVE_BENCHMARK=1 swift test -c release --filter ArchiveBenchmark`.
+/// asked for: `ARCHIVE_BENCHMARK=1 swift test -c release -Xswiftc -enable-testing --filter ArchiveBenchmark`.
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads and
 /// the archiver share the same cores, and fsync speed is the disk's.
 @Suite("Archive benchmark", .serialized, .enabled(if: ProcessInfo.processInfo.environment["ARCHIVE_BENCHMARK"] != nil, "set ARCHIVE_BENCHMARK=1 to run"))

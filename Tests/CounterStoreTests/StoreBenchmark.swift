@@ -7,7 +7,7 @@ import PostgresTestServer
 import Testing
 
 /// SQLite against PostgreSQL in the same run, through the seam; off unless asked for:
-/// `COUNTERPOINT_BENCHMARKS=1 swift test -c release --filter StoreBenchmark`.
+/// `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter StoreBenchmark`.
 /// PostgreSQL is the suite's local server (fsync on, defaults otherwise) on the same cores as
 /// the benchmark, reached over loopback TCP; the figures depend on the machine and its load.
 @Suite("Store benchmark: SQLite vs PostgreSQL", .serialized,

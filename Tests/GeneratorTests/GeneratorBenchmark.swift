@@ -5,7 +5,7 @@ import Generator
 import Testing
 
 /// Generator and reader throughput on a realistic data set (10 M events, ~2 GB). Off by
-/// default; run with `COUNTERPOINT_BENCHMARKS=1 swift test -c release --filter GeneratorBenchmark`
+/// default; run with `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter GeneratorBenchmark`
 /// (`COUNTERPOINT_BENCHMARK_EVENTS` changes the size).
 @Suite("Generator benchmark", .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil))
 struct GeneratorBenchmark {

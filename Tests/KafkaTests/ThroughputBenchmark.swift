@@ -3,7 +3,7 @@ import Kafka
 import Testing
 
 /// Throughput into and out of the mock cluster, for comparing changes; off unless asked for:
-/// `KAFKA_BENCHMARK=1 swift test -c release --filter ThroughputBenchmark`.
+/// `KAFKA_BENCHMARK=1 swift test -c release -Xswiftc -enable-testing --filter ThroughputBenchmark`.
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads
 /// and the measured loop share the same cores.
 @Suite("Throughput benchmark", .enabled(if: ProcessInfo.processInfo.environment["KAFKA_BENCHMARK"] != nil, "set KAFKA_BENCHMARK=1 to run"))

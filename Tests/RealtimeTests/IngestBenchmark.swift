@@ -10,7 +10,7 @@ import SQLiteDB
 import Testing
 
 /// Ingest speed and memory of the realtime layer; off unless asked for:
-/// `COUNTERPOINT_BENCHMARKS=1 swift test -c release --filter IngestBenchmark`.
+/// `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter IngestBenchmark`.
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads,
 /// the polling thread and the store thread share the same cores.
 @Suite("Realtime ingest benchmark", .serialized,

@@ -4,7 +4,7 @@ import Replay
 import Testing
 
 /// Figures for docs/performance.md, off unless asked for:
-/// `REPLAY_BENCHMARK=1 swift test -c release --filter ReplayBenchmark`.
+/// `REPLAY_BENCHMARK=1 swift test -c release -Xswiftc -enable-testing --filter ReplayBenchmark`.
 /// The mock broker, librdkafka's threads and the replay loop share the machine's cores, so the
 /// figures are those of this machine under this load, not of a real cluster.
 @Suite("Replay benchmark", .enabled(if: ProcessInfo.processInfo.environment["REPLAY_BENCHMARK"] != nil, "set REPLAY_BENCHMARK=1 to run"))

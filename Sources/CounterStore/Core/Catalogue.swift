@@ -54,6 +54,8 @@ enum Catalogue {
         /// `sumBySlots[mask]`: Σ plays of the track (parameter 1) over the slots set in `mask`,
         /// the i-th of them bounded by parameters 2i+2 and 2i+3.
         let sumBySlots: [String]
+        /// The expression `sumBySlots[mask]` selects, for statements that select more.
+        let sumExpressionBySlots: [String]
         /// `dimensionsBySlots[mask]`: the non-NULL dimension blobs over the same slots.
         let dimensionsBySlots: [String]
         /// Per level: (bucket key, plays) of the track (1) in [2, 3).
@@ -74,13 +76,14 @@ enum Catalogue {
                 return "track_id = \(p(1)) AND \(key) >= \(p(2 * index + 2)) AND \(key) < \(p(2 * index + 3))"
             }
             let masks = 0..<(1 << Catalogue.slotLevels.count)
-            sumBySlots = masks.map { mask in
+            sumExpressionBySlots = masks.map { mask in
                 let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
                     let table = Catalogue.batch(level)
                     return "(SELECT coalesce(sum(plays), 0) FROM \(table.name) WHERE \(condition(table, index)))"
                 }
-                return "SELECT CAST(" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + " AS bigint)"
+                return "CAST(" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + " AS bigint)"
             }
+            sumBySlots = sumExpressionBySlots.map { "SELECT " + $0 }
             /// The rows of `columns` whose `blob` is not NULL, over the slots of each mask.
             func blobsBySlots(_ columns: String, _ blob: String) -> [String] {
                 masks.map { mask in

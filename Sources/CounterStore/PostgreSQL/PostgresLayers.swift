@@ -26,13 +26,17 @@ public final class PostgresLayers: LayerReads {
         do {
             // The snapshot's state in the same round trip as BEGIN; coverage as "lower:upper,…".
             // After a server restart the idle connection is replaced here, so no reader thread
-            // answers 503 for a database that is up again.
+            // answers 503 for a database that is up again. A snapshot still open on the same
+            // connection ends in the same round trip.
+            let open = snapshot
+            snapshot = nil
             let state = try database.withReconnect { connection in
-                endSnapshots()
+                let renewing = open === connection
+                if !renewing { open?.endRead() }
                 // The standby's lag is asked of standbys only (see `standbyLagMillisecondsSQL`).
                 let standbyLag = try connection.isHotStandby() ? PostgresConnection.standbyLagMillisecondsSQL : "NULL::bigint"
                 snapshot = connection
-                return try connection.beginRead(firstQuery: """
+                return try connection.beginRead(renewing: renewing, firstQuery: """
                     SELECT (SELECT max(flushed_at) FROM realtime_flushes),
                            (SELECT sum(greatest(high_watermark - next_offset, 0)) FROM partition_offsets
                             WHERE high_watermark IS NOT NULL)::bigint,
@@ -102,12 +106,18 @@ public final class PostgresLayers: LayerReads {
 
     public func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 {
         guard !gaps.isEmpty else { return 0 }
-        // The gaps as two arrays: one statement shape whatever their number.
-        let result = try query("""
-            SELECT coalesce(sum(r.plays), 0)::bigint FROM unnest($2::bigint[], $3::bigint[]) AS g (lower, upper)
-            JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper
-            """, [track, PostgresInt64Array(gaps.map(\.lower.index)), PostgresInt64Array(gaps.map(\.upper.index))])
-        return result.singleInt64 ?? 0
+        return try query("SELECT " + Self.realtimeSumExpression(lowers: 2), [track] + Self.arrays(of: gaps)).singleInt64 ?? 0
+    }
+
+    public func trackSums(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
+        // Both layers in one statement: a point lookup on a held snapshot is one round trip.
+        guard batchParts.count <= 1 else {
+            return try sumsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps)
+        }
+        let (mask, parameters) = batchParts.first.map { Self.slots(of: $0, track: track) } ?? (0, [track])
+        let result = try query(Self.trackSumsSQL[mask], parameters + Self.arrays(of: realtimeGaps))
+        return TrackPlays(trackID: track, batchPlays: result.optionalInt64(row: 0, column: 0) ?? 0,
+                          realtimePlays: result.optionalInt64(row: 0, column: 1) ?? 0)
     }
 
     public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
@@ -129,7 +139,7 @@ public final class PostgresLayers: LayerReads {
             SELECT r.dimensions FROM unnest($2::bigint[], $3::bigint[]) AS g (lower, upper)
             JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper
             WHERE r.dimensions IS NOT NULL
-            """, [track, PostgresInt64Array(gaps.map(\.lower.index)), PostgresInt64Array(gaps.map(\.upper.index))])
+            """, [track] + Self.arrays(of: gaps))
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
@@ -209,6 +219,26 @@ extension PostgresLayers: Sendable {}
 
 extension PostgresLayers {
     static let batchSQL = Catalogue.BatchStatements(placeholder: { "$\($0)" })
+
+    /// Σ realtime plays of the track ($1) over the gaps given as two arrays, of lower bounds
+    /// (parameter `lowers`) and upper bounds (the next): one statement shape whatever their number.
+    static func realtimeSumExpression(lowers: Int) -> String {
+        """
+        (SELECT coalesce(sum(r.plays), 0)::bigint FROM unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)
+         JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper)
+        """
+    }
+
+    /// `trackSumsSQL[mask]`: the batch sum of `batchSQL.sumBySlots[mask]` and the realtime sum,
+    /// its gaps' arrays after the slots' bounds.
+    static let trackSumsSQL = batchSQL.sumExpressionBySlots.enumerated().map { mask, batchSum in
+        "SELECT \(batchSum), \(realtimeSumExpression(lowers: 2 * Catalogue.slotLevels(mask: mask).count + 2))"
+    }
+
+    /// `gaps` as the two array parameters of `realtimeSumExpression`.
+    static func arrays(of gaps: [HourRange]) -> [any PostgresParameter] {
+        [PostgresInt64Array(gaps.map(\.lower.index)), PostgresInt64Array(gaps.map(\.upper.index))]
+    }
 
     /// The non-empty slots of `part` as a mask (bit i: slot i) and the parameters of the
     /// `…BySlots[mask]` statements: the track, then each slot's bounds.

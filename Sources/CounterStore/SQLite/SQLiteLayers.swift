@@ -21,6 +21,7 @@ public final class SQLiteLayers: LayerReads {
     public func beginSnapshots() throws -> SnapshotState {
         // Realtime first (see `LayerReads`); a WAL read transaction takes its snapshot at its
         // first read, so each BEGIN is followed at once by that layer's state.
+        endSnapshots()
         try realtime.beginRead()
         do {
             let state = try realtime.cachedStatement("""

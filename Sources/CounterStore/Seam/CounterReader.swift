@@ -37,6 +37,14 @@ public final class CounterReader {
     /// checkpoint from recycling the write-ahead log past it.
     public func holdSnapshots() throws {
         guard snapshotsHeldSince == nil else { return }
+        try renewSnapshots()
+    }
+
+    /// Replaces the held snapshots (if any) with new ones, as `releaseSnapshots()` then
+    /// `holdSnapshots()` would, in fewer steps where the store allows.
+    public func renewSnapshots() throws {
+        snapshotsHeldSince = nil
+        heldState = nil
         heldState = try layers.beginSnapshots()
         snapshotsHeldSince = .now
     }
@@ -80,12 +88,7 @@ public final class CounterReader {
     }
 
     func plays(track: Int64, plan: MergePlan) throws -> TrackPlays {
-        var batchPlays: Int64 = 0
-        for part in plan.batchParts {
-            batchPlays += try layers.batchSum(track: track, over: part)
-        }
-        let realtimePlays = try layers.realtimeSum(track: track, over: plan.realtimeGaps)
-        return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimePlays)
+        try layers.trackSums(track: track, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps)
     }
 
     // MARK: Timeline

@@ -145,6 +145,8 @@ public struct SnapshotState: Sendable, Hashable {
 /// the batch snapshot taken after it, which then covers those hours. The other order could
 /// read an hour as uncovered from an old batch snapshot and as compacted from a new realtime one.
 public protocol LayerReads: AnyObject {
+    /// Takes new snapshots of both layers, ending those still open first (a store whose reads
+    /// are round trips ends and begins in one).
     func beginSnapshots() throws -> SnapshotState
     func endSnapshots()
 
@@ -158,6 +160,10 @@ public protocol LayerReads: AnyObject {
 
     /// Σ realtime plays of `track` over `gaps`.
     func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64
+    /// A point lookup: Σ batch plays of `track` over `batchParts` and Σ realtime plays over
+    /// `realtimeGaps` (by default `batchSum` for each part, then `realtimeSum`; a store whose
+    /// reads are round trips asks both in one).
+    func trackSums(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays
     /// The realtime rows of `track` in `gap`: (hour, plays), any order.
     func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws
     /// Every realtime row in `gap`: (track, plays), several per track. The realtime layer holds
@@ -182,4 +188,19 @@ public protocol LayerReads: AnyObject {
     func partitions() throws -> [PartitionStatus]
     /// True when both layers answer a query (for readiness probes).
     func isReadable() -> Bool
+}
+
+extension LayerReads {
+    public func trackSums(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
+        try sumsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps)
+    }
+
+    /// `trackSums` as one `batchSum` per part and one `realtimeSum`.
+    func sumsOneLayerAtATime(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
+        var batchPlays: Int64 = 0
+        for part in batchParts {
+            batchPlays += try batchSum(track: track, over: part)
+        }
+        return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: try realtimeSum(track: track, over: realtimeGaps))
+    }
 }

@@ -111,9 +111,8 @@ public final class KafkaConsumer: Sendable {
             // batch under load, no waiting for one when traffic is light.
             guard let first = client.consumerPoll(timeout: configuration.pollTimeout) else {
                 session.idle()
-                if let watch = client.context.connection, watch.probeDue(),
-                   client.askForMetadata(timeout: .seconds(1)) == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    watch.reachable()
+                if let watch = client.context.connection, watch.probeDue() {
+                    watch.probed(client.askForMetadata(timeout: KafkaConnectionWatch.probeTimeout))
                 }
                 continue
             }
