@@ -41,6 +41,19 @@ public struct RunConfiguration: Sendable {
     public var demoHistoryEvents: Int?
     /// Live synthetic plays produced per second; 0 for none.
     public var demoRate: Double = 0
+
+    /// The demo's rate when none is given: its history at this rate (`demoHistoryEvents(rate:)`)
+    /// is generated and covered by the first batch run in a few seconds.
+    public static let defaultDemoRate = 5.0
+
+    /// The events of 48 hours of demo history at `rate` events per second: history and live
+    /// traffic at one rate, so that the first chart shows a day's rhythm running into the
+    /// current hour, not a wall of near-zero hours beside one spike.
+    public static func demoHistoryEvents(rate: Double) -> Int {
+        Int((rate * 3_600 * Double(demoHistoryHours)).rounded())
+    }
+
+    static let demoHistoryHours = 48
     /// The reader's listen address, threads, snapshot age and metrics exposition. Its store,
     /// live status and health are the run's own: `store`, the consumer's and archiver's
     /// status, and the application's `health`.
@@ -175,8 +188,8 @@ private func generateDemoHistory(events: Int, into logDirectory: String, logger:
     var configuration = GeneratorConfiguration()
     configuration.events = events
     configuration.tracks = 5_000
-    configuration.hours = 48
-    configuration.start = Hour(epochSeconds: Int64(Date().timeIntervalSince1970)).advanced(by: -48)
+    configuration.hours = RunConfiguration.demoHistoryHours
+    configuration.start = Hour(epochSeconds: Int64(Date().timeIntervalSince1970)).advanced(by: -Int64(RunConfiguration.demoHistoryHours))
     configuration.duplicateRate = 0.01
     configuration.malformedRate = 0.001
     let summary = try Generator.generate(configuration, into: logDirectory)

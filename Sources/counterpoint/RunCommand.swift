@@ -16,7 +16,8 @@ struct RunCommand: AsyncParsableCommand {
         covered hours are compacted away, and the reader answers on --listen.
 
         --demo also generates 48 hours of history (rebuilt by the batch layer at start) and produces \
-        live synthetic traffic, so the dashboard shows both layers at once. SIGINT/SIGTERM stops \
+        live synthetic traffic, both at --demo-rate, so the dashboard shows both layers at once and its \
+        first chart looks like a real day running into the current hour. SIGINT/SIGTERM stops \
         intake, flushes, commits and exits 0.
 
         --kafka-option and --kafka-config apply to every Kafka client of the process, on the embedded \
@@ -61,11 +62,19 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Generate demo history and produce live synthetic traffic (env COUNTERPOINT_DEMO).")
     var demo = Environment.bool("demo")
 
-    @Option(help: "Live demo traffic in events per second (env COUNTERPOINT_DEMO_RATE).")
-    var demoRate: Double = Environment.double("demo-rate", default: 1_000)
+    @Option(help: "Demo traffic in events per second, live and in the generated history (env COUNTERPOINT_DEMO_RATE).")
+    var demoRate: Double = Environment.double("demo-rate", default: RunConfiguration.defaultDemoRate)
 
-    @Option(help: "Events in the generated demo history (env COUNTERPOINT_DEMO_EVENTS).")
-    var demoEvents: Int = Environment.integer("demo-events", default: 500_000)
+    @Option(help: """
+        Events in the generated demo history (env COUNTERPOINT_DEMO_EVENTS); default: 48 hours at --demo-rate, so \
+        history and live traffic look alike.
+        """)
+    var demoEvents: Int?
+
+    /// The flag, else the environment, else 48 hours at the demo rate.
+    private var resolvedDemoEvents: Int {
+        demoEvents ?? Environment.optionalString("demo-events").flatMap(Int.init) ?? RunConfiguration.demoHistoryEvents(rate: demoRate)
+    }
 
     func validate() throws {
         guard (1...1024).contains(partitions) else { throw ValidationError("--partitions must be between 1 and 1024") }
@@ -96,7 +105,7 @@ struct RunCommand: AsyncParsableCommand {
         configuration.kafkaOptions = try kafka.clientOptions()
         configuration.embeddedFaults = try resolvedEmbeddedFaults.map { try KafkaFaultSchedule(parsing: $0) }
         if demo {
-            configuration.demoHistoryEvents = demoEvents
+            configuration.demoHistoryEvents = resolvedDemoEvents > 0 ? resolvedDemoEvents : nil
             configuration.demoRate = demoRate
         }
         configuration.reader = reader.readerConfiguration(store: configuration.store, metricsExposition: Bootstrap.metrics())

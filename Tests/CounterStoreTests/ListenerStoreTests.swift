@@ -1,6 +1,7 @@
 @testable import CounterStore
 import CounterpointCore
 import Foundation
+import Generator
 import PostgresTestServer
 import SQLiteDB
 import Testing
@@ -156,6 +157,57 @@ struct ListenerStoreTests {
             }
             #expect(stored == expected.mapValues(\.encoded), "\(table)")
         }
+    }
+
+    @Test("a rollup unites each bucket's hour sketches, in every representation, into the bytes of their union; a sketch that does not decode fails it")
+    func rollupUnitesBuckets() throws {
+        // Three tracks over two days of one month, hours without a sketch among them: track 1's
+        // buckets stay explicit, track 2's explicit hours unite past the 320-hash limit into
+        // sparse days and a full month, track 3's are full; listeners overlap across hours.
+        var random = SeededRandom(seed: 18)
+        var hours = CounterRows(Catalogue.batch(.hour))
+        var days: [String: HyperLogLog] = [:]
+        var months: [String: HyperLogLog] = [:]
+        for track: Int64 in 1...3 {
+            for offset in stride(from: Int64(0), to: 48, by: Int(1 + track)) {
+                let hourIndex = hour(offset).index
+                let sizes = [[0, 1, 5, 20, 40], [0, 100, 200], [0, 900, 3_000]][Int(track) - 1]
+                let size = sizes[random.next(below: sizes.count)]
+                let pool = track == 1 ? 300 : 1_000_000
+                let ids = (0..<size).map { _ in Int64(random.next(below: pool)) }
+                let sketch = HyperLogLog(listenerIDs: ids)
+                try sketch.encoded.withUnsafeBytes {
+                    try hours.append(track, hourIndex, plays: Int64(size + 1), dimensions: CounterRows.noBlob, listenerPlays: Int64(size),
+                                     listeners: size == 0 ? CounterRows.noBlob : $0)
+                }
+                guard size > 0 else { continue }
+                try days["\(track)/\(RollupLevel.day.key(of: Hour(index: hourIndex)))", default: HyperLogLog()].formUnion(sketch)
+                try months["\(track)/\(RollupLevel.month.key(of: Hour(index: hourIndex)))", default: HyperLogLog()].formUnion(sketch)
+            }
+        }
+        var representations: Set<HyperLogLog.Representation> = []
+        for (level, expected) in [(RollupLevel.day, days), (.month, months)] {
+            let rolled = try hours.rolledUp(to: level)
+            var stored: [String: [UInt8]] = [:]
+            rolled.listeners.withBlobs { sketch in
+                for row in rolled.indices where !rolled.listeners.isEmpty(row) {
+                    stored["\(rolled.firstKeys[row])/\(rolled.secondKeys[row])"] = Array(sketch(row))
+                }
+            }
+            #expect(stored == expected.mapValues(\.encoded), "\(level)")
+            representations.formUnion(expected.values.map(\.representation))
+        }
+        #expect(representations == [.explicit, .sparse, .full])
+
+        // Track 9's day holds a good sketch and, an hour later, bytes that do not decode.
+        var damaged = CounterRows(Catalogue.batch(.hour))
+        try HyperLogLog(listenerIDs: [1, 2]).encoded.withUnsafeBytes {
+            try damaged.append(9, hour(0).index, plays: 2, dimensions: CounterRows.noBlob, listenerPlays: 2, listeners: $0)
+        }
+        try [UInt8]([0x1F, 0x8C, 0x7F, 1]).withUnsafeBytes {
+            try damaged.append(9, hour(1).index, plays: 1, dimensions: CounterRows.noBlob, listenerPlays: 1, listeners: $0)
+        }
+        #expect(throws: CounterStoreError.malformedListeners(trackID: 9)) { try damaged.rolledUp(to: .day) }
     }
 
     @Test("a rerun that removes listeners rebuilds the day and month sketches from the hours left", arguments: Backend.allCases)

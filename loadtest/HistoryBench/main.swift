@@ -7,6 +7,7 @@
 //
 // Popularity: half of each hour's plays follow one fixed Zipf ranking of the tracks, the other
 // half a Zipf ranking that is reshuffled every week, so rankings of different ranges differ.
+// Every play has a listener (one of a million), so each (track, hour) row has a listener sketch.
 // The last six hours are left to the realtime layer, as a live store has them.
 import CounterpointCore
 import CounterStore
@@ -22,6 +23,17 @@ func fail(_ message: String) -> Never {
 let firstHour = Hour(index: UTCTime.daysFromCivil(year: 2024, month: 1, day: 1) * 24)
 let realtimeHours: Int64 = 6
 
+/// Track ids by popularity rank: half of each hour's plays follow the fixed ranking, half a
+/// ranking reshuffled every week.
+func trackID(rank: Int, tracks: Int, week: Int64, shuffled: Bool) -> Int64 {
+    let offset = shuffled ? Int(week % 9973) * 104_729 : 0
+    return Int64((rank * 7_919 + offset) % tracks + 1)
+}
+
+/// Every play has a listener, drawn uniformly from a million: a track's listeners are close to
+/// its plays, so its sketches are as large as its plays allow.
+let listenerPopulation = 1_000_000
+
 func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws {
     let location = StoreLocation(directory: directory)
     let zipf = ZipfSampler(count: tracks, exponent: 1.0)
@@ -31,20 +43,22 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     let hours = Int64(days) * 24
     let batchEnd = firstHour.advanced(by: hours - realtimeHours)
     var rowsWritten = 0
-    func trackID(rank: Int, week: Int64, shuffled: Bool) -> Int64 {
-        let offset = shuffled ? Int(week % 9973) * 104_729 : 0
-        return Int64((rank * 7_919 + offset) % tracks + 1)
-    }
-    func countsOfHour(_ hour: Hour) -> [Int64: Int64] {
-        var counts: [Int64: Int64] = [:]
+    var counts = PlayCounts()
+    var listeners = ListenerCounts()
+    /// The (track, hour) rows of one hour's plays, with their listener sketches (in the same order).
+    func playsOfHour(_ hour: Hour) -> (counts: [CountRow], listeners: [SketchRow]) {
+        counts.removeAll()
+        listeners.removeAll()
         // A daily rhythm: quiet at 04:00 UTC, busiest at 18:00.
         let hourOfDay = Double(hour.index % 24)
         let events = Int(Double(eventsPerHour) * (0.6 + 0.4 * cos((hourOfDay - 18) / 24 * 2 * .pi)))
         let week = (hour.index - firstHour.index) / (24 * 7)
         for event in 0..<events {
-            counts[trackID(rank: zipf.sample(&random), week: week, shuffled: event % 2 == 1), default: 0] += 1
+            let track = trackID(rank: zipf.sample(&random), tracks: tracks, week: week, shuffled: event % 2 == 1)
+            counts.add(trackID: track, hour: hour)
+            listeners.add(trackID: track, hour: hour, listenerID: Int64(random.next(below: listenerPopulation)))
         }
-        return counts
+        return (counts.sortedElements(), listeners.rows())
     }
     var day = firstHour
     while day < batchEnd {
@@ -52,8 +66,10 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
         try batch.replace(ranges: [range], startedAt: 0) { writer in
             for offset in 0..<range.count {
                 let hour = range.lower.advanced(by: offset)
-                for (track, plays) in countsOfHour(hour) {
-                    try writer.write(trackID: track, hour: hour, plays: plays)
+                let (rows, sketches) = playsOfHour(hour)
+                for (row, sketch) in zip(rows, sketches) {
+                    try writer.write(trackID: row.trackID, hour: hour, plays: row.plays, listenerPlays: sketch.listenerPlays,
+                                     listeners: sketch.encoded)
                     rowsWritten += 1
                 }
             }
@@ -68,22 +84,34 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     }
     let realtime = try RealtimeStore(location: location)
     var rows: [CountRow] = []
+    var sketches: [SketchRow] = []
     for offset in 0..<realtimeHours {
-        let hour = batchEnd.advanced(by: offset)
-        rows += countsOfHour(hour).map { CountRow(trackID: $0.key, hour: hour, plays: $0.value) }
+        let hour = playsOfHour(batchEnd.advanced(by: offset))
+        rows += hour.counts
+        sketches += hour.listeners
     }
-    _ = try realtime.apply(increments: rows, progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil,
-                                                                           nextOffset: 1, highWatermark: 1)],
+    _ = try realtime.apply(increments: rows, listeners: sketches,
+                           progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 1, highWatermark: 1)],
                            flushedAt: Int64(Date().timeIntervalSince1970 * 1000))
     print(String(format: "built %d tracks × %d days (%d batch rows, %d realtime rows) in %.1f s", tracks, days, rowsWritten,
                  rows.count, Date().timeIntervalSince(started)))
 }
 
-func percentiles(_ name: String, _ samples: [Duration]) {
+/// Wall time percentiles, and the 99th percentile of the CPU time the answering thread used
+/// (on a loaded machine the wall time's tail is mostly waiting for a core).
+func printPercentiles(_ name: String, _ samples: [Duration], cpuMilliseconds: [Double]) {
     let sorted = samples.map { Double($0.components.seconds) * 1e3 + Double($0.components.attoseconds) / 1e15 }.sorted()
-    func at(_ fraction: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))] }
-    print(String(format: "%-44@ n=%4d  p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms", name as NSString, sorted.count, at(0.5), at(0.99),
-                 sorted.last ?? 0))
+    let cpu = cpuMilliseconds.sorted()
+    func at(_ values: [Double], _ fraction: Double) -> Double { values.isEmpty ? 0 : values[min(values.count - 1, Int(Double(values.count) * fraction))] }
+    print(String(format: "%@\n    n=%4d  p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms  (CPU p99 %8.3f ms)", name as NSString, sorted.count,
+                 at(sorted, 0.5), at(sorted, 0.99), sorted.last ?? 0, at(cpu, 0.99)))
+}
+
+/// CPU time of the calling thread, in milliseconds.
+func threadCPUMilliseconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) * 1e3 + Double(time.tv_nsec) / 1e6
 }
 
 func bench(directory: String, queries: Int) throws {
@@ -93,11 +121,18 @@ func bench(directory: String, queries: Int) throws {
     let end = covered.upper.advanced(by: realtimeHours)
     let spanHours = end.index - firstHour.index
     var random = SeededRandom(seed: 7)
+    var cpu: [Double] = []
     func timed<T>(_ body: () throws -> T) rethrows -> (Duration, T) {
         let clock = ContinuousClock()
         var result: T?
+        let cpuStart = threadCPUMilliseconds()
         let elapsed = try clock.measure { result = try body() }
+        cpu.append(threadCPUMilliseconds() - cpuStart)
         return (elapsed, result!)
+    }
+    func percentiles(_ name: String, _ samples: [Duration]) {
+        printPercentiles(name, samples, cpuMilliseconds: cpu)
+        cpu = []
     }
     print("store: \(directory), \(spanHours / 24) days of history, covered \(covered)")
 
@@ -125,6 +160,34 @@ func bench(directory: String, queries: Int) throws {
     }
     samples = (0..<max(10, queries / 10)).map { _ in (try? timed { try reader.top(in: .allTime, limit: 100) }.0) ?? .zero }
     percentiles("top-100, all time", samples)
+
+    // Distinct listeners of a track (`/listeners`) over random 7–30 day ranges and, on a store of
+    // a year or more, random one-year ranges: tracks drawn uniformly (most have few plays) and by
+    // popularity (the fixed ranking's tracks, whose sketches are the largest).
+    let zipf = ZipfSampler(count: 100_000, exponent: 1.0)
+    var listenerCheck: Int64 = 0
+    var lengths: [(String, () -> Int64)] = [("random 7–30 day ranges", { Int64(24 * 7 + random.next(below: 24 * 23 + 1)) })]
+    if spanHours > 24 * 365 { lengths.append(("random one-year ranges", { Int64(24 * 365) })) }
+    for (rangeName, length) in lengths {
+        for popular in [false, true] {
+            samples = []
+            var estimates = 0
+            for _ in 0..<queries {
+                let hours = min(length(), spanHours - 1)
+                let lower = firstHour.advanced(by: Int64(random.next(below: Int(spanHours - hours))))
+                let track = popular ? trackID(rank: zipf.sample(&random), tracks: 100_000, week: 0, shuffled: false)
+                                    : Int64(1 + random.next(below: 100_000))
+                let (elapsed, answer) = try timed { try reader.listeners(track: track, in: HourRange(lower, lower.advanced(by: hours))) }
+                samples.append(elapsed)
+                listenerCheck += answer.listeners
+                if !answer.exact { estimates += 1 }
+            }
+            if !samples.isEmpty {
+                percentiles("listeners, \(rangeName), \(popular ? "tracks by popularity" : "uniform tracks") (\(estimates) estimates)", samples)
+            }
+        }
+    }
+    if listenerCheck == 0 { print("warning: every listener count was 0 (a store built before listeners? rebuild it)") }
 
     samples = []
     let threeYears = HourRange(firstHour, firstHour.advanced(by: 24 * (365 * 3 + 1)))

@@ -93,20 +93,71 @@ public struct CounterRows {
 
     /// These rows (keyed (track, hour)) summed per (track, bucket) of `level`: in (track, hour)
     /// order each bucket is a run of consecutive rows, so this costs one addition and at most
-    /// one merge of each payload per row, and no lookups. How both backends keep the day and
-    /// month rollups.
+    /// one merge of each payload per row, and no lookups. A bucket's sketches are united decoded
+    /// and encoded once per bucket (`BucketSketch`). How both backends keep the day and month
+    /// rollups.
     func rolledUp(to level: RollupLevel) throws -> CounterRows {
         precondition(table.level == .hour, "CounterRows: only hour rows roll up")
         var rows = CounterRows(Catalogue.batch(level))
+        var bucket = BucketSketch()
+        var encoded: [UInt8] = []
+        func endBucket() throws {
+            guard let last = rows.indices.last else { return }
+            guard bucket.finish(into: &encoded) else { throw CounterStoreError.malformedListeners(trackID: rows.trackID(last)) }
+            rows.listeners.setLast(encoded)
+        }
         try dimensions.withBlobs { blob in
             try listeners.withBlobs { sketch in
                 for row in indices {
-                    try rows.append(firstKeys[row], level.key(of: Hour(index: secondKeys[row])), plays: plays[row], dimensions: blob(row),
-                                    listenerPlays: listenerPlays[row], listeners: sketch(row))
+                    let key = level.key(of: Hour(index: secondKeys[row]))
+                    if let last = rows.indices.last, rows.firstKeys[last] != firstKeys[row] || rows.secondKeys[last] != key {
+                        try endBucket()
+                    }
+                    try rows.append(firstKeys[row], key, plays: plays[row], dimensions: blob(row), listenerPlays: listenerPlays[row])
+                    bucket.add(sketch(row))
                 }
             }
         }
+        try endBucket()
         return rows
+    }
+}
+
+/// The stored sketches of one rollup bucket, united as they come and written once: a bucket of
+/// many hours costs one decode per sketch and one encode, where uniting stored bytes pairwise
+/// would decode, unite and encode the growing union once per hour. A bucket of one sketch keeps
+/// its bytes as they are (as a pairwise union with nothing does), so the bytes are the same.
+struct BucketSketch {
+    private var first: [UInt8] = []
+    private var union: HyperLogLog?
+    private var malformed = false
+
+    mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty, !malformed else { return }
+        guard !first.isEmpty else {
+            first.append(contentsOf: bytes)
+            return
+        }
+        do {
+            if union == nil { union = try HyperLogLog(decoding: first) }
+            try union!.formUnion(HyperLogLog(decoding: bytes))
+        } catch {
+            malformed = true
+        }
+    }
+
+    /// Writes the bucket's union into `out` (empty when it held no sketch) and starts the next
+    /// bucket; false when a sketch did not decode or their parameters differ.
+    mutating func finish(into out: inout [UInt8]) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        let united = !malformed
+        if united {
+            if let union { out.append(contentsOf: union.encoded) } else { out.append(contentsOf: first) }
+        }
+        first.removeAll(keepingCapacity: true)
+        union = nil
+        malformed = false
+        return united
     }
 }
 
@@ -170,6 +221,14 @@ struct BlobColumn {
         arena.append(contentsOf: scratch)
         ranges[ranges.count - 1] = range.lowerBound..<arena.count
         return true
+    }
+
+    /// Sets the last row's blob, which must be empty (and so the arena's tail).
+    mutating func setLast(_ blob: [UInt8]) {
+        guard let range = ranges.last else { preconditionFailure("BlobColumn: no row") }
+        precondition(range.isEmpty && range.lowerBound == arena.count, "BlobColumn: the last row already has a blob")
+        arena.append(contentsOf: blob)
+        ranges[ranges.count - 1] = range.lowerBound..<arena.count
     }
 
     mutating func removeAll() {

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// `run --demo` generates its history at the live traffic's rate (README, "Run it"), so that the
+/// first chart a newcomer sees is a day's rhythm running into the current hour.
+extension EndToEnd {
+    @Suite("run --demo: history and live traffic at one rate")
+    struct DemoHistoryTests {
+        @Test("without --demo-events, the first batch run counts 48 hours of history at --demo-rate events per second")
+        func historyAtTheLiveRate() async throws {
+            try await withTemporaryDirectory { scratch in
+                let run = try RunningCommand([
+                    "run", "--demo", "--demo-rate", "0.5", "--partitions", "2",
+                    "--data-dir", scratch.appendingPathComponent("data").path, "--listen", "127.0.0.1:0",
+                ], scratch: scratch)
+                do {
+                    let server = Server(command: run, port: try await RunMergeTests.addresses(of: run).port)
+                    var firstRun: [String: Any]?
+                    try await Drill.waitUntil(timeout: .seconds(120)) {
+                        let batch = try server.json("/v1/status")["batch"] as? [String: Any]
+                        firstRun = (batch?["runs"] as? [[String: Any]])?.last
+                        return firstRun != nil
+                    }
+                    // 0.5 events a second for 48 hours; the generator's duplicates and malformed
+                    // lines come on top and are not counted.
+                    let valid = try #require(firstRun?["valid"] as? Int), duplicates = try #require(firstRun?["duplicates"] as? Int)
+                    #expect(valid - duplicates == 86_400, "\(firstRun ?? [:])")
+                    let from = try #require(firstRun?["from"] as? String), to = try #require(firstRun?["to"] as? String)
+                    let span = try #require(ISO8601DateFormatter().date(from: to)).timeIntervalSince(
+                        try #require(ISO8601DateFormatter().date(from: from)))
+                    #expect(span == 48 * 3_600)
+                    run.signal(SIGINT)
+                    let result = try #require(try await run.waitForExit(timeout: .seconds(15)), "run did not stop within 15 s")
+                    #expect(result.exited && result.status == 0, "\(result.summary)")
+                } catch {
+                    await run.killIfRunning()
+                    throw error
+                }
+            }
+        }
+    }
+}
