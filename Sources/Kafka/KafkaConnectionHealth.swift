@@ -9,10 +9,11 @@ import Runtime
 /// it), and the entry runs again once the client has heard from the cluster: a consumed message
 /// or an answered metadata request (a consumer asks every 5 s while degraded), or a delivery.
 ///
-/// librdkafka says "all brokers down" only once every broker it knows of was connected and then
-/// lost; a broker it never connected to (connections are made as needed) keeps it from saying
-/// so. So a consumer that sees a connection fail and then waits with nothing to read asks the
-/// cluster for metadata; when no broker answers, it reports the cluster unreachable itself.
+/// librdkafka says "all brokers down" only when, at the moment one broker goes down, its count of
+/// brokers gone down equals its count of brokers; with coordinator brokers and brokers it never
+/// connected to, that moment can pass unseen (a fault drill waited 30 s in vain). So a consumer
+/// that sees a connection fail and then waits with nothing to read asks the cluster for
+/// metadata; when no broker answers, it reports the cluster unreachable itself.
 public struct KafkaHealthReport: Sendable {
     /// The entry, named such as "consumer Kafka connection". Apart from the component's own
     /// entry, so that a connection problem and, say, a failing store never clear each other.

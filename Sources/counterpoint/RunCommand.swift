@@ -73,7 +73,7 @@ struct RunCommand: AsyncParsableCommand {
 
     /// The flag, else the environment, else 48 hours at the demo rate.
     private var resolvedDemoEvents: Int {
-        demoEvents ?? Environment.optionalString("demo-events").flatMap(Int.init) ?? RunConfiguration.demoHistoryEvents(rate: demoRate)
+        demoEvents ?? Environment.integer("demo-events", default: RunConfiguration.demoHistoryEvents(rate: demoRate))
     }
 
     func validate() throws {
@@ -105,7 +105,8 @@ struct RunCommand: AsyncParsableCommand {
         configuration.kafkaOptions = try kafka.clientOptions()
         configuration.embeddedFaults = try resolvedEmbeddedFaults.map { try KafkaFaultSchedule(parsing: $0) }
         if demo {
-            configuration.demoHistoryEvents = resolvedDemoEvents > 0 ? resolvedDemoEvents : nil
+            let historyEvents = resolvedDemoEvents
+            configuration.demoHistoryEvents = historyEvents > 0 ? historyEvents : nil
             configuration.demoRate = demoRate
         }
         configuration.reader = reader.readerConfiguration(store: configuration.store, metricsExposition: Bootstrap.metrics())
