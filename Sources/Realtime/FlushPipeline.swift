@@ -8,16 +8,27 @@ struct CountTables {
     var counts = PlayCounts(minimumCapacity: 1 << 16)
     var dimensions = DimensionCounts(minimumCapacity: 1 << 16)
     var listeners = ListenerCounts(minimumCapacity: 1 << 16)
+    /// The payloads' blobs while a flush builds its rows, kept with their memory between flushes.
+    private var encodedDimensions = EncodedRows()
+    private var encodedListeners = EncodedRows()
 
     mutating func removeAll() {
         counts.removeAll()
         dimensions.removeAll()
         listeners.removeAll()
+        encodedDimensions.removeAll()
+        encodedListeners.removeAll()
     }
 
-    /// The tables as the store's rows (sorting the per-play records: on the store thread).
+    /// The tables as the store's rows (sorting the per-play records: on the store thread), each
+    /// sorted in the realtime table's (hour, track) order and merged in one sweep.
     mutating func rows() throws -> CounterRows {
-        try CounterRows.realtime(counts.sortedElements(), dimensions: dimensions.rows(), listeners: listeners.rows())
+        encodedDimensions.removeAll()
+        encodedListeners.removeAll()
+        dimensions.encodeRows(.hourThenTrack, into: &encodedDimensions)
+        listeners.encodeRows(.hourThenTrack, into: &encodedListeners)
+        return try CounterRows.realtime(sorted: counts.sortedElements(.hourThenTrack), dimensions: encodedDimensions,
+                                        listeners: encodedListeners)
     }
 }
 

@@ -41,6 +41,58 @@ extension CounterRows {
         return rows
     }
 
+    /// The same rows built from sources already in (hour, track) order — the increments
+    /// (`PlayCounts.sortedElements(.hourThenTrack)`) and one blob per key of each payload
+    /// (`EncodedRows` of `DimensionCounts` and `ListenerCounts`) — by one merging sweep: a
+    /// key's plays and blobs go into its row as they are, with no sort, no blob merge and no
+    /// array per row. A key repeated within a source merges into its row as `append` does.
+    public static func realtime(sorted increments: [CountRow], dimensions: EncodedRows, listeners: EncodedRows) throws -> CounterRows {
+        var rows = CounterRows(Catalogue.realtime)
+        rows.reserveCapacity(increments.count)
+        var (next, nextDimensions, nextListeners) = (0, 0, 0)
+        try dimensions.bytes.withUnsafeBytes { dimensionBytes in
+            try listeners.bytes.withUnsafeBytes { listenerBytes in
+                while true {
+                    // The least (hour, track) key at the heads of the three sources.
+                    var key: (hour: Int64, track: Int64)?
+                    func consider(_ hour: Int64, _ track: Int64) {
+                        if key.map({ (hour, track) < $0 }) ?? true { key = (hour, track) }
+                    }
+                    if next < increments.count { consider(increments[next].hour.index, increments[next].trackID) }
+                    if nextDimensions < dimensions.count { consider(dimensions.hours[nextDimensions], dimensions.trackIDs[nextDimensions]) }
+                    if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.trackIDs[nextListeners]) }
+                    guard let (hour, track) = key else { break }
+
+                    var plays: Int64 = 0
+                    if next < increments.count, increments[next].hour.index == hour, increments[next].trackID == track {
+                        plays = increments[next].plays
+                        try RowRule.check(trackID: track, hour: Hour(index: hour), plays: plays)
+                        next += 1
+                    }
+                    var dimensionBlob = noBlob
+                    if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.trackIDs[nextDimensions] == track {
+                        dimensionBlob = UnsafeRawBufferPointer(rebasing: dimensionBytes[dimensions.range(nextDimensions)])
+                        if !dimensionBlob.isEmpty { try RowRule.check(trackID: track, hour: Hour(index: hour), plays: 0) }
+                        nextDimensions += 1
+                    }
+                    var (listenerPlays, sketch): (Int64, UnsafeRawBufferPointer) = (0, noBlob)
+                    if nextListeners < listeners.count, listeners.hours[nextListeners] == hour, listeners.trackIDs[nextListeners] == track {
+                        sketch = UnsafeRawBufferPointer(rebasing: listenerBytes[listeners.range(nextListeners)])
+                        if !sketch.isEmpty {
+                            listenerPlays = listeners.values[nextListeners]
+                            try RowRule.check(trackID: track, hour: Hour(index: hour), plays: listenerPlays)
+                        }
+                        nextListeners += 1
+                    }
+                    // Increments of 0 plays and empty blobs add nothing (as in `realtime(_:dimensions:listeners:)`).
+                    guard plays > 0 || !dimensionBlob.isEmpty || !sketch.isEmpty else { continue }
+                    try rows.append(hour, track, plays: max(0, plays), dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
+                }
+            }
+        }
+        return rows
+    }
+
     /// How many (track, hour) rows and plays the flush holds (for its report).
     public var rowCount: Int { count }
 }
