@@ -30,6 +30,11 @@ public struct EncodedRows: Sendable {
         ends.append(bytes.count)
     }
 
+    /// Appends a row with `blob` as it is.
+    public mutating func append(trackID: Int64, hour: Int64, value: Int64, blob: [UInt8]) {
+        appendRow(trackID: trackID, hour: hour, value: value) { $0.append(contentsOf: blob) }
+    }
+
     /// Forgets every row, keeping the memory.
     public mutating func removeAll() {
         trackIDs.removeAll(keepingCapacity: true)

@@ -7,45 +7,24 @@ extension CounterRows {
     /// left out. Throws `malformedListeners` for a sketch that does not decode.
     public static func realtime(_ increments: some Collection<CountRow>, dimensions: [DimensionRow] = [],
                                 listeners: [SketchRow] = []) throws -> CounterRows {
-        for increment in increments {
-            try RowRule.check(trackID: increment.trackID, hour: increment.hour, plays: increment.plays)
+        var dimensionBlobs = EncodedRows()
+        for row in dimensions.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
+            dimensionBlobs.append(trackID: row.trackID, hour: row.hour.index, value: 0, blob: row.encoded)
         }
-        for row in dimensions where !row.encoded.isEmpty {
-            try RowRule.check(trackID: row.trackID, hour: row.hour, plays: 0)
+        var sketches = EncodedRows()
+        for row in listeners.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
+            sketches.append(trackID: row.trackID, hour: row.hour.index, value: row.listenerPlays, blob: row.encoded)
         }
-        for row in listeners where !row.encoded.isEmpty {
-            try RowRule.check(trackID: row.trackID, hour: row.hour, plays: row.listenerPlays)
-        }
-        // Three lists in (hour, track) order, one entry per source row: `append` adds up the
-        // entries of a key that come one after another.
-        var entries: [(hour: Int64, track: Int64, entry: RealtimeEntry)] = []
-        entries.reserveCapacity(increments.count + dimensions.count + listeners.count)
-        for row in increments where row.plays > 0 { entries.append((row.hour.index, row.trackID, .count(row))) }
-        for row in dimensions where !row.encoded.isEmpty { entries.append((row.hour.index, row.trackID, .dimensions(row))) }
-        for row in listeners where !row.encoded.isEmpty { entries.append((row.hour.index, row.trackID, .listeners(row))) }
-        entries.sort { ($0.hour, $0.track) < ($1.hour, $1.track) }
-        var rows = CounterRows(Catalogue.realtime)
-        rows.reserveCapacity(increments.count)
-        for (hour, track, entry) in entries {
-            switch entry {
-            case .count(let row):
-                try rows.append(hour, track, plays: row.plays, dimensions: noBlob)
-            case .dimensions(let row):
-                try row.encoded.withUnsafeBytes { try rows.append(hour, track, plays: 0, dimensions: $0) }
-            case .listeners(let row):
-                try row.encoded.withUnsafeBytes {
-                    try rows.append(hour, track, plays: 0, dimensions: noBlob, listenerPlays: row.listenerPlays, listeners: $0)
-                }
-            }
-        }
-        return rows
+        return try realtime(sorted: increments.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) },
+                            dimensions: dimensionBlobs, listeners: sketches)
     }
 
-    /// The same rows built from sources already in (hour, track) order — the increments
+    /// The same rows from sources already in (hour, track) order — the increments
     /// (`PlayCounts.sortedElements(.hourThenTrack)`) and one blob per key of each payload
     /// (`EncodedRows` of `DimensionCounts` and `ListenerCounts`) — by one merging sweep: a
-    /// key's plays and blobs go into its row as they are, with no sort, no blob merge and no
-    /// array per row. A key repeated within a source merges into its row as `append` does.
+    /// key's plays and blobs go into its row as they are, with no blob merge and no array per
+    /// row (the realtime consumer's flush). A key repeated within a source merges into its row
+    /// as `append` does.
     public static func realtime(sorted increments: [CountRow], dimensions: EncodedRows, listeners: EncodedRows) throws -> CounterRows {
         var rows = CounterRows(Catalogue.realtime)
         rows.reserveCapacity(increments.count)
@@ -95,9 +74,4 @@ extension CounterRows {
 
     /// How many (track, hour) rows and plays the flush holds (for its report).
     public var rowCount: Int { count }
-}
-
-/// One source row of a flush, before `CounterRows.realtime` sums them per key.
-private enum RealtimeEntry {
-    case count(CountRow), dimensions(DimensionRow), listeners(SketchRow)
 }
