@@ -130,9 +130,12 @@ struct FlushPipeline {
         inFlight = InFlight(progress: progress, ticket: ticket)
     }
 
-    /// The outcome of the flush in flight, once it has one (`waiting` for it, or not).
-    mutating func settle(waiting: Bool) -> Settled? {
-        guard let flight = inFlight, let result = waiting ? flight.ticket.wait() : flight.ticket.finished else { return nil }
+    /// The outcome of the flush in flight, once it has one (`waiting` for it — at most
+    /// `timeout` when one is given — or not).
+    mutating func settle(waiting: Bool, timeout: Duration? = nil) -> Settled? {
+        guard let flight = inFlight else { return nil }
+        let outcome = !waiting ? flight.ticket.finished : timeout.map { flight.ticket.wait(timeout: $0) } ?? flight.ticket.wait()
+        guard let result = outcome else { return nil }
         inFlight = nil
         // The job never throws; a stopped store thread does (the consumer is stopping).
         guard case .success(let report) = result else {
