@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// `loadtest/run --smoke`: the load test's short mode, run against the binary under test so
@@ -60,9 +61,8 @@ extension EndToEnd {
         func interruptedRunCleansUp() async throws {
             try await withTemporaryDirectory { scratch in
                 let (run, out, work) = try Self.startSmokeRun(in: scratch)
-                let deadline = ContinuousClock.now + .seconds(120)
-                while !run.stdout.contains("step 2/"), run.isRunning, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(50))
+                try await eventually(within: .seconds(120), every: .milliseconds(50)) {
+                    run.stdout.contains("step 2/") || !run.isRunning
                 }
                 guard run.stdout.contains("step 2/") else {
                     await run.killIfRunning()
