@@ -113,7 +113,7 @@ let package = Package(
         // MARK: Tests, one target per module plus end-to-end tests of the executable, and the
         // helpers they share.
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
-        .target(name: "Patience", path: "Tests/Support/Patience"),
+        .target(name: "Patience", dependencies: ["Runtime"], path: "Tests/Support/Patience"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
             "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

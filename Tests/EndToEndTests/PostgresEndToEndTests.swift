@@ -325,7 +325,7 @@ struct PostgresEndToEndTests {
     /// committed them). A status answer that fails meanwhile (the database restarting) is retried.
     static func waitUntilCommitted(_ server: Server, events: Int) async throws {
         var last = "no answer"
-        let done = try await eventually(within: .seconds(60), every: .milliseconds(100)) {
+        let done = try await eventually(within: .seconds(120), every: .milliseconds(100)) {
             do {
                 let committed = try committed(server)
                 if committed == events { return true }

@@ -19,8 +19,9 @@ struct MockClusterFaultTests {
         let consumed = Shared<[ReceivedMessage]>([])
         let handler = ConsumerGroupTests.StoreBackedHandler(name: "faulted", store: Shared([:]), log: Shared([]), consumed: consumed)
         let finished = Shared(false)
+        // Ended by `finished`; the limit only bounds a hang, longer than the phases below together.
         let run = Task {
-            try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { finished.snapshot }))
+            try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { finished.snapshot }, orAfter: .seconds(600)))
         }
         try await eventually(within: .seconds(120)) { consumed.snapshot.count >= 600 }
 
