@@ -26,11 +26,16 @@ struct EmbeddedFaultTests {
                 "--listen", "127.0.0.1:0", "--partitions", "6", "--flush-interval-ms", "100",
                 "--batch-interval-seconds", "100000", "--embedded-faults", Self.schedule,
             ], scratch: scratch)
+            // The outage lasts 8 s, from 20 s after start-up: a thread of its own watches from
+            // the start, as a dashboard would, however late this task runs.
+            let output = run.stdoutURL
+            let watch = Sampler {
+                let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+                return RunMergeTests.announcedAddresses(in: text).flatMap { Sighting(port: $0.port) }
+            }
             do {
                 let (broker, port) = try await RunMergeTests.addresses(of: run)
                 let server = Server(command: run, port: port)
-                // The outage lasts 8 s: a thread of its own watches, as a dashboard would.
-                let watch = Sampler { Sighting(port: port) }
                 let connections = ["consumer Kafka connection", "archiver Kafka connection"]
                 let outageSeen = try await eventually(within: .seconds(60)) {
                     connections.allSatisfy { name in watch.first { $0.degraded[name] != nil } != nil }

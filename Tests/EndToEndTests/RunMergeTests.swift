@@ -131,15 +131,16 @@ struct RunMergeTests {
 
     /// The embedded broker's and the reader's addresses, from `run`'s first stdout lines.
     static func addresses(of run: RunningCommand) async throws -> (broker: String, port: Int) {
-        func announced() -> (broker: String, port: Int)? {
-            let text = run.stdout
-            guard let broker = text.firstMatch(of: /embedded Kafka broker on ([0-9.:]+),/)?.1,
-                  let port = text.firstMatch(of: /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//)?.1 else { return nil }
-            return (String(broker), Int(port)!)
-        }
-        try await eventually(within: .seconds(30)) { announced() != nil || !run.isRunning }
-        if let addresses = announced() { return addresses }
+        try await eventually(within: .seconds(30)) { announcedAddresses(in: run.stdout) != nil || !run.isRunning }
+        if let addresses = announcedAddresses(in: run.stdout) { return addresses }
         throw CommandError(description: "run did not announce its addresses:\n\(run.stdout)\n\(run.stderr)")
+    }
+
+    /// The addresses `run` announces in `output`, once it has printed both.
+    static func announcedAddresses(in output: String) -> (broker: String, port: Int)? {
+        guard let broker = output.firstMatch(of: /embedded Kafka broker on ([0-9.:]+),/)?.1,
+              let port = output.firstMatch(of: /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//)?.1 else { return nil }
+        return (String(broker), Int(port)!)
     }
 
     /// Waits until the realtime layer has committed every produced event (offsets at the end,

@@ -75,7 +75,8 @@ struct CommandError: Error, CustomStringConvertible {
 final class RunningCommand {
     let arguments: [String]
     private let process = Process()
-    private let stdoutURL: URL
+    /// Where the output goes, to be read from any thread.
+    let stdoutURL: URL
     private let stderrURL: URL
 
     init(_ arguments: [String], scratch: URL, environment: [String: String] = [:],
