@@ -109,8 +109,9 @@ final class BatchRowSink<D: StoreDialect> {
         let hours = try buffer.sorted(into: Catalogue.batch(.hour), sign: 1)
         buffer.removeAll()
         try db.add(hours)
-        try db.add(hours.rolledUp(to: .day))
-        try db.add(hours.rolledUp(to: .month))
+        let days = try hours.rolledUp(to: .day)
+        try db.add(days)
+        try db.add(days.rolledUp(to: .month))
     }
 }
 
