@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "Kafka", dependencies: ["CRdKafka", "Runtime", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Services built on them.
-        .target(name: "CounterStore", dependencies: ["SQLiteDB", "PostgresDB", "CounterpointCore"]),
+        .target(name: "CounterStore", dependencies: ["SQLiteDB", "PostgresDB", "CounterpointCore", "Runtime"]),
         .target(name: "BatchJob", dependencies: [
             "Runtime",
             "CounterpointCore", "EventLogs", "CounterStore",

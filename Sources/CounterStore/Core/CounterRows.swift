@@ -9,7 +9,7 @@ import CounterpointCore
 ///
 /// A payload is a `BlobColumn` with its merge rule (`Payload`): counts merge by adding (and can
 /// be subtracted), sketches by union (and cannot: `BatchReplacement` rebuilds them).
-public struct CounterRows {
+public struct CounterRows: Sendable {
     let table: CounterTable
     /// Set for a rebuild of rollup sketches: the dialect replaces each row's stored sketch with
     /// the row's instead of uniting them.
@@ -163,7 +163,7 @@ struct BucketSketch {
 }
 
 /// A payload of counter rows: its column and how two values merge.
-enum Payload {
+enum Payload: Sendable {
     /// `DimensionEncoding` blobs, merged entry-wise (`a + sign × b`).
     case dimensions
     /// `HyperLogLog` sketches, merged by union; never subtracted.
@@ -179,7 +179,7 @@ enum Payload {
 
 /// An optional blob per row, back to back in one buffer (no array per row). An empty blob is
 /// "none", which the dialects store as NULL.
-struct BlobColumn {
+struct BlobColumn: Sendable {
     let payload: Payload
     private var arena: [UInt8] = []
     private var ranges: [Range<Int>] = []
