@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "Kafka", dependencies: ["CRdKafka", "Runtime", .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Services built on them.
-        .target(name: "CounterStore", dependencies: ["SQLiteDB", "PostgresDB", "CounterpointCore"]),
+        .target(name: "CounterStore", dependencies: ["SQLiteDB", "PostgresDB", "CounterpointCore", "Runtime"]),
         .target(name: "BatchJob", dependencies: [
             "Runtime",
             "CounterpointCore", "EventLogs", "CounterStore",
@@ -113,13 +113,14 @@ let package = Package(
         // MARK: Tests, one target per module plus end-to-end tests of the executable, and the
         // helpers they share.
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
+        .target(name: "Patience", dependencies: ["Runtime"], path: "Tests/Support/Patience"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
             "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
-        .target(name: "PostgresTestServer", dependencies: ["PostgresDB"], path: "Tests/Support/PostgresTestServer"),
+        .target(name: "PostgresTestServer", dependencies: ["PostgresDB", "Patience"], path: "Tests/Support/PostgresTestServer"),
         .target(name: "KafkaTestSupport", dependencies: ["Runtime", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/Support/KafkaTestSupport"),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
@@ -132,9 +133,9 @@ let package = Package(
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Runtime", "SecurityFixtures"]),
         .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "Runtime"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "Runtime", "Patience"]),
         .testTarget(name: "ReplayTests", dependencies: [
-            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime",
+            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime", "Patience",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BatchJobTests", dependencies: [
@@ -145,19 +146,21 @@ let package = Package(
             "SecurityFixtures", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArchiveTests", dependencies: [
-            "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator",
+            "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "Patience",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",
-            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport",
+            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport", "Patience",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
-            "Reader", "Realtime",
+            "Reader", "Realtime", "Patience",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures"]),
+        .testTarget(name: "EndToEndTests", dependencies: [
+            "CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures", "Patience",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import CounterpointCore
 import EventLogs
 import Foundation
+import Patience
 import Testing
 
 /// The `counterpoint` executable built beside the tests (as in EndToEndTests), or `COUNTERPOINT_BINARY`.
@@ -68,8 +69,9 @@ struct ArchiveCrashTests {
         var kills = 0
         for (round, fraction) in [0.2, 0.5].enumerated() {
             let process = try startArchive(workspace, round: round)
-            try await wait(until: { archived(workspace).ids.count >= Int(Double(distinct) * fraction) || !process.isRunning },
-                           limit: .seconds(60))
+            try await eventually(within: .seconds(60)) {
+                archived(workspace).ids.count >= Int(Double(distinct) * fraction) || !process.isRunning
+            }
             #expect(process.isRunning, "the archiver ran until it was killed")
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -78,9 +80,9 @@ struct ArchiveCrashTests {
         try await producing.value
 
         let final = try startArchive(workspace, round: 9)
-        try await wait(until: {
+        try await eventually(within: .seconds(90)) {
             archived(workspace).ids.count == distinct && (10...12).allSatisfy { workspace.isClosed(hour(Int64($0))) }
-        }, limit: .seconds(90))
+        }
         final.terminate()
         final.waitUntilExit()
         #expect(kills == 2)

@@ -2,6 +2,7 @@
 import CounterpointCore
 import Foundation
 import Kafka
+import Patience
 import Testing
 
 @Suite("Archive gaps on the mock broker")
@@ -12,7 +13,7 @@ struct ArchiveGapTests {
         let early = plays(count: 100, from: time(10, minute: 0), to: time(11, minute: 0), duplicateEvery: 0)
         try workspace.produce(early)
         let first = try workspace.startArchiver()
-        try await wait(until: { first.status().eventsArchived == early.count })
+        try await eventually(within: .seconds(30)) { first.status().eventsArchived == early.count }
         try first.stop()
         #expect(first.status().committedOffsets == [0: 100])
 
@@ -30,10 +31,10 @@ struct ArchiveGapTests {
         try #require(low > 100, "the mock deleted nothing that was not archived yet")
 
         let second = try workspace.startArchiver()
-        try await wait(until: {
+        try await eventually(within: .seconds(30)) {
             let status = second.status()
             return status.committedOffsets[0] == 250 && status.eventsArchived + status.invalidMessages == Int(250 - low)
-        })
+        }
         let status = second.status()
         try second.stop()
         #expect(status.offsetResets.count == 1)

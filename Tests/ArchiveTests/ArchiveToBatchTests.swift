@@ -1,6 +1,7 @@
 @testable import Archive
 import CounterpointCore
 import EventLogs
+import Patience
 import Testing
 
 @Suite("Archive → batch on the mock broker")
@@ -14,10 +15,10 @@ struct ArchiveToBatchTests {
         try workspace.produce(produced)
 
         let archiver = try workspace.startArchiver()
-        try await wait(until: {
+        try await eventually(within: .seconds(30)) {
             let status = archiver.status()
             return status.eventsArchived == produced.count && status.closedHours == 4
-        })
+        }
         try archiver.stop()
         let status = archiver.status()
         #expect(status.eventsArchived == produced.count)
@@ -59,7 +60,7 @@ struct ArchiveToBatchTests {
             + [Play(eventID: "at-11-05", track: 3, occurredAt: time(11, minute: 5))]
         try workspace.produce(early)
         let archiver = try workspace.startArchiver(allowedLateness: .seconds(600))
-        try await wait(until: { archiver.status().eventsArchived == early.count })
+        try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == early.count }
         // 11:05 is past hour 10's end but not past its end plus 10 minutes.
         #expect(archiver.status().streamTimeMilliseconds == time(11, minute: 5))
         #expect(archiver.status().openHours == [hour(10), hour(11)])
@@ -67,7 +68,7 @@ struct ArchiveToBatchTests {
 
         let closer = [Play(eventID: "at-11-12", track: 3, occurredAt: time(11, minute: 12))]
         try workspace.produce(closer)
-        try await wait(until: { archiver.status().closedHours == 1 })
+        try await eventually(within: .seconds(30)) { archiver.status().closedHours == 1 }
         #expect(workspace.isClosed(hour(10)))
         #expect(!workspace.isClosed(hour(11)))
         #expect(archiver.status().openHours == [hour(11)])
@@ -79,7 +80,7 @@ struct ArchiveToBatchTests {
 
         let late = Play(eventID: "late-one", track: track, occurredAt: time(10, minute: 59))
         try workspace.produce([late])
-        try await wait(until: { archiver.status().lateEvents == 1 })
+        try await eventually(within: .seconds(30)) { archiver.status().lateEvents == 1 }
         try archiver.stop()
         #expect(try workspace.lines(of: "2026-11-20/10.late.p0.ndjson") == [late.json])
         #expect(!workspace.isClosed(hour(11)))
@@ -95,7 +96,9 @@ struct ArchiveToBatchTests {
         let first = plays(count: 600, from: time(10, minute: 0), to: time(11, minute: 30), prefix: "a")
         try workspace.produce(first)
         let archiver = try workspace.startArchiver()
-        try await wait(until: { archiver.status().eventsArchived == first.count && archiver.status().closedHours == 1 })
+        try await eventually(within: .seconds(30)) {
+            archiver.status().eventsArchived == first.count && archiver.status().closedHours == 1
+        }
         try archiver.stop()
         #expect(workspace.isClosed(hour(10)) && !workspace.isClosed(hour(11)))
 
@@ -103,7 +106,9 @@ struct ArchiveToBatchTests {
         let second = plays(count: 400, from: time(12, minute: 0), to: time(12, minute: 30), prefix: "b")
         try workspace.produce(second)
         let restarted = try workspace.startArchiver()
-        try await wait(until: { restarted.status().eventsArchived >= second.count && restarted.status().closedHours == 1 })
+        try await eventually(within: .seconds(30)) {
+            restarted.status().eventsArchived >= second.count && restarted.status().closedHours == 1
+        }
         try restarted.stop()
         // After a clean stop everything before the committed offsets is archived: no repeats.
         #expect(restarted.status().eventsArchived == second.count)
@@ -137,7 +142,7 @@ struct ArchiveToBatchTests {
         try workspace.produce([closer])
 
         let archiver = try workspace.startArchiver()
-        try await wait(until: { archiver.status().eventsArchived == 2 && archiver.status().closedHours == 1 })
+        try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == 2 && archiver.status().closedHours == 1 }
         try archiver.stop()
         let status = archiver.status()
         #expect(status.eventsArchived == 2)
@@ -164,7 +169,7 @@ struct ArchiveToBatchTests {
         let produced = plays(count: 50, from: time(10, minute: 0), to: time(11, minute: 30), tracks: 1, duplicateEvery: 0)
         try workspace.produce(produced)
         let archiver = try workspace.startArchiver()
-        try await wait(until: { archiver.status().closedHours == 1 })
+        try await eventually(within: .seconds(30)) { archiver.status().closedHours == 1 }
         try archiver.stop()
         #expect(archiver.status().eventsArchived == produced.count)
         #expect(workspace.isClosed(hour(10)) && !workspace.isClosed(hour(11)))

@@ -122,14 +122,6 @@ final class ArchiveWorkspace: Sendable {
     }
 }
 
-/// Waits (asserting nothing about time) until `condition` holds or `limit` passes.
-func wait(until condition: () -> Bool, limit: Duration = .seconds(30)) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !condition(), ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 /// What an exact batch run counts: each distinct (hour, event id) once.
 struct Truth {
     private var seen = Set<String>()

@@ -7,6 +7,7 @@ import Foundation
 import HTTPServer
 import HTTPTestClient
 import Kafka
+import Patience
 import Reader
 import Realtime
 import Testing
@@ -77,10 +78,12 @@ struct BuilderTests {
                 try producer.flush(timeout: .seconds(60))
                 #expect(producer.deliveryStatistics.failed == 0)
 
-                #expect(try await eventually { try plays(of: 42, port: port) == 25 && plays(of: 43, port: port) == 4 })
+                #expect(try await eventually(within: .seconds(90)) {
+                    try plays(of: 42, port: port) == 25 && plays(of: 43, port: port) == 4
+                })
                 #expect(try plays(of: 42, port: port) == 25)
                 #expect(try plays(of: 43, port: port) == 4)
-                #expect(try await eventually { try getJSON("/readyz", port: port).status == 200 })
+                #expect(try await eventually(within: .seconds(90)) { try getJSON("/readyz", port: port).status == 200 })
                 let components = try #require(getJSON("/v1/status", port: port).object["components"] as? [[String: Any]])
                 let names = Set(components.compactMap { $0["name"] as? String })
                 #expect(names.isSuperset(of: ["consumer", "archiver", "scheduled batch", "reader"]), "\(names)")
@@ -119,8 +122,10 @@ struct BuilderTests {
                     try producer.send(topic: "plays", key: Array(String(index).utf8), value: event)
                 }
                 try producer.flush(timeout: .seconds(60))
-                #expect(try await eventually { try plays(of: 11, port: port) == 20 && plays(of: 12, port: port) == 20 })
-                #expect(try await eventually { try archivedLines(under: logs).count == events.count })
+                #expect(try await eventually(within: .seconds(90)) {
+                    try plays(of: 11, port: port) == 20 && plays(of: 12, port: port) == 20
+                })
+                #expect(try await eventually(within: .seconds(90)) { try archivedLines(under: logs).count == events.count })
             }
             #expect(Set(try archivedLines(under: logs)) == Set(events.map { String(decoding: $0, as: UTF8.self) }))
         }

@@ -31,17 +31,6 @@ func whileRunning<T: Sendable>(_ applications: [Application], _ body: () async t
     return try outcome.get()
 }
 
-/// Asks `condition` again every 50 ms until it holds or `limit` passes (a limit on patience,
-/// not an expectation about speed); returns whether it held.
-func eventually(limit: Duration = .seconds(90), _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return try condition()
-}
-
 /// `GET target` on the reader at `port`, decoded as a JSON object.
 func getJSON(_ target: String, port: Int) throws -> (status: Int, object: [String: Any]) {
     let response = try TestClient(port: port).request(target)

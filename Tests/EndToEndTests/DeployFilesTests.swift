@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// What of deploy/ can be checked on a machine without a container engine.
@@ -44,8 +45,7 @@ struct DeployFilesTests {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        let deadline = ContinuousClock.now + .seconds(300)
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try await eventually(within: .seconds(300), every: .milliseconds(50)) { !process.isRunning }
         if process.isRunning { process.terminate() }
         try handle.close()
         return (process.isRunning ? -1 : process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")

@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// `run --embedded-faults`: the faults of the Kafka drills injected into run's own broker, as
@@ -25,16 +26,29 @@ struct EmbeddedFaultTests {
                 "--listen", "127.0.0.1:0", "--partitions", "6", "--flush-interval-ms", "100",
                 "--batch-interval-seconds", "100000", "--embedded-faults", Self.schedule,
             ], scratch: scratch)
+            // The outage lasts 8 s, from 20 s after start-up: a thread of its own watches from
+            // the start, as a dashboard would, however late this task runs.
+            let output = run.stdoutURL
+            let watch = Sampler {
+                let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+                return RunMergeTests.announcedAddresses(in: text).flatMap { Sighting(port: $0.port) }
+            }
             do {
                 let (broker, port) = try await RunMergeTests.addresses(of: run)
                 let server = Server(command: run, port: port)
-                for component in ["consumer Kafka connection", "archiver Kafka connection"] {
-                    let degraded = try await Drill.waitForComponent(server, component, state: "degraded", timeout: .seconds(45))
-                    #expect((degraded["reason"] as? String)?.contains("brokers are down") == true, "\(degraded)")
+                let connections = ["consumer Kafka connection", "archiver Kafka connection"]
+                let outageSeen = try await eventually(within: .seconds(60)) {
+                    connections.allSatisfy { name in watch.first { $0.degraded[name] != nil } != nil }
+                        && watch.first { $0.readyStatus == 503 } != nil
                 }
-                let ready = try server.request("/readyz")
-                #expect(ready.status == 503)
-                #expect(ready.errorMessage?.contains("Kafka connection") == true, "\(ready.text)")
+                #expect(outageSeen, "the outage was not shown: \(watch.seen.suffix(3))")
+                for component in connections {
+                    let sighting = watch.first { $0.degraded[component] != nil }
+                    #expect(sighting?.degraded[component]?.contains("brokers are down") == true, "\(String(describing: sighting))")
+                }
+                let notReady = watch.first { $0.readyStatus == 503 }
+                #expect(notReady?.readyMessage?.contains("Kafka connection") == true, "\(String(describing: notReady))")
+                watch.stop()
                 try await Drill.waitForComponent(server, "consumer Kafka connection", state: "running", timeout: .seconds(30))
                 try await Drill.waitForComponent(server, "archiver Kafka connection", state: "running", timeout: .seconds(30))
 
@@ -60,4 +74,27 @@ struct EmbeddedFaultTests {
             }
         }
     }
+}
+
+/// What `/v1/status` and `/readyz` said at one moment: the degraded components with their
+/// reasons, and the readiness answer.
+private struct Sighting: Sendable, CustomStringConvertible {
+    let degraded: [String: String]
+    let readyStatus: Int
+    let readyMessage: String?
+
+    /// Nil when either request fails.
+    init?(port: Int) {
+        let client = HTTPClient(port: port)
+        guard let status = try? client.request("/v1/status").jsonObject, let ready = try? client.request("/readyz") else { return nil }
+        var degraded: [String: String] = [:]
+        for component in status["components"] as? [[String: Any]] ?? [] where component["state"] as? String == "degraded" {
+            if let name = component["name"] as? String { degraded[name] = component["reason"] as? String ?? "" }
+        }
+        self.degraded = degraded
+        readyStatus = ready.status
+        readyMessage = ready.errorMessage
+    }
+
+    var description: String { "degraded: \(degraded), /readyz: \(readyStatus) \(readyMessage ?? "")" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// The full-disk drills of docs/runbook.md on a real, small tmpfs: a reader needs no free space, a
@@ -161,24 +162,17 @@ enum Drill {
     @discardableResult
     static func waitForComponent(_ server: Server, _ component: String, state: String,
                                  timeout: Duration = .seconds(60)) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + timeout
         var last: [[String: Any]] = []
-        while ContinuousClock.now < deadline {
+        let entry = try await eventualValue(within: timeout, every: .milliseconds(100)) { () -> [String: Any]? in
             last = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
-            if let entry = last.first(where: { $0["name"] as? String == component }), entry["state"] as? String == state {
-                return entry
-            }
-            try await Task.sleep(for: .milliseconds(100))
+            return last.first { $0["name"] as? String == component && $0["state"] as? String == state }
         }
+        if let entry { return entry }
         throw CommandError(description: "\(component) did not become \(state) in \(timeout): \(last)")
     }
 
     static func waitUntil(timeout: Duration, _ condition: () throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try condition() { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
+        if try await eventually(within: timeout, every: .milliseconds(200), condition) { return }
         throw CommandError(description: "condition not met in \(timeout)")
     }
 }

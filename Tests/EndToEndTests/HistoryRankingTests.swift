@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// A month of history through `run`: rankings over the last day, week, month, all time and random
@@ -52,14 +53,10 @@ struct HistoryRankingTests {
 
                 // Compaction: the realtime rows of covered hours go within a minute.
                 let realtime = data.appendingPathComponent("realtime.sqlite").path
-                let deadline = ContinuousClock.now + .seconds(60)
-                var left = -1
-                while ContinuousClock.now < deadline {
-                    left = try Self.sqliteCount(realtime, "SELECT count(*) FROM realtime_counts WHERE hour < \(covered.upperBound)")
-                    if left == 0 { break }
-                    try await Task.sleep(for: .milliseconds(500))
+                let compacted = try await eventually(within: .seconds(60), every: .milliseconds(500)) {
+                    try Self.sqliteCount(realtime, "SELECT count(*) FROM realtime_counts WHERE hour < \(covered.upperBound)") == 0
                 }
-                #expect(left == 0, "realtime rows of covered hours left after a minute")
+                #expect(compacted, "realtime rows of covered hours left after a minute")
                 #expect(try Self.sqliteCount(realtime, "SELECT count(*) FROM realtime_counts WHERE hour >= \(covered.upperBound)") > 0)
                 #expect(try Self.answers(server, ranges: ranges, tracks: Array(exact.trackIDs.prefix(50))) == before)
                 try await server.stop(timeout: .seconds(15))

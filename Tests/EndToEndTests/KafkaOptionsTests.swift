@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 extension EndToEnd {
@@ -70,14 +71,11 @@ extension EndToEnd {
 
                     cluster.signal(SIGKILL)
                     _ = try await cluster.waitForExit(timeout: .seconds(10))
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    var problems: [[String: Any]] = []
-                    while problems.isEmpty, ContinuousClock.now < deadline {
-                        try await Task.sleep(for: .milliseconds(200))
+                    let reported = try await eventualValue(within: .seconds(60), every: .milliseconds(200)) {
                         let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
-                        problems = components.filter { ($0["name"] as? String)?.hasSuffix("Kafka connection") == true }
+                        return components.first { ($0["name"] as? String)?.hasSuffix("Kafka connection") == true }
                     }
-                    let problem = try #require(problems.first, "no Kafka connection problem reported:\n\(started.stderr.suffix(2_000))")
+                    let problem = try #require(reported, "no Kafka connection problem reported:\n\(started.stderr.suffix(2_000))")
                     #expect(problem["state"] as? String == "degraded")
                     #expect((problem["reason"] as? String)?.hasPrefix("Kafka: ") == true, "\(problem)")
                     #expect(try server.request("/readyz").status == 503)

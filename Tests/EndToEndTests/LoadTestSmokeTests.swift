@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// `loadtest/run --smoke`: the load test's short mode, run against the binary under test so
@@ -52,7 +53,10 @@ extension EndToEnd {
                         #expect(result["error_total"] as? Int == 0, "\(label) \(kind): \(result)")
                     }
                 }
-                #expect(Self.processes(mentioning: work.path).isEmpty, "processes left running")
+                // A child the harness did not reap gets SIGTERM from the kernel as the harness exits
+                // (PR_SET_PDEATHSIG): give it a moment to go, then name whatever is left.
+                let allGone = try await eventually(within: .seconds(15)) { Self.processes(mentioning: work.path).isEmpty }
+                #expect(allGone, "processes left running: \(Self.processes(mentioning: work.path))")
             }
         }
 
@@ -60,9 +64,8 @@ extension EndToEnd {
         func interruptedRunCleansUp() async throws {
             try await withTemporaryDirectory { scratch in
                 let (run, out, work) = try Self.startSmokeRun(in: scratch)
-                let deadline = ContinuousClock.now + .seconds(120)
-                while !run.stdout.contains("step 2/"), run.isRunning, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(50))
+                try await eventually(within: .seconds(120), every: .milliseconds(50)) {
+                    run.stdout.contains("step 2/") || !run.isRunning
                 }
                 guard run.stdout.contains("step 2/") else {
                     await run.killIfRunning()
@@ -80,7 +83,10 @@ extension EndToEnd {
                 let report = try String(contentsOf: out.appendingPathComponent("report.md"), encoding: .utf8)
                 #expect(report.contains("**Interrupted:**"))
                 #expect(report.contains("| 2k |"))
-                #expect(Self.processes(mentioning: work.path).isEmpty, "processes left running")
+                // A child the harness did not reap gets SIGTERM from the kernel as the harness exits
+                // (PR_SET_PDEATHSIG): give it a moment to go, then name whatever is left.
+                let allGone = try await eventually(within: .seconds(15)) { Self.processes(mentioning: work.path).isEmpty }
+                #expect(allGone, "processes left running: \(Self.processes(mentioning: work.path))")
             }
         }
 
@@ -96,14 +102,15 @@ extension EndToEnd {
 
         /// Processes whose command line mentions `text` (the scratch folder every child of the
         /// load test gets in its arguments).
-        static func processes(mentioning text: String) -> [Int32] {
+        /// "PID command line" of every other process whose command line contains `text`.
+        static func processes(mentioning text: String) -> [String] {
             let ownPID = ProcessInfo.processInfo.processIdentifier
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-            return entries.compactMap(Int32.init).filter { pid in
+            return entries.compactMap(Int32.init).compactMap { pid in
                 guard pid != ownPID,
-                      let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+                      let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
                 let commandLine = String(decoding: raw.map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
-                return commandLine.contains(text)
+                return commandLine.contains(text) ? "\(pid) \(commandLine)" : nil
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresTestServer
+import Patience
 import Testing
 
 /// The stores on a real PostgreSQL server (docs/postgresql.md), end to end through the real processes:
@@ -265,12 +266,9 @@ struct PostgresEndToEndTests {
     /// group's other members to rejoin, which on the mock cluster under a full test run's load
     /// took longer than 30 s once: the limit is generous, it only bounds a hang.
     static func waitForAssignments(_ command: RunningCommand, atLeast count: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(90)
-        while assignments(command) < count {
-            guard command.isRunning, ContinuousClock.now < deadline else {
-                throw CommandError(description: "no partitions assigned to \(command.arguments.first ?? ""):\n\(command.stderr.suffix(2_000))")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        let assigned = try await eventually(within: .seconds(90)) { assignments(command) >= count || !command.isRunning }
+        guard assigned, assignments(command) >= count else {
+            throw CommandError(description: "no partitions assigned to \(command.arguments.first ?? ""):\n\(command.stderr.suffix(2_000))")
         }
     }
 
@@ -313,10 +311,7 @@ struct PostgresEndToEndTests {
     /// Waits until some of the stream is committed, then up to a second more (at random): a
     /// fault injected then lands mid-stream, between or during flushes.
     static func waitForFirstCommitThenAWhile(_ server: Server) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ((try? committed(server)) ?? 0) == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await eventually(within: .seconds(30)) { ((try? committed(server)) ?? 0) > 0 }
         try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_000)))
     }
 
@@ -329,18 +324,18 @@ struct PostgresEndToEndTests {
     /// Waits until the store's offsets account for every produced event (whichever consumer
     /// committed them). A status answer that fails meanwhile (the database restarting) is retried.
     static func waitUntilCommitted(_ server: Server, events: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
         var last = "no answer"
-        while ContinuousClock.now < deadline {
+        let done = try await eventually(within: .seconds(120), every: .milliseconds(100)) {
             do {
                 let committed = try committed(server)
-                if committed == events { return }
+                if committed == events { return true }
                 last = "\(committed) of \(events) committed; status: \(try server.request("/v1/status").text.prefix(3_000))"
             } catch {
                 last = "\(error)"
             }
-            try await Task.sleep(for: .milliseconds(100))
+            return false
         }
+        if done { return }
         throw CommandError(description: "the consumers did not commit \(events) events in time: \(last)\n\(server.command.stderr.suffix(3_000))")
     }
 

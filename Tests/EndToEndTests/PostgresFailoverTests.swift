@@ -41,7 +41,7 @@ struct PostgresFailoverTests {
                 ], scratch: scratch)
                 try await run.stop(timeout: .seconds(15))
 
-                try standby.waitForReplay(of: try primary.currentWALPosition())
+                try await standby.waitForReplay(of: try primary.currentWALPosition())
                 #expect(try standby.isInRecovery())
                 let logBefore = standby.log.utf8.count
                 let onStandby = try await PostgresEndToEndTests.startServe(
@@ -58,7 +58,7 @@ struct PostgresFailoverTests {
                 try await onStandby.stop(timeout: .seconds(10))
 
                 // A standby of a database without the schema: refused with one line, nothing created.
-                try standby.waitForReplay(of: try primary.currentWALPosition())
+                try await standby.waitForReplay(of: try primary.currentWALPosition())
                 let refused = try await runCounterpoint([
                     "serve", "--store", standby.url(database: Self.databaseName(empty)), "--listen", "127.0.0.1:0",
                     "--data-dir", scratch.appendingPathComponent("serve-empty").path,

@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// The all-in-one `run` over its embedded broker: events replayed into Kafka are counted by
@@ -130,32 +131,30 @@ struct RunMergeTests {
 
     /// The embedded broker's and the reader's addresses, from `run`'s first stdout lines.
     static func addresses(of run: RunningCommand) async throws -> (broker: String, port: Int) {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            let text = run.stdout
-            if let broker = text.firstMatch(of: /embedded Kafka broker on ([0-9.:]+),/)?.1,
-               let port = text.firstMatch(of: /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//)?.1 {
-                return (String(broker), Int(port)!)
-            }
-            guard run.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await eventually(within: .seconds(30)) { announcedAddresses(in: run.stdout) != nil || !run.isRunning }
+        if let addresses = announcedAddresses(in: run.stdout) { return addresses }
         throw CommandError(description: "run did not announce its addresses:\n\(run.stdout)\n\(run.stderr)")
+    }
+
+    /// The addresses `run` announces in `output`, once it has printed both.
+    static func announcedAddresses(in output: String) -> (broker: String, port: Int)? {
+        guard let broker = output.firstMatch(of: /embedded Kafka broker on ([0-9.:]+),/)?.1,
+              let port = output.firstMatch(of: /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//)?.1 else { return nil }
+        return (String(broker), Int(port)!)
     }
 
     /// Waits until the realtime layer has committed every produced event (offsets at the end,
     /// no lag), as `/v1/status` reports it.
     static func waitUntilConsumed(_ server: Server, events: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
         var last: [String: Any] = [:]
-        while ContinuousClock.now < deadline {
+        let consumed = try await eventually(within: .seconds(60), every: .milliseconds(100)) {
             last = try server.json("/v1/status")
             let realtime = last["realtime"] as? [String: Any] ?? [:]
             let partitions = realtime["partitions"] as? [[String: Any]] ?? []
             let committed = partitions.reduce(0) { $0 + int($1["next_offset"]) }
-            if committed == events, int(realtime["lag_events"]) == 0 { return }
-            try await Task.sleep(for: .milliseconds(100))
+            return committed == events && int(realtime["lag_events"]) == 0
         }
+        if consumed { return }
         throw CommandError(description: "the realtime layer did not commit \(events) events in time: \(last)")
     }
 }

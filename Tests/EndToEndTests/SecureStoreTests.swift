@@ -1,6 +1,7 @@
 import Foundation
 import PostgresDB
 import PostgresTestServer
+import Patience
 import Testing
 
 /// A PostgreSQL server of its own with TLS on (a test CA made by openssl) and a role that must
@@ -163,11 +164,10 @@ extension EndToEnd {
         /// Waits for the line announcing the reader's port (`serve` and `run` print it).
         static func started(_ command: RunningCommand) async throws -> Server {
             let announcement = /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline, command.isRunning {
-                if let port = command.stdout.firstMatch(of: announcement)?.1 { return Server(command: command, port: Int(port)!) }
-                try await Task.sleep(for: .milliseconds(20))
+            let started = try await eventually(within: .seconds(30)) {
+                command.stdout.contains(announcement) || !command.isRunning
             }
+            if started, let port = command.stdout.firstMatch(of: announcement)?.1 { return Server(command: command, port: Int(port)!) }
             await command.killIfRunning()
             throw CommandError(description: "no reader started: \(command.stdout) \(command.stderr.suffix(2_000))")
         }

@@ -1,4 +1,5 @@
 import Kafka
+import Patience
 import Testing
 
 @Suite("Consumer groups, offset resets and stopping")
@@ -52,11 +53,11 @@ struct ConsumerGroupTests {
 
         let firstConsumer = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         async let firstRun: Void = Fixtures.run(firstConsumer, handler: first, until: Fixtures.stop(when: done))
-        try await Fixtures.wait(until: { consumed.withLock { $0.count >= 400 } })
+        try await eventually(within: .seconds(120)) { consumed.withLock { $0.count >= 400 } }
 
         let secondConsumer = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         async let secondRun: Void = Fixtures.run(secondConsumer, handler: second, until: Fixtures.stop(when: done))
-        try await Fixtures.wait(until: { !first.assignment.snapshot.isEmpty && !second.assignment.snapshot.isEmpty })
+        try await eventually(within: .seconds(120)) { !first.assignment.snapshot.isEmpty && !second.assignment.snapshot.isEmpty }
         try Fixtures.produce(400, to: cluster, from: 400)
         try await firstRun
         try await secondRun
@@ -123,7 +124,7 @@ struct ConsumerGroupTests {
         let handler = RecordingHandler()
         let stopRequested = Shared(false)
         async let run: Void = Fixtures.run(consumer, handler: handler, until: { stopRequested.snapshot })
-        try await Fixtures.wait(until: { !handler.events.snapshot.isEmpty })
+        try await eventually(within: .seconds(120)) { !handler.events.snapshot.isEmpty }
         stopRequested.withLock { $0 = true }
         consumer.wakeup()
         // The run returns: without the wakeup this would wait for an hour.

@@ -1,4 +1,5 @@
 import Kafka
+import Patience
 import Runtime
 import Testing
 
@@ -18,19 +19,20 @@ struct MockClusterFaultTests {
         let consumed = Shared<[ReceivedMessage]>([])
         let handler = ConsumerGroupTests.StoreBackedHandler(name: "faulted", store: Shared([:]), log: Shared([]), consumed: consumed)
         let finished = Shared(false)
+        // Ended by `finished`; the limit only bounds a hang, longer than the phases below together.
         let run = Task {
-            try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { finished.snapshot }))
+            try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { finished.snapshot }, orAfter: .seconds(600)))
         }
-        try await Fixtures.wait(until: { consumed.snapshot.count >= 600 })
+        try await eventually(within: .seconds(120)) { consumed.snapshot.count >= 600 }
 
         try cluster.takeDown(broker: 2)
         try await Task.sleep(for: .seconds(2))
         try cluster.bringUp(broker: 2)
         for broker in cluster.brokerIDs { try cluster.takeDown(broker: broker) }
-        try await Fixtures.wait(until: { connection()?.reason?.contains("brokers are down") == true })
+        try await eventually(within: .seconds(120)) { connection()?.reason?.contains("brokers are down") == true }
         #expect(connection()?.reason?.contains("brokers are down") == true, "\(String(describing: connection()))")
         for broker in cluster.brokerIDs { try cluster.bringUp(broker: broker) }
-        try await Fixtures.wait(until: { connection() == .running })
+        try await eventually(within: .seconds(120)) { connection() == .running }
         #expect(connection() == .running, "\(String(describing: connection()))")
         for partition in Int32(0)..<6 { try cluster.moveLeader(topic: "plays", partition: partition, to: Int(partition) % 3 + 1) }
         try cluster.moveCoordinator(group: "test-group", to: 3)
@@ -40,7 +42,7 @@ struct MockClusterFaultTests {
         cluster.inject(errors: [.disconnect, .disconnect], on: .fetch)
         try cluster.delay(.fetch, on: 1, by: .milliseconds(200), count: 3)
         try Fixtures.produce(600, to: cluster, from: 600)
-        try await Fixtures.wait(until: { consumed.snapshot.count >= 1_200 })
+        try await eventually(within: .seconds(120)) { consumed.snapshot.count >= 1_200 }
         finished.withLock { $0 = true }
         try await run.value
 

@@ -1,5 +1,6 @@
 import Kafka
 import KafkaTestSupport
+import Patience
 import Testing
 
 @Suite("Messages and rebalances")
@@ -59,15 +60,15 @@ struct RebalanceDeliveryTests {
         let window = PollWindow()
         let firstConsumer = try KafkaConsumer(configuration: firstConfiguration, logger: window.logger(label: "first"), afterFirstMessage: { window.pass() })
         async let firstRun: Void = Fixtures.run(firstConsumer, handler: first, until: Fixtures.stop(when: done))
-        try await Fixtures.wait(until: { store.snapshot[KafkaPartition(topic: "plays", id: 0)] == 10 })
+        try await eventually(within: .seconds(120)) { store.snapshot[KafkaPartition(topic: "plays", id: 0)] == 10 }
 
         // The first consumer takes offset 10 and is held there while a second member joins.
         window.arm()
         try Fixtures.produce(1, to: cluster, from: 10)
-        try await Fixtures.wait(until: { window.isHolding })
+        try await eventually(within: .seconds(120)) { window.isHolding }
         let secondConsumer = try KafkaConsumer(configuration: Fixtures.consumerConfiguration(cluster), logger: Fixtures.logger)
         async let secondRun: Void = Fixtures.run(secondConsumer, handler: second, until: Fixtures.stop(when: done))
-        try await Fixtures.wait(until: { window.revocationIsQueued })
+        try await eventually(within: .seconds(120)) { window.revocationIsQueued }
         await window.release()
         try await firstRun
         try await secondRun

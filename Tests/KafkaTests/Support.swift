@@ -79,14 +79,6 @@ enum Fixtures {
         let deadline = ContinuousClock.now + limit
         return { condition() || ContinuousClock.now >= deadline }
     }
-
-    /// Waits (without asserting anything about time) until `condition` holds or `limit` passes.
-    static func wait(until condition: () -> Bool, limit: Duration = .seconds(120)) async throws {
-        let deadline = ContinuousClock.now + limit
-        while !condition(), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }
 
 /// Records everything a consumer hands it; starts partitions where `startOffsets` says.

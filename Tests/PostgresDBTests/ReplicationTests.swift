@@ -7,7 +7,7 @@ import Testing
 @Suite("PostgreSQL standby and failover facts")
 struct ReplicationTests {
     @Test("a hot standby is known as one, replays the primary's writes, reports a lag, and learns of its promotion on the same connection")
-    func standbyFacts() throws {
+    func standbyFacts() async throws {
         let (primary, standby) = try PostgresTestServer.startWithStandby()
         defer {
             standby.stop()
@@ -16,7 +16,7 @@ struct ReplicationTests {
 
         let writer = try PostgresConnection(url: primary.url(database: "postgres"))
         try writer.execute("CREATE TABLE plays (id bigint PRIMARY KEY); INSERT INTO plays SELECT generate_series(1, 1000)")
-        try standby.waitForReplay(of: primary.currentWALPosition())
+        try await standby.waitForReplay(of: primary.currentWALPosition())
 
         let reader = try PostgresConnection(url: standby.url(database: "postgres"))
         #expect(try reader.isHotStandby())

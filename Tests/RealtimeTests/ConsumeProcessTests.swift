@@ -3,6 +3,7 @@ import CounterStore
 import Foundation
 import Generator
 import Kafka
+import Patience
 import Runtime
 import Testing
 
@@ -44,7 +45,9 @@ struct ConsumeProcessTests {
             for _ in 0..<Self.kills {
                 let process = try CounterpointProcess(arguments, scratch: directory)
                 // A random moment after it got its partitions: mid-batch, mid-flush or in between.
-                try await Fixtures.wait(until: { process.stderr.contains("partitions assigned") || !process.isRunning })
+                try await eventually(within: .seconds(60)) {
+                    process.stderr.contains("partitions assigned") || !process.isRunning
+                }
                 let moment = Int.random(in: 50...2_000, using: &random)
                 moments.append(moment)
                 try await Task.sleep(for: .milliseconds(moment))
@@ -59,8 +62,9 @@ struct ConsumeProcessTests {
             #expect(killsWhileProducing >= 5, "killed while events flowed: \(killsWhileProducing) of \(Self.kills)")
 
             let last = try CounterpointProcess(arguments, scratch: directory)
-            try await Fixtures.wait(until: { try StoreContents.read(.sqlite(location)).storedMessages >= Self.crashEvents || !last.isRunning },
-                                    limit: .seconds(180))
+            try await eventually(within: .seconds(180)) {
+                try StoreContents.read(.sqlite(location)).storedMessages >= Self.crashEvents || !last.isRunning
+            }
             last.signal(SIGTERM)
             let exit = try await last.waitForExit(timeout: .seconds(10))
             await last.killIfRunning()
@@ -85,7 +89,7 @@ struct ConsumeProcessTests {
             let process = try CounterpointProcess(
                 ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", dataDirectory, "--flush-interval-ms", "3600000"],
                 scratch: directory)
-            try await Fixtures.wait(until: { process.stderr.contains("partitions assigned") || !process.isRunning })
+            try await eventually(within: .seconds(60)) { process.stderr.contains("partitions assigned") || !process.isRunning }
             // Time to read some: the first fetch can come a second after the assignment on the mock
             // cluster (it came within 300 ms before the kafkasec merge; cause not found yet).
             try await Task.sleep(for: .milliseconds(2000))

@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import Kafka
+import Patience
 import Realtime
 import StoreTestSupport
 import Testing
@@ -96,7 +97,7 @@ struct CountingTests {
             try #require(outcome == .committed)
 
             try Fixtures.produce(Array(all.values[500...]), to: cluster, partition: 0)
-            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 1_500 })
+            try await eventually(within: .seconds(60)) { try StoreContents.storedMessages(configuration.store) >= 1_500 }
             let status = consumer.status()
             try consumer.stop()
 

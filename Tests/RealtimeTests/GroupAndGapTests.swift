@@ -3,6 +3,7 @@ import CounterStore
 import Foundation
 import Kafka
 import KafkaTestSupport
+import Patience
 import Realtime
 import StoreTestSupport
 import Testing
@@ -26,16 +27,20 @@ struct GroupAndGapTests {
             let second = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
             try second.start()
             try plays.produce(20_000, seed: 2)
-            try await Fixtures.wait(until: { !first.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
+            try await eventually(within: .seconds(60)) {
+                !first.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty
+            }
             try plays.produce(10_000, seed: 3)
             try first.stop()
             try plays.produce(10_000, seed: 4)
             let restarted = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
             try restarted.start()
             try plays.produce(10_000, seed: 5)
-            try await Fixtures.wait(until: { !restarted.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
+            try await eventually(within: .seconds(60)) {
+                !restarted.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty
+            }
             try plays.produce(10_000, seed: 6)
-            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 80_000 })
+            try await eventually(within: .seconds(60)) { try StoreContents.storedMessages(configuration.store) >= 80_000 }
             try second.stop()
             try restarted.stop()
 
@@ -56,21 +61,23 @@ struct GroupAndGapTests {
             let window = PollWindow()
             let first = try RealtimeConsumer(configuration: heldConfiguration, logger: window.logger(label: "first"), afterFirstMessage: { window.pass() })
             try first.start()
-            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 1_000 })
+            try await eventually(within: .seconds(60)) { try StoreContents.storedMessages(configuration.store) >= 1_000 }
 
             // The first consumer takes the next play and is held there while a second member
             // joins, until the group has queued the revocation of its partitions: the drain of
             // the rest of that batch serves it.
             window.arm()
             try plays.produce(1, seed: 2)
-            try await Fixtures.wait(until: { window.isHolding })
+            try await eventually(within: .seconds(60)) { window.isHolding }
             let second = try RealtimeConsumer(configuration: configuration, logger: Fixtures.logger)
             try second.start()
-            try await Fixtures.wait(until: { window.revocationIsQueued })
+            try await eventually(within: .seconds(60)) { window.revocationIsQueued }
             await window.release()
-            try await Fixtures.wait(until: { !first.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty })
+            try await eventually(within: .seconds(60)) {
+                !first.status().assignedPartitions.isEmpty && !second.status().assignedPartitions.isEmpty
+            }
             try plays.produce(1_000, seed: 3)
-            try await Fixtures.wait(until: { try StoreContents.storedMessages(configuration.store) >= 2_001 })
+            try await eventually(within: .seconds(60)) { try StoreContents.storedMessages(configuration.store) >= 2_001 }
             try first.stop()
             try second.stop()
 

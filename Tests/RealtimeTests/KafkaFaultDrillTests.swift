@@ -3,6 +3,7 @@ import CounterStore
 import EventLogs
 import Foundation
 import Kafka
+import Patience
 import Runtime
 import Testing
 
@@ -67,7 +68,9 @@ struct KafkaFaultDrillTests {
                         return (truth, ContinuousClock.now)
                     }
                 }
-                try await Fixtures.wait(until: { consume.stderr.contains("partitions assigned") && archiver.stderr.contains("partitions assigned") })
+                try await eventually(within: .seconds(60)) {
+                    consume.stderr.contains("partitions assigned") && archiver.stderr.contains("partitions assigned")
+                }
 
                 // One broker down for a few seconds: the partitions it leads wait.
                 try cluster.takeDown(broker: 2)
@@ -98,24 +101,25 @@ struct KafkaFaultDrillTests {
                 _ = try await consume.waitForExit(timeout: .seconds(10))
                 injected["SIGKILL", default: 0] += 1
                 consume = try CounterpointProcess(consumeArguments, scratch: directory)
-                try await Fixtures.wait(until: { consume.stderr.contains("partitions assigned") })
+                try await eventually(within: .seconds(60)) { consume.stderr.contains("partitions assigned") }
 
                 // The whole cluster unreachable for seconds: both say so, then recover by themselves.
                 let recoveredBefore = Self.recoveries(in: archiver.stderr)
                 for broker in cluster.brokerIDs { try cluster.takeDown(broker: broker) }
                 injected["cluster-down", default: 0] += 1
                 let down = ContinuousClock.now
-                try await Fixtures.wait(until: { Self.saysClusterUnreachable(consume.stderr) && Self.saysClusterUnreachable(archiver.stderr) },
-                                        limit: .seconds(30))
+                try await eventually(within: .seconds(30)) {
+                    Self.saysClusterUnreachable(consume.stderr) && Self.saysClusterUnreachable(archiver.stderr)
+                }
                 #expect(Self.saysClusterUnreachable(consume.stderr), "\(consume.stderr.suffix(3_000))")
                 #expect(Self.saysClusterUnreachable(archiver.stderr), "\(archiver.stderr.suffix(3_000))")
                 let sinceDown = ContinuousClock.now - down
                 if sinceDown < plan.clusterDown { try await Task.sleep(for: plan.clusterDown - sinceDown) }
                 for broker in cluster.brokerIDs { try cluster.bringUp(broker: broker) }
                 let up = ContinuousClock.now
-                try await Fixtures.wait(until: {
+                try await eventually(within: .seconds(30)) {
                     Self.recoveries(in: consume.stderr) >= 1 && Self.recoveries(in: archiver.stderr) > recoveredBefore
-                }, limit: .seconds(30))
+                }
                 let recovery = ContinuousClock.now - up
                 #expect(Self.recoveries(in: consume.stderr) >= 1, "\(consume.stderr.suffix(3_000))")
                 #expect(Self.recoveries(in: archiver.stderr) > recoveredBefore, "\(archiver.stderr.suffix(3_000))")
@@ -123,13 +127,15 @@ struct KafkaFaultDrillTests {
 
                 let (truth, producedAt) = try await production.value
                 let location = StoreLocation(directory: data.path)
-                try await Fixtures.wait(until: { try StoreContents.read(.sqlite(location)).storedMessages >= plan.events || !consume.isRunning },
-                                        limit: .seconds(120), every: .milliseconds(500))
+                try await eventually(within: .seconds(120), every: .milliseconds(500)) {
+                    try StoreContents.read(.sqlite(location)).storedMessages >= plan.events || !consume.isRunning
+                }
                 // Freshness at the end: from the last event produced until the store holds every one.
                 let caughtUp = ContinuousClock.now - producedAt
                 let offsetsAtEnd = try Fixtures.highWatermarks(cluster, partitions: Self.partitions)
-                try await Fixtures.wait(until: { (try? ArchiveContents.read(archive).distinctEvents) ?? 0 >= plan.events },
-                                        limit: .seconds(60), every: .milliseconds(500))
+                try await eventually(within: .seconds(60), every: .milliseconds(500)) {
+                    (try? ArchiveContents.read(archive).distinctEvents) ?? 0 >= plan.events
+                }
                 for process in [consume, archiver] {
                     process.signal(SIGTERM)
                     let exit = try await process.waitForExit(timeout: .seconds(20))

@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 
 /// The `counterpoint` executable under test: `COUNTERPOINT_BINARY` when set, else the one
 /// SwiftPM built beside this test bundle, else the package's `.build/debug`.
@@ -57,25 +58,17 @@ final class CounterpointProcess {
 
     /// Waits for the exit status; kills the process and throws if it runs past `timeout`.
     func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now >= deadline {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                throw CommandError(description: "counterpoint \(arguments.joined(separator: " ")) still running after \(timeout)")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        guard try await eventually(within: timeout, every: .milliseconds(10), { !process.isRunning }) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw CommandError(description: "counterpoint \(arguments.joined(separator: " ")) still running after \(timeout)")
         }
         return process.terminationStatus
     }
 
     /// Waits until stderr contains `text`; false if the process ended or the deadline passed first.
     func waitForStderr(containing text: String, timeout: Duration = .seconds(30)) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            if stderr.contains(text) { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually(within: timeout, every: .milliseconds(10)) { stderr.contains(text) || !process.isRunning }
         return stderr.contains(text)
     }
 

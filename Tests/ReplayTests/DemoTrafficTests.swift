@@ -1,5 +1,6 @@
 import CounterpointCore
 import Foundation
+import Patience
 import Kafka
 import Replay
 import Testing
@@ -14,10 +15,7 @@ struct DemoTrafficTests {
         let traffic = DemoTraffic(producer: producer, rate: 2_000, logger: Fixtures.logger)
         try traffic.start()
         try traffic.start()   // a second start changes nothing
-        let deadline = ContinuousClock.now + .seconds(30)
-        while producer.deliveryStatistics.delivered < 500, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually(within: .seconds(30), every: .milliseconds(10)) { producer.deliveryStatistics.delivered >= 500 }
         try traffic.stop()
         let summary = try #require(traffic.summary)
         let after = Int64(Date().timeIntervalSince1970 * 1000)

@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Kafka
 @testable import Replay
 import Runtime
@@ -85,17 +86,9 @@ struct PacingTests {
             let result = Result { () throws(ReplayError) in try replayer.run(until: stop) { _ in progressCalls.withLock { $0 += 1 } } }
             outcome.withLock { $0 = result }
         }.start()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while producer.deliveryStatistics.delivered < 1_000, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually(within: .seconds(30), every: .milliseconds(10)) { producer.deliveryStatistics.delivered >= 1_000 }
         stop.request()
-        // A deadline of its own: with every suite running at once the task above can wake long
-        // after the first one passed, and the replay must still be given time to stop.
-        let stopDeadline = ContinuousClock.now + .seconds(30)
-        while outcome.snapshot == nil, ContinuousClock.now < stopDeadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually(within: .seconds(30), every: .milliseconds(10)) { outcome.snapshot != nil }
         let summary = try #require(try outcome.snapshot?.get())
         #expect(summary.stopReason == .stopped)
         #expect(summary.events >= 1_000)

@@ -1,4 +1,5 @@
 import CounterpointCore
+import Runtime
 
 /// The one batch replacement of both backends, inside the backend's write transaction: the
 /// replaced hours leave the day and month rollups (their rows read back and summed per track),
@@ -104,13 +105,24 @@ final class BatchRowSink<D: StoreDialect> {
         if buffer.count >= capacity { try drain() }
     }
 
+    /// The day and month sums are rolled up on a thread of their own while the hours are
+    /// written: on logs of many tracks this thread, which writes the store, is the batch's
+    /// critical path (docs/performance.md).
     func drain() throws {
         guard !buffer.isEmpty else { return }
         let hours = try buffer.sorted(into: Catalogue.batch(.hour), sign: 1)
         buffer.removeAll()
+        let rollups = Completion<(days: CounterRows, months: CounterRows)>()
+        _ = BlockingThread(name: "batch-rollups") {
+            _ = rollups.complete(Result {
+                let days = try hours.rolledUp(to: .day)
+                return (days, try days.rolledUp(to: .month))
+            })
+        }
         try db.add(hours)
-        try db.add(hours.rolledUp(to: .day))
-        try db.add(hours.rolledUp(to: .month))
+        let (days, months) = try rollups.wait().get()
+        try db.add(days)
+        try db.add(months)
     }
 }
 

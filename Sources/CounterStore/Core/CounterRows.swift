@@ -9,7 +9,7 @@ import CounterpointCore
 ///
 /// A payload is a `BlobColumn` with its merge rule (`Payload`): counts merge by adding (and can
 /// be subtracted), sketches by union (and cannot: `BatchReplacement` rebuilds them).
-public struct CounterRows {
+public struct CounterRows: Sendable {
     let table: CounterTable
     /// Set for a rebuild of rollup sketches: the dialect replaces each row's stored sketch with
     /// the row's instead of uniting them.
@@ -91,13 +91,14 @@ public struct CounterRows {
         listeners.removeAll()
     }
 
-    /// These rows (keyed (track, hour)) summed per (track, bucket) of `level`: in (track, hour)
-    /// order each bucket is a run of consecutive rows, so this costs one addition and at most
-    /// one merge of each payload per row, and no lookups. A bucket's sketches are united decoded
-    /// and encoded once per bucket (`BucketSketch`). How both backends keep the day and month
-    /// rollups.
+    /// These rows (keyed (track, hour), or (track, day) for months) summed per (track, bucket) of
+    /// the coarser `level`: in key order each bucket is a run of consecutive rows, so this costs
+    /// one addition and at most one merge of each payload per row, and no lookups. A bucket's
+    /// sketches are united decoded and encoded once per bucket (`BucketSketch`). How both
+    /// backends keep the day and month rollups; months are rolled up from days, which are
+    /// fewer than the hours they sum.
     func rolledUp(to level: RollupLevel) throws -> CounterRows {
-        precondition(table.level == .hour, "CounterRows: only hour rows roll up")
+        guard let source = table.level, level > source else { preconditionFailure("CounterRows: batch rows roll up to a coarser level only") }
         var rows = CounterRows(Catalogue.batch(level))
         var bucket = BucketSketch()
         var encoded: [UInt8] = []
@@ -109,7 +110,7 @@ public struct CounterRows {
         try dimensions.withBlobs { blob in
             try listeners.withBlobs { sketch in
                 for row in indices {
-                    let key = level.key(of: Hour(index: secondKeys[row]))
+                    let key = level.key(of: source.firstHour(ofKey: secondKeys[row]))
                     if let last = rows.indices.last, rows.firstKeys[last] != firstKeys[row] || rows.secondKeys[last] != key {
                         try endBucket()
                     }
@@ -162,7 +163,7 @@ struct BucketSketch {
 }
 
 /// A payload of counter rows: its column and how two values merge.
-enum Payload {
+enum Payload: Sendable {
     /// `DimensionEncoding` blobs, merged entry-wise (`a + sign × b`).
     case dimensions
     /// `HyperLogLog` sketches, merged by union; never subtracted.
@@ -178,7 +179,7 @@ enum Payload {
 
 /// An optional blob per row, back to back in one buffer (no array per row). An empty blob is
 /// "none", which the dialects store as NULL.
-struct BlobColumn {
+struct BlobColumn: Sendable {
     let payload: Payload
     private var arena: [UInt8] = []
     private var ranges: [Range<Int>] = []

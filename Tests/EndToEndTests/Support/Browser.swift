@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 
 /// Headless Chromium (Debian's `chromium`, installed by scripts/setup) driven over the
@@ -198,12 +199,11 @@ struct Tab {
     /// Polls `condition` (a JavaScript expression) until it is true. A deadline, not a timed
     /// assertion: the page refreshes itself every 5 s and the wait ends as soon as it has.
     func wait(until condition: String, timeout: Duration = .seconds(20), _ what: String) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            // Mid-navigation the elements may not exist yet: that is "not yet", not a failure.
-            if try evaluate("(() => { try { return !!(\(condition)) } catch (_) { return false } })()") as? Bool == true { return }
-            try await Task.sleep(for: .milliseconds(50))
+        // Mid-navigation the elements may not exist yet: that is "not yet", not a failure.
+        let shown = try await eventually(within: timeout, every: .milliseconds(50)) {
+            try evaluate("(() => { try { return !!(\(condition)) } catch (_) { return false } })()") as? Bool == true
         }
+        if shown { return }
         let body = try evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''") as? String ?? ""
         throw CommandError(description: "the page did not show \(what) within \(timeout); it shows:\n\(body)\nbrowser log: \(browser.log)")
     }

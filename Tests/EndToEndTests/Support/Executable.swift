@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 
 /// Where the `counterpoint` executable under test lives: `COUNTERPOINT_BINARY` when set, else
 /// beside the test bundle (SwiftPM builds both into the same folder), else the package's
@@ -74,7 +75,8 @@ struct CommandError: Error, CustomStringConvertible {
 final class RunningCommand {
     let arguments: [String]
     private let process = Process()
-    private let stdoutURL: URL
+    /// Where the output goes, to be read from any thread.
+    let stdoutURL: URL
     private let stderrURL: URL
 
     init(_ arguments: [String], scratch: URL, environment: [String: String] = [:],
@@ -108,25 +110,15 @@ final class RunningCommand {
 
     /// Waits for the process to end; nil when it is still running at the deadline.
     func waitForExit(timeout: Duration) async throws -> CommandResult? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return nil }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        guard try await eventually(within: timeout, every: .milliseconds(10), { !process.isRunning }) else { return nil }
         return CommandResult(arguments: arguments, status: process.terminationStatus,
                              exited: process.terminationReason == .exit, stdout: stdout, stderr: stderr)
     }
 
     /// Waits until stdout holds a complete first line, and returns it.
     func firstStdoutLine(timeout: Duration) async throws -> String? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let text = stdout
-            if let newline = text.firstIndex(of: "\n") { return String(text[..<newline]) }
-            if !process.isRunning { return nil }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return nil
+        try await eventually(within: timeout, every: .milliseconds(10)) { stdout.contains("\n") || !process.isRunning }
+        return stdout.firstIndex(of: "\n").map { String(stdout[..<$0]) }
     }
 
     /// Bytes the process has read so far through read(2)/pread(2) (`rchar` in Linux's
@@ -143,12 +135,8 @@ final class RunningCommand {
 
     /// Waits until the process has read `bytes`; false when it ended (or the deadline passed) first.
     func waitUntilRead(_ bytes: Int64, timeout: Duration) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            if let read = bytesRead, read >= bytes { return process.isRunning }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        return false
+        try await eventually(within: timeout, every: .milliseconds(1)) { (bytesRead ?? 0) >= bytes || !process.isRunning }
+        return process.isRunning && (bytesRead ?? 0) >= bytes
     }
 
     /// Ends a process the test no longer needs, so that no failure leaves one behind.

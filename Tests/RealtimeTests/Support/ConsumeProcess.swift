@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 
 /// Where the `counterpoint` executable under test lives: `COUNTERPOINT_BINARY` when set, else
 /// beside the test bundle (SwiftPM builds both into the same folder), else the package's
@@ -66,11 +67,7 @@ final class CounterpointProcess {
 
     /// Waits for the process to end; returns (exited normally, status), or nil at the deadline.
     func waitForExit(timeout: Duration) async throws -> (exited: Bool, status: Int32)? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return nil }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        guard try await eventually(within: timeout, every: .milliseconds(10), { !process.isRunning }) else { return nil }
         return (process.terminationReason == .exit, process.terminationStatus)
     }
 

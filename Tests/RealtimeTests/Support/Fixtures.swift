@@ -4,6 +4,7 @@ import Foundation
 import Generator
 import Kafka
 import Logging
+import Patience
 import Realtime
 import StoreTestSupport
 
@@ -90,22 +91,13 @@ enum Fixtures {
         guard statistics.failed == 0 else { throw FixtureError("\(statistics.failed) messages were not delivered") }
     }
 
-    /// Waits (without asserting anything about time) until `condition` holds or `limit` passes.
-    /// `every`: how long to sleep between checks — longer for a check that reads a whole store
-    /// or archive, which would otherwise hold a thread of the cooperative pool the other tests share.
-    static func wait(until condition: () throws -> Bool, limit: Duration = .seconds(60),
-                     every interval: Duration = .milliseconds(20)) async throws {
-        let deadline = ContinuousClock.now + limit
-        while try !condition(), ContinuousClock.now < deadline {
-            try await Task.sleep(for: interval)
-        }
-    }
-
     /// Starts a consumer and waits until the store's offsets add up to `events` messages.
     static func consumeUntilStored(_ events: Int, configuration: RealtimeConfiguration, limit: Duration = .seconds(60)) async throws -> RealtimeConsumer {
         let consumer = try RealtimeConsumer(configuration: configuration, logger: logger)
         try consumer.start()
-        try await wait(until: { try StoreContents.storedMessages(configuration.store) >= events || consumer.hasEnded }, limit: limit)
+        try await eventually(within: limit) {
+            try StoreContents.storedMessages(configuration.store) >= events || consumer.hasEnded
+        }
         return consumer
     }
 

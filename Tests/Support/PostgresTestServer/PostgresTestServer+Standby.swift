@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import PostgresDB
 
 /// Streaming replication for the failover and standby tests: a hot standby made from a
@@ -80,16 +81,14 @@ extension PostgresTestServer {
 
     /// Waits until this standby has replayed the primary's WAL up to `position` (a
     /// `currentWALPosition()` of the primary), polling; throws after `timeout`.
-    public func waitForReplay(of position: String, timeout: Duration = .seconds(30)) throws {
+    public func waitForReplay(of position: String, timeout: Duration = .seconds(30)) async throws {
         let connection = try PostgresConnection(url: url(database: "postgres"))
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let replayed = try connection.query("SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", [position])
-            if replayed.string(row: 0, column: 0) == "t" { return }
-            guard ContinuousClock.now < deadline else {
-                throw TestServerError(message: "the standby on port \(port) did not replay up to \(position) in \(timeout)")
-            }
-            usleep(20_000)
+        let replayed = try await eventually(within: timeout) {
+            try connection.query("SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", [position])
+                .string(row: 0, column: 0) == "t"
+        }
+        guard replayed else {
+            throw TestServerError(message: "the standby on port \(port) did not replay up to \(position) in \(timeout)")
         }
     }
 
