@@ -63,9 +63,9 @@ extension CounterRows {
                         }
                         nextListeners += 1
                     }
-                    // Increments of 0 plays and empty blobs add nothing (as in `realtime(_:dimensions:listeners:)`).
+                    // Increments of 0 plays and empty blobs add nothing.
                     guard plays > 0 || !dimensionBlob.isEmpty || !sketch.isEmpty else { continue }
-                    try rows.append(hour, track, plays: max(0, plays), dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
+                    try rows.append(hour, track, plays: plays, dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
                 }
             }
         }
