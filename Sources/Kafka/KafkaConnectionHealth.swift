@@ -11,9 +11,11 @@ import Runtime
 ///
 /// librdkafka says "all brokers down" only when, at the moment one broker goes down, its count of
 /// brokers gone down equals its count of brokers; with coordinator brokers and brokers it never
-/// connected to, that moment can pass unseen (a fault drill waited 30 s in vain). So a consumer
-/// that sees a connection fail and then waits with nothing to read asks the cluster for
-/// metadata; when no broker answers, it reports the cluster unreachable itself.
+/// connected to, that moment can pass unseen (a fault drill waited 30 s in vain), and under a
+/// loaded test run even the failed connections went unreported for minutes. So a consumer that
+/// waits with nothing to read asks the cluster for metadata every `idleProbeInterval`, and 1 s
+/// after it sees a connection fail; when no broker answers twice in a row, it reports the
+/// cluster unreachable itself.
 public struct KafkaHealthReport: Sendable {
     /// The entry, named such as "consumer Kafka connection". Apart from the component's own
     /// entry, so that a connection problem and, say, a failing store never clear each other.
@@ -34,7 +36,7 @@ final class KafkaConnectionWatch: Sendable {
         var problem: String?
         /// Whether `problem` says more than that every broker is down.
         var specific = false
-        /// A connection failed and nothing was heard from the cluster since.
+        /// A connection or a probe failed and nothing was heard from the cluster since.
         var suspect = false
         var lastProbe = ContinuousClock.now
     }
@@ -43,8 +45,10 @@ final class KafkaConnectionWatch: Sendable {
     private let state = Locked(State())
     /// How often to ask whether the cluster answers again while a problem is reported.
     static let probeInterval: Duration = .seconds(5)
-    /// How soon to ask whether the cluster answers after a connection failed.
+    /// How soon to ask whether the cluster answers after a connection or a probe failed.
     static let suspicionProbeInterval: Duration = .seconds(1)
+    /// How often an idle consumer asks whether the cluster answers when nothing seems wrong.
+    static let idleProbeInterval: Duration = .seconds(5)
     /// How long a probe waits for a broker to answer.
     static let probeTimeout: Duration = .seconds(2)
 
@@ -98,23 +102,26 @@ final class KafkaConnectionWatch: Sendable {
         if hadProblem { report.handle.update(.running) }
     }
 
-    /// True, at most once per `probeInterval` while a problem is reported or per
-    /// `suspicionProbeInterval` after a connection failed: time to ask the cluster whether it answers.
+    /// True, at most once per `probeInterval` while a problem is reported, per
+    /// `suspicionProbeInterval` after a connection or a probe failed, and per `idleProbeInterval`
+    /// otherwise: time to ask the cluster whether it answers.
     func probeDue() -> Bool {
         state.withLock { state in
-            let interval = state.problem != nil ? Self.probeInterval : Self.suspicionProbeInterval
-            guard state.problem != nil || state.suspect, ContinuousClock.now - state.lastProbe >= interval else { return false }
+            let interval = state.problem != nil ? Self.probeInterval
+                : state.suspect ? Self.suspicionProbeInterval : Self.idleProbeInterval
+            guard ContinuousClock.now - state.lastProbe >= interval else { return false }
             state.lastProbe = .now
             return true
         }
     }
 
     /// How the cluster answered a metadata request made because `probeDue()` said so: an answer
-    /// clears any problem; no answer after a failed connection means no broker can be reached.
+    /// clears any problem; no answer after a failed connection or probe means no broker can be
+    /// reached, and a first unanswered probe makes the next one come sooner.
     func probed(_ code: rd_kafka_resp_err_t) {
         guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return reachable() }
         let suspected = state.withLock { state -> Bool in
-            defer { state.suspect = false }
+            defer { state.suspect = !state.suspect && state.problem == nil }
             return state.suspect && state.problem == nil
         }
         guard suspected else { return }
