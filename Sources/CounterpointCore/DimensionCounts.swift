@@ -62,15 +62,22 @@ public struct DimensionCounts: Sendable {
 
     /// One row per (track, hour), ordered by track then hour.
     public mutating func rows() -> [DimensionRow] {
-        TrackHourSort.sort(&records, buffer: &sortBuffer)
+        var encoded = EncodedRows()
+        encodeRows(.trackThenHour, into: &encoded)
+        return (0..<encoded.count).map {
+            DimensionRow(trackID: encoded.trackIDs[$0], hour: Hour(index: encoded.hours[$0]), encoded: encoded.blob($0))
+        }
+    }
+
+    /// Appends one row per (track, hour), in `keyOrder`, to `out`.
+    public mutating func encodeRows(_ keyOrder: KeyOrder, into out: inout EncodedRows) {
+        TrackHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
         let occupied = records
         // Each value's place in byte order, worked out once: entries are then sorted by a small integer.
         let order = values.sortedIDs()
         var rankOfID = [Int](repeating: 0, count: order.count)
         for (rank, id) in order.enumerated() { rankOfID[id] = rank }
 
-        var rows: [DimensionRow] = []
-        rows.reserveCapacity(occupied.count / 2)
         var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
         var bucketsSeen = (low: UInt64(0), high: UInt64(0))
         var sectionCounts = [[Int64](repeating: 0, count: order.count), [Int64](repeating: 0, count: order.count)]
@@ -97,39 +104,39 @@ public struct DimensionCounts: Sendable {
                 count(1, combination >> 7 & Self.noValue)
                 end += 1
             }
-            var encoded: [UInt8] = []
-            encoded.reserveCapacity(16)
-            encoded.append(UInt8(bucketsSeen.low.nonzeroBitCount + bucketsSeen.high.nonzeroBitCount))
-            for half in 0..<2 {
-                var bits = half == 0 ? bucketsSeen.low : bucketsSeen.high
-                let offset = half * 64
-                while bits != 0 {
-                    let bucket = offset + bits.trailingZeroBitCount
-                    bits &= bits - 1
-                    encoded.append(UInt8(bucket))
-                    DimensionEncoding.appendVarint(DimensionEncoding.zigzag(waveform[bucket]), to: &encoded)
-                    waveform[bucket] = 0
-                }
-            }
-            bucketsSeen = (0, 0)
-            for section in 0..<2 {
-                touched[section].sort()
-                DimensionEncoding.appendVarint(UInt64(touched[section].count), to: &encoded)
-                for rank in touched[section] {
-                    values[UInt64(order[rank])].withBytes { bytes in
-                        encoded.append(UInt8(bytes.count))
-                        encoded.append(contentsOf: bytes)
+            out.appendRow(trackID: trackID, hour: hour, value: 0) { encoded in
+                let rowStart = encoded.count
+                encoded.append(UInt8(bucketsSeen.low.nonzeroBitCount + bucketsSeen.high.nonzeroBitCount))
+                for half in 0..<2 {
+                    var bits = half == 0 ? bucketsSeen.low : bucketsSeen.high
+                    let offset = half * 64
+                    while bits != 0 {
+                        let bucket = offset + bits.trailingZeroBitCount
+                        bits &= bits - 1
+                        encoded.append(UInt8(bucket))
+                        DimensionEncoding.appendVarint(DimensionEncoding.zigzag(waveform[bucket]), to: &encoded)
+                        waveform[bucket] = 0
                     }
-                    DimensionEncoding.appendVarint(DimensionEncoding.zigzag(sectionCounts[section][rank]), to: &encoded)
-                    sectionCounts[section][rank] = 0
                 }
-                touched[section].removeAll(keepingCapacity: true)
+                bucketsSeen = (0, 0)
+                for section in 0..<2 {
+                    touched[section].sort()
+                    DimensionEncoding.appendVarint(UInt64(touched[section].count), to: &encoded)
+                    for rank in touched[section] {
+                        values[UInt64(order[rank])].withBytes { bytes in
+                            encoded.append(UInt8(bytes.count))
+                            encoded.append(contentsOf: bytes)
+                        }
+                        DimensionEncoding.appendVarint(DimensionEncoding.zigzag(sectionCounts[section][rank]), to: &encoded)
+                        sectionCounts[section][rank] = 0
+                    }
+                    touched[section].removeAll(keepingCapacity: true)
+                }
+                // Nothing in any section: the empty blob, not three zero counts.
+                if encoded.count - rowStart == DimensionEncoding.Section.allCases.count { encoded.removeSubrange(rowStart...) }
             }
-            if encoded.count == DimensionEncoding.Section.allCases.count { encoded.removeAll() }
-            rows.append(DimensionRow(trackID: trackID, hour: Hour(index: hour), encoded: encoded))
             start = end
         }
-        return rows
     }
 }
 

@@ -31,6 +31,26 @@ extension HyperLogLog {
         return bytes
     }
 
+    /// Appends to `out` the encoding of the sketch of `hashes` (ascending, repeats allowed):
+    /// the bytes `encoded` gives for a sketch built by `add(hash:)` from them, written directly
+    /// while they fit an explicit sketch (most keys of a flush hold a few), without a sketch.
+    static func appendEncoded(sortedHashes hashes: [Int64], parameters: Parameters, to out: inout [UInt8]) {
+        var distinct = 0
+        for index in hashes.indices where index == 0 || hashes[index - 1] != hashes[index] { distinct += 1 }
+        guard distinct > 0, distinct <= parameters.explicitLimit else {
+            var sketch = HyperLogLog(parameters)
+            for hash in hashes { sketch.add(hash: hash) }
+            out.append(contentsOf: sketch.encoded)
+            return
+        }
+        out.append(Self.version << 4 | Representation.explicit.rawValue)
+        out.append(parameters.parameterByte)
+        out.append(parameters.cutoffByte)
+        for index in hashes.indices where index == 0 || hashes[index - 1] != hashes[index] {
+            withUnsafeBytes(of: UInt64(bitPattern: hashes[index]).bigEndian) { out.append(contentsOf: $0) }
+        }
+    }
+
     /// Decodes a stored sketch. Accepts what the `hll` extension writes (and an explicit sketch
     /// without hashes, which it also reads, as empty); throws a one-line `SketchError` for
     /// anything else: another version, the undefined type, unsupported parameters, a length that

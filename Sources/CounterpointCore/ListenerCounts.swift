@@ -54,8 +54,18 @@ public struct ListenerCounts: Sendable {
 
     /// One row per (track, hour) with a listener, ordered by track then hour.
     public mutating func rows() -> [SketchRow] {
-        TrackHourSort.sort(&records, buffer: &sortBuffer)
-        var rows: [SketchRow] = []
+        var encoded = EncodedRows()
+        encodeRows(.trackThenHour, into: &encoded)
+        return (0..<encoded.count).map {
+            SketchRow(trackID: encoded.trackIDs[$0], hour: Hour(index: encoded.hours[$0]), listenerPlays: encoded.values[$0],
+                      encoded: encoded.blob($0))
+        }
+    }
+
+    /// Appends one row per (track, hour) with a listener, in `keyOrder`, to `out`: its sketch,
+    /// and as its value the plays that carried a listener.
+    public mutating func encodeRows(_ keyOrder: KeyOrder, into out: inout EncodedRows) {
+        TrackHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
         var hashes: [Int64] = []
         var start = 0
         while start < records.count {
@@ -68,11 +78,10 @@ public struct ListenerCounts: Sendable {
             }
             // In ascending order each hash lands at the end of an explicit sketch.
             hashes.sort()
-            var sketch = HyperLogLog()
-            for hash in hashes { sketch.add(hash: hash) }
-            rows.append(SketchRow(trackID: trackID, hour: Hour(index: hour), listenerPlays: Int64(end - start), encoded: sketch.encoded))
+            out.appendRow(trackID: trackID, hour: hour, value: Int64(end - start)) { bytes in
+                HyperLogLog.appendEncoded(sortedHashes: hashes, parameters: .listeners, to: &bytes)
+            }
             start = end
         }
-        return rows
     }
 }

@@ -9,7 +9,7 @@ public struct PlayCounts: Sendable, Sequence {
     /// One (track, hour) counter.
     public typealias Element = CountRow
 
-    struct Slot {
+    struct Slot: TrackHourRecord {
         var trackID: Int64
         var hour: Int64
         var plays: Int64
@@ -76,19 +76,18 @@ public struct PlayCounts: Sendable, Sequence {
         totalPlays = 0
     }
 
-    /// Every key with its plays, ordered by track then hour — the order the batch store's
-    /// index wants its rows in. A plain loop inside this module, so callers elsewhere do not
-    /// pay for an unspecialized generic iterator per key.
-    public func sortedElements() -> [Element] {
-        var elements: [Element] = []
-        elements.reserveCapacity(count)
+    /// Every key with its plays, ordered by track then hour (the order the batch store's index
+    /// wants its rows in) or by hour then track (the realtime store's). A plain loop inside
+    /// this module, so callers elsewhere do not pay for an unspecialized generic iterator per key.
+    public func sortedElements(_ order: KeyOrder = .trackThenHour) -> [Element] {
+        var occupied: [Slot] = []
+        occupied.reserveCapacity(count)
         slots.withUnsafeBufferPointer { slots in
-            for slot in slots where slot.trackID != 0 {
-                elements.append(Element(trackID: slot.trackID, hour: Hour(index: slot.hour), plays: slot.plays))
-            }
+            for slot in slots where slot.trackID != 0 { occupied.append(slot) }
         }
-        elements.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour.index < $1.hour.index }
-        return elements
+        var buffer: [Slot] = []
+        TrackHourSort.sort(&occupied, buffer: &buffer, order: order)
+        return occupied.map { Element(trackID: $0.trackID, hour: Hour(index: $0.hour), plays: $0.plays) }
     }
 
     /// The keys in no particular order.

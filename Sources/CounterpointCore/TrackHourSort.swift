@@ -4,15 +4,22 @@ protocol TrackHourRecord {
     var hour: Int64 { get }
 }
 
-/// Sorts per-play records by (track, hour) once per batch unit or flush (`DimensionCounts`,
-/// `ListenerCounts`): appending a record per play and sorting them afterwards writes memory
-/// sequentially, where a hash table would take a cache miss per play.
+/// The order of a store's keys: (track, hour) for the batch tables, (hour, track) for the
+/// realtime ones (docs/architecture.md, the stores).
+public enum KeyOrder: Sendable {
+    case trackThenHour, hourThenTrack
+}
+
+/// Sorts per-play records by (track, hour) or (hour, track) once per batch unit or flush
+/// (`DimensionCounts`, `ListenerCounts`, `PlayCounts`): appending a record per play and sorting
+/// them afterwards writes memory sequentially, where a hash table would take a cache miss per play.
 enum TrackHourSort {
-    /// A least-significant-digit radix sort on the key `trackID << hourBits | (hour − first hour)`,
-    /// linear in the records (a comparison sort of a unit's records cost more than counting them
-    /// did), or a comparison sort when the key does not fit in 64 bits. Stable; `buffer` is the
-    /// second buffer, kept by the caller between calls.
-    static func sort<Record: TrackHourRecord>(_ records: inout [Record], buffer sortBuffer: inout [Record]) {
+    /// A least-significant-digit radix sort on the key `trackID << hourBits | (hour − first hour)`
+    /// (or `(hour − first hour) << trackBits | trackID`), linear in the records (a comparison sort
+    /// of a unit's records cost more than counting them did), or a comparison sort when the key
+    /// does not fit in 64 bits. Stable; `buffer` is the second buffer, kept by the caller between calls.
+    static func sort<Record: TrackHourRecord>(_ records: inout [Record], buffer sortBuffer: inout [Record],
+                                              order: KeyOrder = .trackThenHour) {
         guard records.count > 1 else { return }
         var firstHour = Int64.max, lastHour = Int64.min, largestTrack: Int64 = 0
         for record in records {
@@ -21,11 +28,17 @@ enum TrackHourSort {
             largestTrack = max(largestTrack, record.trackID)
         }
         let hourBits = 64 - UInt64(lastHour - firstHour).leadingZeroBitCount
-        let keyBits = hourBits + 64 - UInt64(largestTrack).leadingZeroBitCount
+        let trackBits = 64 - UInt64(largestTrack).leadingZeroBitCount
+        let keyBits = hourBits + trackBits
         guard keyBits <= 64 else {
-            records.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
+            switch order {
+            case .trackThenHour: records.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
+            case .hourThenTrack: records.sort { $0.hour != $1.hour ? $0.hour < $1.hour : $0.trackID < $1.trackID }
+            }
             return
         }
+        // The key's high part and the shift that puts it above the low part.
+        let (highIsTrack, lowBits) = order == .trackThenHour ? (true, UInt64(hourBits)) : (false, UInt64(trackBits))
         let digitBits = 11, digitMask = (1 << digitBits) - 1
         var offsets = [Int](repeating: 0, count: 1 << digitBits)
         sortBuffer.removeAll(keepingCapacity: true)
@@ -35,7 +48,9 @@ enum TrackHourSort {
             records.withUnsafeBufferPointer { source in
                 sortBuffer.withUnsafeMutableBufferPointer { target in
                     @inline(__always) func digit(_ record: Record) -> Int {
-                        Int(truncatingIfNeeded: (UInt64(record.trackID) << UInt64(hourBits) | UInt64(record.hour - firstHour)) >> UInt64(shift)) & digitMask
+                        let (track, hour) = (UInt64(record.trackID), UInt64(record.hour - firstHour))
+                        let key = highIsTrack ? track << lowBits | hour : hour << lowBits | track
+                        return Int(truncatingIfNeeded: key >> UInt64(shift)) & digitMask
                     }
                     for index in offsets.indices { offsets[index] = 0 }
                     for record in source { offsets[digit(record)] += 1 }

@@ -8,16 +8,27 @@ struct CountTables {
     var counts = PlayCounts(minimumCapacity: 1 << 16)
     var dimensions = DimensionCounts(minimumCapacity: 1 << 16)
     var listeners = ListenerCounts(minimumCapacity: 1 << 16)
+    /// The payloads' blobs while a flush builds its rows, kept with their memory between flushes.
+    private var encodedDimensions = EncodedRows()
+    private var encodedListeners = EncodedRows()
 
     mutating func removeAll() {
         counts.removeAll()
         dimensions.removeAll()
         listeners.removeAll()
+        encodedDimensions.removeAll()
+        encodedListeners.removeAll()
     }
 
-    /// The tables as the store's rows (sorting the per-play records: on the store thread).
+    /// The tables as the store's rows (sorting the per-play records: on the store thread), each
+    /// sorted in the realtime table's (hour, track) order and merged in one sweep.
     mutating func rows() throws -> CounterRows {
-        try CounterRows.realtime(counts.sortedElements(), dimensions: dimensions.rows(), listeners: listeners.rows())
+        encodedDimensions.removeAll()
+        encodedListeners.removeAll()
+        dimensions.encodeRows(.hourThenTrack, into: &encodedDimensions)
+        listeners.encodeRows(.hourThenTrack, into: &encodedListeners)
+        return try CounterRows.realtime(sorted: counts.sortedElements(.hourThenTrack), dimensions: encodedDimensions,
+                                        listeners: encodedListeners)
     }
 }
 
@@ -119,9 +130,12 @@ struct FlushPipeline {
         inFlight = InFlight(progress: progress, ticket: ticket)
     }
 
-    /// The outcome of the flush in flight, once it has one (`waiting` for it, or not).
-    mutating func settle(waiting: Bool) -> Settled? {
-        guard let flight = inFlight, let result = waiting ? flight.ticket.wait() : flight.ticket.finished else { return nil }
+    /// The outcome of the flush in flight, once it has one (`waiting` for it — at most
+    /// `timeout` when one is given — or not).
+    mutating func settle(waiting: Bool, timeout: Duration? = nil) -> Settled? {
+        guard let flight = inFlight else { return nil }
+        let outcome = !waiting ? flight.ticket.finished : timeout.map { flight.ticket.wait(timeout: $0) } ?? flight.ticket.wait()
+        guard let result = outcome else { return nil }
         inFlight = nil
         // The job never throws; a stopped store thread does (the consumer is stopping).
         guard case .success(let report) = result else {

@@ -7,34 +7,65 @@ extension CounterRows {
     /// left out. Throws `malformedListeners` for a sketch that does not decode.
     public static func realtime(_ increments: some Collection<CountRow>, dimensions: [DimensionRow] = [],
                                 listeners: [SketchRow] = []) throws -> CounterRows {
-        for increment in increments {
-            try RowRule.check(trackID: increment.trackID, hour: increment.hour, plays: increment.plays)
+        var dimensionBlobs = EncodedRows()
+        for row in dimensions.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
+            dimensionBlobs.append(trackID: row.trackID, hour: row.hour.index, value: 0, blob: row.encoded)
         }
-        for row in dimensions where !row.encoded.isEmpty {
-            try RowRule.check(trackID: row.trackID, hour: row.hour, plays: 0)
+        var sketches = EncodedRows()
+        for row in listeners.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
+            sketches.append(trackID: row.trackID, hour: row.hour.index, value: row.listenerPlays, blob: row.encoded)
         }
-        for row in listeners where !row.encoded.isEmpty {
-            try RowRule.check(trackID: row.trackID, hour: row.hour, plays: row.listenerPlays)
-        }
-        // Three lists in (hour, track) order, one entry per source row: `append` adds up the
-        // entries of a key that come one after another.
-        var entries: [(hour: Int64, track: Int64, entry: RealtimeEntry)] = []
-        entries.reserveCapacity(increments.count + dimensions.count + listeners.count)
-        for row in increments where row.plays > 0 { entries.append((row.hour.index, row.trackID, .count(row))) }
-        for row in dimensions where !row.encoded.isEmpty { entries.append((row.hour.index, row.trackID, .dimensions(row))) }
-        for row in listeners where !row.encoded.isEmpty { entries.append((row.hour.index, row.trackID, .listeners(row))) }
-        entries.sort { ($0.hour, $0.track) < ($1.hour, $1.track) }
+        return try realtime(sorted: increments.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) },
+                            dimensions: dimensionBlobs, listeners: sketches)
+    }
+
+    /// The same rows from sources already in (hour, track) order — the increments
+    /// (`PlayCounts.sortedElements(.hourThenTrack)`) and one blob per key of each payload
+    /// (`EncodedRows` of `DimensionCounts` and `ListenerCounts`) — by one merging sweep: a
+    /// key's plays and blobs go into its row as they are, with no blob merge and no array per
+    /// row (the realtime consumer's flush). A key repeated within a source merges into its row
+    /// as `append` does.
+    public static func realtime(sorted increments: [CountRow], dimensions: EncodedRows, listeners: EncodedRows) throws -> CounterRows {
         var rows = CounterRows(Catalogue.realtime)
         rows.reserveCapacity(increments.count)
-        for (hour, track, entry) in entries {
-            switch entry {
-            case .count(let row):
-                try rows.append(hour, track, plays: row.plays, dimensions: noBlob)
-            case .dimensions(let row):
-                try row.encoded.withUnsafeBytes { try rows.append(hour, track, plays: 0, dimensions: $0) }
-            case .listeners(let row):
-                try row.encoded.withUnsafeBytes {
-                    try rows.append(hour, track, plays: 0, dimensions: noBlob, listenerPlays: row.listenerPlays, listeners: $0)
+        var (next, nextDimensions, nextListeners) = (0, 0, 0)
+        try dimensions.bytes.withUnsafeBytes { dimensionBytes in
+            try listeners.bytes.withUnsafeBytes { listenerBytes in
+                while true {
+                    // The least (hour, track) key at the heads of the three sources.
+                    var key: (hour: Int64, track: Int64)?
+                    func consider(_ hour: Int64, _ track: Int64) {
+                        if key.map({ (hour, track) < $0 }) ?? true { key = (hour, track) }
+                    }
+                    if next < increments.count { consider(increments[next].hour.index, increments[next].trackID) }
+                    if nextDimensions < dimensions.count { consider(dimensions.hours[nextDimensions], dimensions.trackIDs[nextDimensions]) }
+                    if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.trackIDs[nextListeners]) }
+                    guard let (hour, track) = key else { break }
+
+                    var plays: Int64 = 0
+                    if next < increments.count, increments[next].hour.index == hour, increments[next].trackID == track {
+                        plays = increments[next].plays
+                        try RowRule.check(trackID: track, hour: Hour(index: hour), plays: plays)
+                        next += 1
+                    }
+                    var dimensionBlob = noBlob
+                    if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.trackIDs[nextDimensions] == track {
+                        dimensionBlob = UnsafeRawBufferPointer(rebasing: dimensionBytes[dimensions.range(nextDimensions)])
+                        if !dimensionBlob.isEmpty { try RowRule.check(trackID: track, hour: Hour(index: hour), plays: 0) }
+                        nextDimensions += 1
+                    }
+                    var (listenerPlays, sketch): (Int64, UnsafeRawBufferPointer) = (0, noBlob)
+                    if nextListeners < listeners.count, listeners.hours[nextListeners] == hour, listeners.trackIDs[nextListeners] == track {
+                        sketch = UnsafeRawBufferPointer(rebasing: listenerBytes[listeners.range(nextListeners)])
+                        if !sketch.isEmpty {
+                            listenerPlays = listeners.values[nextListeners]
+                            try RowRule.check(trackID: track, hour: Hour(index: hour), plays: listenerPlays)
+                        }
+                        nextListeners += 1
+                    }
+                    // Increments of 0 plays and empty blobs add nothing.
+                    guard plays > 0 || !dimensionBlob.isEmpty || !sketch.isEmpty else { continue }
+                    try rows.append(hour, track, plays: plays, dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
                 }
             }
         }
@@ -43,9 +74,4 @@ extension CounterRows {
 
     /// How many (track, hour) rows and plays the flush holds (for its report).
     public var rowCount: Int { count }
-}
-
-/// One source row of a flush, before `CounterRows.realtime` sums them per key.
-private enum RealtimeEntry {
-    case count(CountRow), dimensions(DimensionRow), listeners(SketchRow)
 }

@@ -1,0 +1,49 @@
+/// One stored blob per (track, hour) — dimension counts or a listener sketch — with a number
+/// (the plays that carried a listener; 0 for dimension counts), rows in one key order and
+/// their blobs back to back in one buffer: how `DimensionCounts` and `ListenerCounts` hand a
+/// flush to the store without an array per row. `DimensionRow` and `SketchRow` are the same
+/// rows one array each.
+public struct EncodedRows: Sendable {
+    public private(set) var trackIDs: [Int64] = []
+    public private(set) var hours: [Int64] = []
+    public private(set) var values: [Int64] = []
+    /// The blobs, back to back.
+    public private(set) var bytes: [UInt8] = []
+    /// Where each row's blob ends in `bytes` (it starts where the previous one ends).
+    private var ends: [Int] = []
+
+    public init() {}
+
+    public var count: Int { trackIDs.count }
+
+    /// Where the row's blob lies in `bytes`.
+    @inline(__always)
+    public func range(_ row: Int) -> Range<Int> { (row == 0 ? 0 : ends[row - 1])..<ends[row] }
+
+    /// Appends a row whose blob `write` appends to the buffer it is given (`bytes`).
+    @inline(__always)
+    mutating func appendRow(trackID: Int64, hour: Int64, value: Int64, _ write: (inout [UInt8]) -> Void) {
+        write(&bytes)
+        trackIDs.append(trackID)
+        hours.append(hour)
+        values.append(value)
+        ends.append(bytes.count)
+    }
+
+    /// Appends a row with `blob` as it is.
+    public mutating func append(trackID: Int64, hour: Int64, value: Int64, blob: [UInt8]) {
+        appendRow(trackID: trackID, hour: hour, value: value) { $0.append(contentsOf: blob) }
+    }
+
+    /// Forgets every row, keeping the memory.
+    public mutating func removeAll() {
+        trackIDs.removeAll(keepingCapacity: true)
+        hours.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+    }
+
+    /// Row `row`'s blob as an array.
+    func blob(_ row: Int) -> [UInt8] { Array(bytes[range(row)]) }
+}
