@@ -21,7 +21,7 @@ public final class Sampler<Sample: Sendable>: Sendable {
     public var seen: [Sample] { samples.withLock { $0 } }
 
     /// The first sample so far that satisfies `predicate`.
-    public func first(where predicate: (Sample) -> Bool) -> Sample? { seen.first(where: predicate) }
+    public func first(where predicate: (Sample) -> Bool) -> Sample? { samples.withLock { $0.first(where: predicate) } }
 
     public func stop() { thread.stop() }
 
