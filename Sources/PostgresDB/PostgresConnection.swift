@@ -24,7 +24,7 @@ public final class PostgresConnection {
 
     /// The URI without its password, for messages.
     public let displayURL: String
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
     /// `pg_is_in_recovery()` as first asked, for servers that do not report `in_hot_standby`.
     var queriedHotStandby: Bool?
@@ -115,16 +115,14 @@ public final class PostgresConnection {
         return name
     }
 
-    /// The one place a libpq result becomes a value or a `PostgresError`.
-    private func check(_ result: OpaquePointer?, operation: String) throws -> PostgresResult {
-        guard let result else {
-            // No result at all: libpq could not send the command (the connection is gone).
-            throw PostgresError(sqlState: nil, message: PostgresConnection.oneLine(PQerrorMessage(handle)),
-                                operation: PostgresConnection.oneLine(operation), connectionLost: !isHealthy)
-        }
+    /// The one place a libpq result becomes a value or a `PostgresError`: a result of one of
+    /// the `accepted` statuses is a value; any other, or none, an error.
+    func check(_ result: OpaquePointer?, operation: String,
+               accepting accepted: [ExecStatusType] = [PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY]) throws -> PostgresResult {
+        guard let result else { throw connectionError(operation: operation) }
         let owned = PostgresResult(result)
         switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+        case let status where accepted.contains(status):
             return owned
         default:
             let state = counterpoint_pq_sqlstate(result).map { String(cString: $0) }
@@ -133,6 +131,13 @@ public final class PostgresConnection {
             throw PostgresError(sqlState: state, message: message, operation: PostgresConnection.oneLine(operation),
                                 connectionLost: !isHealthy)
         }
+    }
+
+    /// A call that failed without a result (libpq could not send or receive, usually because
+    /// the connection is gone): libpq's message on the connection.
+    func connectionError(operation: String) -> PostgresError {
+        PostgresError(sqlState: nil, message: PostgresConnection.oneLine(PQerrorMessage(handle)),
+                      operation: PostgresConnection.oneLine(operation), connectionLost: !isHealthy)
     }
 
     // MARK: Transactions
