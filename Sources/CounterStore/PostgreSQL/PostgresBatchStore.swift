@@ -42,7 +42,7 @@ public final class PostgresBatchStore: BatchWriter {
             try connection.write(isolation: .readCommitted) { db in
                 try db.query("SELECT pg_advisory_xact_lock($1)", [Self.writerLock])
                 return try BatchReplacement.replace(target, sources: sources, sortBufferRows: configuration.sortBufferRows,
-                                                    in: PostgresDialect(db, chunkRows: configuration.rowsPerStatement), rows: rows)
+                                                    in: PostgresDialect(db, chunkRows: configuration.rowsPerStatement, soleWriter: true), rows: rows)
             }
         }
     }

@@ -24,9 +24,19 @@ import PostgresDB
 /// excluded.plays, …`, added up by the server.
 ///
 /// Statements take the rows as array parameters (`unnest`) in chunks of at most `chunkRows`.
+///
+/// A batch writer (`soleWriter`: it holds the batch writer lock, so no other transaction adds
+/// rows to the batch tables) skips all that when the buckets its rows fall in hold no row yet —
+/// a first run over new hours, the hours a rerun has just deleted, the rollups of new days: one
+/// probe of the table's bucket index tells, and the rows then go straight into the table by
+/// binary `COPY`, in one stream, with no conflict to check (docs/postgresql.md has the
+/// measurements). Should another writer add a row of the same key meanwhile after all, the COPY
+/// fails on the primary key and the transaction rolls back: never a wrong count.
 struct PostgresCounterWrite {
     let counters: CounterRows
     let db: PostgresConnection
+    /// True when no other transaction writes this table until this one ends (see above).
+    var soleWriter = false
 
     private var table: CounterTable { counters.table }
     private var firstKeys: [Int64] { counters.firstKeys }
@@ -36,6 +46,7 @@ struct PostgresCounterWrite {
 
     /// Adds the rows to their table (see the type's comment), inside the caller's transaction.
     func write(chunkRows: Int) throws {
+        if soleWriter, try bucketsAreEmpty() { return try copyInto() }
         let count = counters.count
         var start = 0
         while start < count {
@@ -55,6 +66,39 @@ struct PostgresCounterWrite {
             start = end
         }
     }
+
+    /// Whether the table holds no row in the buckets (hours, days or months) of the rows: then
+    /// every row's key is new to it. A batch table's ranked index leads with the bucket.
+    private func bucketsAreEmpty() throws -> Bool {
+        guard table.level != nil, let lowest = secondKeys.min(), let highest = secondKeys.max() else { return false }
+        let bucket = table.keys.second
+        return try db.query("SELECT NOT EXISTS (SELECT 1 FROM \(table.name) WHERE \(bucket) >= $1 AND \(bucket) <= $2)",
+                            [lowest, highest]).string(row: 0, column: 0) == "t"
+    }
+
+    /// Copies the rows with something to write into the table, whose keys they must all be new
+    /// to; an empty blob goes in as NULL.
+    private func copyInto() throws {
+        let (first, second) = table.keys
+        let sql = "COPY \(table.name) (\(first), \(second), plays, dimensions, listener_plays, listeners) FROM STDIN (FORMAT binary)"
+        try counters.dimensions.withBlobs { dimensions in
+            try counters.listeners.withBlobs { listeners in
+                _ = try db.copyIn(sql) { copy in
+                    for row in counters.indices where counters.hasContent(row) {
+                        try copy.startRow(fields: 6)
+                        copy.append(bigint: firstKeys[row])
+                        copy.append(bigint: secondKeys[row])
+                        copy.append(bigint: plays[row])
+                        copy.append(bytea: Self.nullIfEmpty(dimensions(row)))
+                        copy.append(bigint: listenerPlays[row])
+                        copy.append(bytea: Self.nullIfEmpty(listeners(row)))
+                    }
+                }
+            }
+        }
+    }
+
+    private static func nullIfEmpty(_ blob: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? { blob.isEmpty ? nil : blob }
 
     /// Adds the plays and listener plays of `rows` (which have no blobs), inserting the keys the
     /// table lacks; their blobs, if any, stay as they are.

@@ -8,10 +8,14 @@ final class PostgresDialect: StoreDialect {
     let db: PostgresConnection
     /// Rows per statement of the bulk load (a handful of array parameters each).
     let chunkRows: Int
+    /// True inside a batch replacement, which holds the batch writer lock: no other transaction
+    /// writes the batch tables until it ends (`PostgresCounterWrite.soleWriter`).
+    let soleWriter: Bool
 
-    init(_ db: PostgresConnection, chunkRows: Int = 200_000) {
+    init(_ db: PostgresConnection, chunkRows: Int = 200_000, soleWriter: Bool = false) {
         self.db = db
         self.chunkRows = chunkRows
+        self.soleWriter = soleWriter
     }
 
     private func parameters(_ values: [SQLValue]) -> [any PostgresParameter] {
@@ -36,7 +40,7 @@ final class PostgresDialect: StoreDialect {
     }
 
     func add(_ rows: CounterRows) throws {
-        try PostgresCounterWrite(counters: rows, db: db).write(chunkRows: chunkRows)
+        try PostgresCounterWrite(counters: rows, db: db, soleWriter: soleWriter).write(chunkRows: chunkRows)
     }
 }
 
