@@ -10,7 +10,8 @@ import PostgresDB
 ///
 /// 1. `INSERT … ON CONFLICT DO NOTHING` gives keys new to the table their row in one statement;
 ///    a concurrent writer's uncommitted row of the same key makes it wait, then conflict.
-/// 2. For the keys that conflicted, `SELECT … ORDER BY key FOR UPDATE` locks their rows (in key
+/// 2. For the keys that conflicted, a join of their keys (`unnest … WITH ORDINALITY`, probing the
+///    primary key in the rows' order, which is key order) `FOR UPDATE` locks their rows (in key
 ///    order, as every writer does, so two writers cannot deadlock on them) and reads their
 ///    latest committed blobs; the merged blobs go back in one `UPDATE … FROM unnest(…)`.
 /// 3. A key whose row vanished in between (compaction of a covered hour) goes round again.
@@ -26,12 +27,14 @@ import PostgresDB
 /// Statements take the rows as array parameters (`unnest`) in chunks of at most `chunkRows`.
 ///
 /// A batch writer (`soleWriter`: it holds the batch writer lock, so no other transaction adds
-/// rows to the batch tables) skips all that when the buckets its rows fall in hold no row yet —
-/// a first run over new hours, the hours a rerun has just deleted, the rollups of new days: one
-/// probe of the table's bucket index tells, and the rows then go straight into the table by
-/// binary `COPY`, in one stream, with no conflict to check (docs/postgresql.md has the
-/// measurements). Should another writer add a row of the same key meanwhile after all, the COPY
-/// fails on the primary key and the transaction rolls back: never a wrong count.
+/// or removes rows of the batch tables until it ends) knows which keys are new once it has
+/// looked, and writes those by binary `COPY`, straight into the table in one stream, with no
+/// conflict to check: when one probe of the table's bucket index finds no row in the buckets
+/// (hours, days, months) its rows fall in — a first run over new hours, the hours a rerun has
+/// just deleted, the rollups of new days — all of them; otherwise the keys step 2 finds no row
+/// for, after it has merged the others (docs/postgresql.md has the measurements). Should
+/// another writer add a row of the same key meanwhile after all, the COPY fails on the primary
+/// key and the transaction rolls back: never a wrong count.
 struct PostgresCounterWrite {
     let counters: CounterRows
     let db: PostgresConnection
@@ -46,7 +49,7 @@ struct PostgresCounterWrite {
 
     /// Adds the rows to their table (see the type's comment), inside the caller's transaction.
     func write(chunkRows: Int) throws {
-        if soleWriter, try bucketsAreEmpty() { return try copyInto() }
+        if soleWriter, table.level != nil { return try writeAlone(chunkRows: chunkRows) }
         let count = counters.count
         var start = 0
         while start < count {
@@ -67,24 +70,38 @@ struct PostgresCounterWrite {
         }
     }
 
+    /// The sole writer's way (see the type's comment): the rows with something to write are
+    /// merged into the rows their keys have, if the buckets hold any, and the rest copied in.
+    private func writeAlone(chunkRows: Int) throws {
+        var new = counters.indices.filter { counters.hasContent($0) }
+        if try !bucketsAreEmpty() {
+            let rows = new
+            new = try stride(from: 0, to: rows.count, by: max(1, chunkRows)).flatMap { start in
+                try mergeExisting(Array(rows[start..<min(rows.count, start + max(1, chunkRows))]), db)
+            }
+        }
+        try copyInto(new)
+    }
+
     /// Whether the table holds no row in the buckets (hours, days or months) of the rows: then
     /// every row's key is new to it. A batch table's ranked index leads with the bucket.
     private func bucketsAreEmpty() throws -> Bool {
-        guard table.level != nil, let lowest = secondKeys.min(), let highest = secondKeys.max() else { return false }
+        guard let lowest = secondKeys.min(), let highest = secondKeys.max() else { return true }
         let bucket = table.keys.second
         return try db.query("SELECT NOT EXISTS (SELECT 1 FROM \(table.name) WHERE \(bucket) >= $1 AND \(bucket) <= $2)",
                             [lowest, highest]).string(row: 0, column: 0) == "t"
     }
 
-    /// Copies the rows with something to write into the table, whose keys they must all be new
-    /// to; an empty blob goes in as NULL.
-    private func copyInto() throws {
+    /// Copies `rows` into the table, whose keys they must all be new to; an empty blob goes in
+    /// as NULL.
+    private func copyInto(_ rows: [Int]) throws {
+        guard !rows.isEmpty else { return }
         let (first, second) = table.keys
         let sql = "COPY \(table.name) (\(first), \(second), plays, dimensions, listener_plays, listeners) FROM STDIN (FORMAT binary)"
         try counters.dimensions.withBlobs { dimensions in
             try counters.listeners.withBlobs { listeners in
                 _ = try db.copyIn(sql) { copy in
-                    for row in counters.indices where counters.hasContent(row) {
+                    for row in rows {
                         try copy.startRow(fields: 6)
                         copy.append(bigint: firstKeys[row])
                         copy.append(bigint: secondKeys[row])
@@ -127,29 +144,27 @@ struct PostgresCounterWrite {
         return (0..<result.rowCount).map { rows[Int(result.int64(row: $0, column: 0)) - 1] }
     }
 
-    /// Locks and merges the rows of `rows`' keys; returns the rows whose key has no row any more.
+    /// Locks and merges the rows of `rows`' keys (`rows` in key order); returns the rows whose
+    /// key has no row (any more). The sole writer reads without locking: nobody else writes.
     private func mergeExisting(_ rows: [Int], _ db: PostgresConnection) throws -> [Int] {
         guard !rows.isEmpty else { return [] }
-        let stored = try db.query(sql.lock, keyArrays(rows))
+        // (ordinal in `rows` from 1, dimensions, listeners) of the keys found, by ordinal.
+        let stored = try db.query(soleWriter ? sql.read : sql.lock, keyArrays(rows))
         var merged: [(row: Int, dimensions: [UInt8], listeners: [UInt8])] = []
         var missing: [Int] = []
         var scratch: [UInt8] = []
         var next = 0
-        for row in rows {
-            while next < stored.rowCount, (stored.int64(row: next, column: 0), stored.int64(row: next, column: 1)) < (firstKeys[row], secondKeys[row]) {
-                next += 1
-            }
-            guard next < stored.rowCount, stored.int64(row: next, column: 0) == firstKeys[row],
-                  stored.int64(row: next, column: 1) == secondKeys[row] else {
+        for (position, row) in rows.enumerated() {
+            guard next < stored.rowCount, stored.int64(row: next, column: 0) == Int64(position + 1) else {
                 missing.append(row)
                 continue
             }
-            let dimensionsOK = stored.withBytes(row: next, column: 2) { old in
+            let dimensionsOK = stored.withBytes(row: next, column: 1) { old in
                 counters.dimensions.withBlobs { BlobMerge.merge(.dimensions, old, $0(row), into: &scratch) }
             }
             guard dimensionsOK else { throw CounterStoreError.malformedDimensions(trackID: counters.trackID(row)) }
             let dimensions = scratch
-            let listenersOK = stored.withBytes(row: next, column: 3) { old in
+            let listenersOK = stored.withBytes(row: next, column: 2) { old in
                 counters.listeners.withBlobs { sketch in
                     counters.replacesListeners
                         ? BlobMerge.merge(.listeners, CounterRows.noBlob, sketch(row), into: &scratch)
@@ -158,6 +173,7 @@ struct PostgresCounterWrite {
             }
             guard listenersOK else { throw CounterStoreError.malformedListeners(trackID: counters.trackID(row)) }
             merged.append((row, dimensions, scratch))
+            next += 1
         }
         if !merged.isEmpty {
             var parameters = keyArrays(merged.map(\.row))
@@ -187,11 +203,13 @@ struct PostgresCounterWrite {
 
     private var sql: Statements { Statements.of(table) }
 
-    /// The three statements of a table.
+    /// The statements of a table.
     struct Statements {
         var addPlays: String
         var insert: String
         var lock: String
+        /// `lock` without the locks, for the sole writer.
+        var read: String
         var update: String
 
         static func of(_ table: CounterTable) -> Statements {
@@ -210,11 +228,14 @@ struct PostgresCounterWrite {
                 SELECT input.ordinal FROM input LEFT JOIN inserted USING (\(first), \(second))
                 WHERE inserted.\(first) IS NULL ORDER BY input.ordinal
                 """
-            let lock = """
-                SELECT \(first), \(second), dimensions, listeners FROM \(table.name)
-                WHERE (\(first), \(second)) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))
-                ORDER BY \(first), \(second) FOR UPDATE
+            // The ordinals come out in order without a sort (measured 0.7 s for 236 k keys of
+            // batch_days, against 2.3 s for `WHERE (…) IN (SELECT * FROM unnest(…)) ORDER BY key`).
+            let read = """
+                SELECT u.ordinal, t.dimensions, t.listeners
+                FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS u (\(first), \(second), ordinal)
+                JOIN \(table.name) AS t USING (\(first), \(second)) ORDER BY u.ordinal
                 """
+            let lock = read + " FOR UPDATE OF t"
             let update = """
                 UPDATE \(table.name) AS t SET dimensions = u.dimensions, plays = t.plays + u.plays,
                     listeners = u.listeners, listener_plays = t.listener_plays + u.listener_plays
@@ -227,7 +248,7 @@ struct PostgresCounterWrite {
                 ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = t.plays + excluded.plays,
                     listener_plays = t.listener_plays + excluded.listener_plays
                 """
-            return Statements(addPlays: addPlays, insert: insert, lock: lock, update: update)
+            return Statements(addPlays: addPlays, insert: insert, lock: lock, read: read, update: update)
         }
     }
 }
