@@ -15,7 +15,8 @@ public final class PostgresBatchStore: BatchWriter {
         /// Rows buffered, summed and sorted by (track, hour) before they are sent, so that the
         /// upserts sweep the primary key in order. 24 bytes a row. Default 1 Mi.
         public var sortBufferRows: Int = 1 << 20
-        /// Rows per INSERT statement (four array parameters). Default 200 Ki.
+        /// Rows per statement where rows go as array parameters (finding and merging the rows
+        /// that exist); rows copied in go in one stream. Default 200 Ki.
         public var rowsPerStatement: Int = 200_000
 
         public init() {}
