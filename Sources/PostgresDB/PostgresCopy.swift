@@ -59,7 +59,6 @@ public struct PostgresCopyRows: ~Copyable {
 
     private var buffer: [UInt8] = []
     private let send: ([UInt8]) -> Bool
-    public private(set) var count = 0
 
     init(send: @escaping ([UInt8]) -> Bool) {
         self.send = send
@@ -72,7 +71,6 @@ public struct PostgresCopyRows: ~Copyable {
     /// Starts a row of `fields` fields; write exactly that many values next.
     public mutating func startRow(fields: Int) throws {
         if buffer.count >= Self.bufferBytes { try flush() }
-        count += 1
         append(Int16(fields))
     }
 
