@@ -54,29 +54,41 @@ final class HourRecords: @unchecked Sendable {
             }
             lastHour = hour
         }
-        let before = buffers[lastIndex].count
-        withUnsafeBytes(of: trackID.littleEndian) { buffers[lastIndex].append(contentsOf: $0) }
-        buffers[lastIndex].append(UInt8(eventID.count))
-        eventID.withUnsafeBytes { buffers[lastIndex].append(contentsOf: $0) }
-        buffers[lastIndex].append(dimensions.waveformBucket.map { UInt8($0) } ?? Self.absent)
-        for value in [dimensions.client, dimensions.country] {
-            if let value {
-                buffers[lastIndex].append(value.count)
-                value.withBytes { buffers[lastIndex].append(contentsOf: $0) }
-            } else {
-                buffers[lastIndex].append(Self.absent)
-            }
-        }
-        if let listenerID = dimensions.listenerID {
-            buffers[lastIndex].append(1)
-            withUnsafeBytes(of: listenerID.littleEndian) { buffers[lastIndex].append(contentsOf: $0) }
-        } else {
-            buffers[lastIndex].append(0)
-        }
-        let size = buffers[lastIndex].count - before
+        // One access to the hour's buffer for the whole record: appending field by field
+        // through the class's property checked exclusivity and uniqueness at every byte run.
+        let size = Self.appendRecord(to: &buffers[lastIndex], trackID: trackID, eventID: eventID, dimensions: dimensions)
         sizes[lastIndex] += size
         buffered += size
         if buffered > budget { try spill() }
+    }
+
+    /// Appends one record to `buffer`; returns its size in bytes.
+    @inline(__always)
+    private static func appendRecord(to buffer: inout [UInt8], trackID: Int64, eventID: EventID, dimensions: PlayDimensions) -> Int {
+        let before = buffer.count
+        withUnsafeBytes(of: trackID.littleEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(UInt8(eventID.count))
+        eventID.withUnsafeBytes { buffer.append(contentsOf: $0) }
+        buffer.append(dimensions.waveformBucket.map { UInt8($0) } ?? absent)
+        appendValue(dimensions.client, to: &buffer)
+        appendValue(dimensions.country, to: &buffer)
+        if let listenerID = dimensions.listenerID {
+            buffer.append(1)
+            withUnsafeBytes(of: listenerID.littleEndian) { buffer.append(contentsOf: $0) }
+        } else {
+            buffer.append(0)
+        }
+        return buffer.count - before
+    }
+
+    @inline(__always)
+    private static func appendValue(_ value: DimensionValue?, to buffer: inout [UInt8]) {
+        guard let value else {
+            buffer.append(absent)
+            return
+        }
+        buffer.append(value.count)
+        value.withBytes { buffer.append(contentsOf: $0) }
     }
 
     /// Appends every buffered hour to its spill file and frees the buffers.

@@ -70,72 +70,96 @@ public struct DimensionCounts: Sendable {
     }
 
     /// Appends one row per (track, hour), in `keyOrder`, to `out`.
+    ///
+    /// One sweep over the sorted records: a key's plays are summed into flat per-value counters
+    /// (countries, then clients, indexed by each value's rank in byte order) and written out as
+    /// the key ends, each value from its stored form made once per call.
     public mutating func encodeRows(_ keyOrder: KeyOrder, into out: inout EncodedRows) {
         TrackHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
-        let occupied = records
-        // Each value's place in byte order, worked out once: entries are then sorted by a small integer.
+        // Each value's place in byte order and stored form (length byte, bytes), worked out once.
         let order = values.sortedIDs()
-        var rankOfID = [Int](repeating: 0, count: order.count)
-        for (rank, id) in order.enumerated() { rankOfID[id] = rank }
+        let valueCount = order.count
+        var rankOfID = [Int](repeating: 0, count: valueCount)
+        var stored: [UInt8] = []
+        var storedEnds: [Int] = []
+        for (rank, id) in order.enumerated() {
+            rankOfID[id] = rank
+            values[UInt64(id)].withBytes { bytes in
+                stored.append(UInt8(bytes.count))
+                stored.append(contentsOf: bytes)
+            }
+            storedEnds.append(stored.count)
+        }
 
         var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
-        var bucketsSeen = (low: UInt64(0), high: UInt64(0))
-        var sectionCounts = [[Int64](repeating: 0, count: order.count), [Int64](repeating: 0, count: order.count)]
-        var touched: [[Int]] = [[], []]
-        var start = 0
-        while start < occupied.count {
-            let trackID = occupied[start].trackID, hour = occupied[start].hour
-            var end = start
-            while end < occupied.count && occupied[end].trackID == trackID && occupied[end].hour == hour {
-                let combination = occupied[end].combination, plays: Int64 = 1
-                let bucket = Int(combination & 127)
-                if bucket != Int(Self.noBucket) {
-                    waveform[bucket] += plays
-                    if bucket < 64 { bucketsSeen.low |= 1 << UInt64(bucket) } else { bucketsSeen.high |= 1 << UInt64(bucket - 64) }
-                }
-                // Section 0 is countries, 1 clients (their order in the blob).
-                func count(_ section: Int, _ id: UInt64) {
-                    guard id != Self.noValue else { return }
-                    let rank = rankOfID[Int(id)]
-                    if sectionCounts[section][rank] == 0 { touched[section].append(rank) }
-                    sectionCounts[section][rank] += plays
-                }
-                count(0, combination >> 35 & Self.noValue)
-                count(1, combination >> 7 & Self.noValue)
-                end += 1
-            }
-            out.appendRow(trackID: trackID, hour: hour, value: 0) { encoded in
-                let rowStart = encoded.count
-                encoded.append(UInt8(bucketsSeen.low.nonzeroBitCount + bucketsSeen.high.nonzeroBitCount))
-                for half in 0..<2 {
-                    var bits = half == 0 ? bucketsSeen.low : bucketsSeen.high
-                    let offset = half * 64
-                    while bits != 0 {
-                        let bucket = offset + bits.trailingZeroBitCount
-                        bits &= bits - 1
-                        encoded.append(UInt8(bucket))
-                        DimensionEncoding.appendVarint(DimensionEncoding.zigzag(waveform[bucket]), to: &encoded)
-                        waveform[bucket] = 0
+        // Section 0 is countries, 1 clients (their order in the blob): counts[section * valueCount + rank].
+        var counts = [Int64](repeating: 0, count: 2 * valueCount)
+        var touched = [Int](repeating: 0, count: 2 * valueCount)
+        let noBucket = Int(Self.noBucket)
+        records.withUnsafeBufferPointer { records in
+            var start = 0
+            while start < records.count {
+                let trackID = records[start].trackID, hour = records[start].hour
+                var end = start
+                var buckets = (low: UInt64(0), high: UInt64(0))
+                var touchedCount = (0, 0)
+                while end < records.count && records[end].trackID == trackID && records[end].hour == hour {
+                    let combination = records[end].combination
+                    let bucket = Int(combination & 127)
+                    if bucket != noBucket {
+                        waveform[bucket] += 1
+                        if bucket < 64 { buckets.low |= 1 << UInt64(bucket) } else { buckets.high |= 1 << UInt64(bucket - 64) }
                     }
-                }
-                bucketsSeen = (0, 0)
-                for section in 0..<2 {
-                    touched[section].sort()
-                    DimensionEncoding.appendVarint(UInt64(touched[section].count), to: &encoded)
-                    for rank in touched[section] {
-                        values[UInt64(order[rank])].withBytes { bytes in
-                            encoded.append(UInt8(bytes.count))
-                            encoded.append(contentsOf: bytes)
+                    let country = combination >> 35 & Self.noValue
+                    if country != Self.noValue {
+                        let rank = rankOfID[Int(country)]
+                        if counts[rank] == 0 {
+                            touched[touchedCount.0] = rank
+                            touchedCount.0 += 1
                         }
-                        DimensionEncoding.appendVarint(DimensionEncoding.zigzag(sectionCounts[section][rank]), to: &encoded)
-                        sectionCounts[section][rank] = 0
+                        counts[rank] += 1
                     }
-                    touched[section].removeAll(keepingCapacity: true)
+                    let client = combination >> 7 & Self.noValue
+                    if client != Self.noValue {
+                        let rank = rankOfID[Int(client)]
+                        if counts[valueCount + rank] == 0 {
+                            touched[valueCount + touchedCount.1] = rank
+                            touchedCount.1 += 1
+                        }
+                        counts[valueCount + rank] += 1
+                    }
+                    end += 1
                 }
-                // Nothing in any section: the empty blob, not three zero counts.
-                if encoded.count - rowStart == DimensionEncoding.Section.allCases.count { encoded.removeSubrange(rowStart...) }
+                out.appendRow(trackID: trackID, hour: hour, value: 0) { encoded in
+                    let rowStart = encoded.count
+                    encoded.append(UInt8(buckets.low.nonzeroBitCount + buckets.high.nonzeroBitCount))
+                    for half in 0..<2 {
+                        var bits = half == 0 ? buckets.low : buckets.high
+                        while bits != 0 {
+                            let bucket = half * 64 + bits.trailingZeroBitCount
+                            bits &= bits - 1
+                            encoded.append(UInt8(bucket))
+                            DimensionEncoding.appendVarint(DimensionEncoding.zigzag(waveform[bucket]), to: &encoded)
+                            waveform[bucket] = 0
+                        }
+                    }
+                    for section in 0..<2 {
+                        let base = section * valueCount
+                        let count = section == 0 ? touchedCount.0 : touchedCount.1
+                        touched.sortFew(in: base..<base + count)
+                        DimensionEncoding.appendVarint(UInt64(count), to: &encoded)
+                        for index in base..<base + count {
+                            let rank = touched[index]
+                            encoded.append(contentsOf: stored[(rank == 0 ? 0 : storedEnds[rank - 1])..<storedEnds[rank]])
+                            DimensionEncoding.appendVarint(DimensionEncoding.zigzag(counts[base + rank]), to: &encoded)
+                            counts[base + rank] = 0
+                        }
+                    }
+                    // Nothing in any section: the empty blob, not three zero counts.
+                    if encoded.count - rowStart == DimensionEncoding.Section.allCases.count { encoded.removeSubrange(rowStart...) }
+                }
+                start = end
             }
-            start = end
         }
     }
 }

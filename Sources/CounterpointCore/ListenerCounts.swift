@@ -77,7 +77,7 @@ public struct ListenerCounts: Sendable {
                 end += 1
             }
             // In ascending order each hash lands at the end of an explicit sketch.
-            hashes.sort()
+            hashes.sortFew(in: 0..<hashes.count)
             out.appendRow(trackID: trackID, hour: hour, value: Int64(end - start)) { bytes in
                 HyperLogLog.appendEncoded(sortedHashes: hashes, parameters: .listeners, to: &bytes)
             }

@@ -72,3 +72,25 @@ enum TrackHourSort {
         }
     }
 }
+
+extension Array where Element: Comparable {
+    /// Sorts `range` in place: an insertion sort for the few elements a (track, hour) key
+    /// usually has, where a general sort's set-up costs more than the sorting.
+    @inline(__always)
+    mutating func sortFew(in range: Range<Int>) {
+        guard range.count > 1 else { return }
+        guard range.count <= 32 else {
+            self[range].sort()
+            return
+        }
+        for index in range.lowerBound + 1..<range.upperBound {
+            let element = self[index]
+            var place = index
+            while place > range.lowerBound && self[place - 1] > element {
+                self[place] = self[place - 1]
+                place -= 1
+            }
+            self[place] = element
+        }
+    }
+}

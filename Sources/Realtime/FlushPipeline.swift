@@ -37,6 +37,10 @@ struct CountTables {
 /// thread); at most one flush is in flight, and `settle` takes up its outcome. Each flush may
 /// be followed, in its own transaction, by a compaction of covered hours (`CompactionCadence`).
 ///
+/// A polling thread that has caught up (`isCaughtUp`) waits in its poll, not for the flush:
+/// the flush's end wakes that poll (`wake`), so whichever comes first — a new message or the
+/// end of the flush — is taken up at once, and the next flush starts the moment this one ends.
+///
 /// Only the consumer's polling thread uses it.
 struct FlushPipeline {
     /// How a flush ended, with what the recovery needs.
@@ -79,17 +83,30 @@ struct FlushPipeline {
 
     private let store: StoreThread
     private let topic: String
+    /// Makes the polling thread's waiting poll return (any thread).
+    private let wake: @Sendable () -> Void
+    /// Shared with the store thread, which wakes the poll at the end of a flush while it is set.
+    private let caughtUp = Locked(false)
     private var inFlight: InFlight?
     private var spare: CountTables?
     private var compaction = CompactionCadence()
 
-    init(store: StoreThread, topic: String) {
+    init(store: StoreThread, topic: String, wake: @escaping @Sendable () -> Void) {
         self.store = store
         self.topic = topic
+        self.wake = wake
     }
 
     /// No flush in flight.
     var isIdle: Bool { inFlight == nil }
+
+    /// Whether the polling thread has read everything there was (its last poll found nothing):
+    /// set it before looking at the flush in flight, so that a flush ending after the look
+    /// wakes the next poll. Cleared when messages come in.
+    var isCaughtUp: Bool {
+        get { caughtUp.value }
+        nonmutating set { caughtUp.set(newValue) }
+    }
 
     /// Hands `tables` and `progress` to the store thread and leaves the spare tables (emptied)
     /// in their place.
@@ -100,7 +117,8 @@ struct FlushPipeline {
         spare = nil
         let flushedAt = WallClock.epochMilliseconds()
         let (topic, compact, maxCompactedRows) = (topic, compaction.isDue(at: now), CompactionCadence.rowsPerFlush)
-        let ticket = store.start { store in
+        let (caughtUp, wake) = (caughtUp, wake)
+        let ticket = store.start({ store in
             let started = ContinuousClock.now
             var outcome: Outcome
             var rowCount = 0
@@ -126,15 +144,16 @@ struct FlushPipeline {
             let settled = Settled(progress: progress, outcome: outcome, storedOffsets: stored, rows: rowCount,
                                   plays: plays, duration: duration, flushedAt: flushedAt, compactedRows: compacted)
             return Report(settled: UncheckedSettled(value: settled), emptied: handOff)
-        }
+        }, then: {
+            if caughtUp.value { wake() }
+        })
         inFlight = InFlight(progress: progress, ticket: ticket)
     }
 
-    /// The outcome of the flush in flight, once it has one (`waiting` for it — at most
-    /// `timeout` when one is given — or not).
-    mutating func settle(waiting: Bool, timeout: Duration? = nil) -> Settled? {
+    /// The outcome of the flush in flight, once it has one (`waiting` for it or not).
+    mutating func settle(waiting: Bool) -> Settled? {
         guard let flight = inFlight else { return nil }
-        let outcome = !waiting ? flight.ticket.finished : timeout.map { flight.ticket.wait(timeout: $0) } ?? flight.ticket.wait()
+        let outcome = waiting ? flight.ticket.wait() : flight.ticket.finished
         guard let result = outcome else { return nil }
         inFlight = nil
         // The job never throws; a stopped store thread does (the consumer is stopping).

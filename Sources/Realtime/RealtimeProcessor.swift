@@ -15,8 +15,8 @@ import Runtime
 /// - Flushes go through the `FlushPipeline`: every `flushInterval` (or when a poll finds
 ///   nothing new) the tables and offsets so far are handed to the store thread while counting
 ///   goes on into the spare tables; the outcome is taken up at the end of the next batch or
-///   idle poll (which waits for it as long as a poll would), and before partitions are
-///   assigned or revoked.
+///   idle poll (a caught-up poll returns as soon as the flush ends), and before partitions
+///   are assigned or revoked.
 /// - A flush that did not commit — fenced (another consumer wrote one of its partitions
 ///   first) or failed (a full disk: the store rolled it back) — has one recovery: drop every
 ///   count since the last commit and rewind each partition to what the store holds, so that
@@ -54,7 +54,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         self.rejections = live.withLock { $0.rejections }
         flushBackoff = Backoff(initial: configuration.flushRetryDelay, maximum: configuration.flushRetryMaximumDelay)
         ledger = PartitionLedger(retryBackoff: flushBackoff)
-        flushes = FlushPipeline(store: store, topic: configuration.topic)
+        flushes = FlushPipeline(store: store, topic: configuration.topic, wake: { consumer.wakeup() })
     }
 
     // MARK: KafkaConsumerHandler
@@ -80,6 +80,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     }
 
     func consume(_ batch: KafkaMessageBatch) throws {
+        flushes.isCaughtUp = false
         var currentPartition = -1
         var counting = true
         var lastOffset: Int64 = 0
@@ -127,10 +128,12 @@ final class RealtimeProcessor: KafkaConsumerHandler {
     /// than at the end of the interval (the end of a burst becomes visible sooner; under steady
     /// traffic polls are never idle and the interval rules).
     func idle() throws {
-        // Caught up: rather than poll again (up to the poll's timeout) before looking at the
-        // flush in flight, wait for it as long, so that the next flush — the one that makes the
-        // end of a burst visible — starts the moment it ends.
-        try settle(waiting: true, upTo: Self.idleFlushWait, mayReseek: true)
+        // Caught up: the next poll waits for a message or for the end of the flush in flight,
+        // whichever comes first, so that the next flush — the one that makes the end of a burst
+        // visible — starts the moment this one ends, and a message that comes meanwhile is not
+        // held up by it (docs/performance.md, realtime ingest).
+        flushes.isCaughtUp = true
+        try settle(waiting: false, mayReseek: true)
         if flushes.isIdle, ledger.hasUnflushedProgress, failing == nil {
             handOff(force: false)
         } else {
@@ -172,16 +175,11 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         flushes.start(&tables, progress: progress, now: lastHandOff)
     }
 
-    /// How long a caught-up poll waits for the flush in flight: the consumer's poll timeout
-    /// (`KafkaConsumerConfiguration.pollTimeout`), so that new messages wait no longer than
-    /// they would in a poll.
-    static let idleFlushWait = Duration.milliseconds(100)
-
-    /// Takes up the outcome of the flush in flight, if it has one (or waits for it, at most
-    /// `upTo` when given). `mayReseek`: seeking is possible and needed (not while partitions
-    /// are being assigned or revoked).
-    private func settle(waiting: Bool, upTo timeout: Duration? = nil, mayReseek: Bool) throws {
-        guard let flush = flushes.settle(waiting: waiting, timeout: timeout) else { return }
+    /// Takes up the outcome of the flush in flight, if it has one (or waits for it).
+    /// `mayReseek`: seeking is possible and needed (not while partitions are being assigned or
+    /// revoked).
+    private func settle(waiting: Bool, mayReseek: Bool) throws {
+        guard let flush = flushes.settle(waiting: waiting) else { return }
         report.settled(flush)
         switch flush.outcome {
         case .committed:

@@ -36,15 +36,24 @@ public final class JobThread<Resource>: Sendable {
         try opened.wait().get()
     }
 
-    /// Queues `job` and returns at once; the ticket completes when it has run.
-    public func start<Value: Sendable>(_ job: @escaping @Sendable (Resource) throws -> Value) -> Completion<Value> {
+    /// Queues `job` and returns at once; the ticket completes when it has run. `then`, if
+    /// given, runs right after the ticket completed (on the job's thread, or on the caller's
+    /// when the thread has stopped): a way to wake a waiter that is not waiting on the ticket.
+    public func start<Value: Sendable>(_ job: @escaping @Sendable (Resource) throws -> Value,
+                                       then completed: (@Sendable () -> Void)? = nil) -> Completion<Value> {
         let ticket = Completion<Value>()
         let accepted = queue.withLock { queue in
             guard !queue.isStopping else { return false }
-            queue.jobs.append { resource in ticket.complete(Result { try job(resource) }) }
+            queue.jobs.append { resource in
+                ticket.complete(Result { try job(resource) })
+                completed?()
+            }
             return true
         }
-        if !accepted { ticket.complete(.failure(RuntimeError.stopped("\(name) has stopped"))) }
+        if !accepted {
+            ticket.complete(.failure(RuntimeError.stopped("\(name) has stopped")))
+            completed?()
+        }
         return ticket
     }
 

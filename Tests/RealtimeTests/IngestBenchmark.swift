@@ -197,6 +197,10 @@ struct IngestBenchmark {
         realtime.heartbeatIntervalMilliseconds = 500
         realtime.flushInterval = .milliseconds(Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_FLUSH_MS"] ?? "") ?? 250)
         realtime.group = group
+        // librdkafka properties to try (`COUNTERPOINT_BENCHMARK_KAFKA="name=value,name=value"`).
+        for option in (ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_KAFKA"] ?? "").split(separator: ",") {
+            try realtime.kafkaOptions.add(argument: String(option), describedAs: "COUNTERPOINT_BENCHMARK_KAFKA")
+        }
         let consumer = try RealtimeConsumer(configuration: realtime, logger: Fixtures.logger)
         try consumer.start()
         let reader = try store.openReader()

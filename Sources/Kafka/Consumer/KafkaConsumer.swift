@@ -42,6 +42,8 @@ public final class KafkaConsumer: Sendable {
     private let queue: RDKafkaQueue
     private let configuration: KafkaConsumerConfiguration
     private let lifecycle = Locked(Lifecycle.ready)
+    /// Whether `wakeup` may still yield the queue: not once `run` has left its poll loop.
+    private let wakeable = Locked(true)
     private let logger: Logger
     /// For tests: runs on the polling thread after a poll returned a message and before the
     /// rest of the batch is drained, so that a test can make a rebalance arrive there.
@@ -78,8 +80,7 @@ public final class KafkaConsumer: Sendable {
     /// Joins the group and consumes until `stop` is requested (which wakes a waiting poll at
     /// once) or the handler throws; then leaves the group as `run(until:handler:)` does.
     public func run(until stop: StopSignal, handler: some KafkaConsumerHandler) throws {
-        let queue = self.queue
-        stop.onRequest { queue.yield() }
+        stop.onRequest { [weak self] in self?.wakeup() }
         try run(until: { stop.isRequested }, handler: handler)
     }
 
@@ -109,6 +110,9 @@ public final class KafkaConsumer: Sendable {
         }
         pollUntil(shouldStop, session: session)
 
+        // librdkafka's close waits on the queue that the consumer queue is forwarded to: a
+        // wakeup from now on would cut that wait short and fail the close.
+        wakeable.set(false)
         session.isClosing = true
         let closed = Result { () throws(KafkaError) in try client.closeConsumer() }
         logger.info("consumer left group", metadata: ["kafka.group": "\(configuration.groupID)"])
@@ -143,9 +147,11 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
-    /// Makes a waiting poll in `run` return promptly, so `shouldStop` is checked. Any thread.
+    /// Makes a waiting poll in `run` return promptly (the handler's `idle` runs, then
+    /// `shouldStop` is checked); if no poll is waiting, the next one that finds nothing
+    /// returns at once. Does nothing once `run` is closing the consumer. Any thread.
     public func wakeup() {
-        queue.yield()
+        wakeable.withLock { if $0 { queue.yield() } }
     }
 
     /// Moves an assigned partition so that its next message is `offset`. Only from inside a

@@ -33,8 +33,15 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var fetchMinBytes = 1
     /// Most bytes fetched per partition per request. Default 1 MiB.
     public var maxPartitionFetchBytes = 1_048_576
-    /// Most bytes prefetched per partition and held in memory. Default 64 MiB.
+    /// Most kilobytes prefetched and held in memory, all partitions together (they share the
+    /// consumer's queue). Default 64 MiB: the bound on a consumer's backlog in memory.
     public var queuedMaxMessagesKilobytes = 65_536
+    /// Most messages prefetched, all partitions together. Default 10,000,000 (librdkafka's
+    /// maximum), so that `queuedMaxMessagesKilobytes` is the bound that counts: librdkafka 2.0
+    /// stops fetching when either is reached and looks again only up to a second later, and
+    /// its default of 100,000 — 20 MB of 200-byte events — stalled a consumer with a backlog
+    /// for most of that second each time it drained them (docs/performance.md).
+    public var queuedMinMessages = 10_000_000
     /// Where partitions without a start offset begin, and where librdkafka resumes when a
     /// start offset no longer exists on the broker (reported through `offsetReset`). Default earliest.
     public var autoOffsetReset = OffsetReset.earliest
@@ -67,6 +74,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "fetch.min.bytes": String(fetchMinBytes),
             "max.partition.fetch.bytes": String(maxPartitionFetchBytes),
             "queued.max.messages.kbytes": String(queuedMaxMessagesKilobytes),
+            "queued.min.messages": String(queuedMinMessages),
             "auto.offset.reset": autoOffsetReset.rawValue,
             // Offsets are the caller's to keep or to commit explicitly, never behind its back.
             "enable.auto.commit": "false",
