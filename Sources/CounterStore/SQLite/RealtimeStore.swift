@@ -17,8 +17,9 @@ public final class RealtimeStore: RealtimeWriter {
         self.configuration = configuration
     }
 
-    /// Adds `rows` (plays and payloads, one row per (hour, track)) to the counters and records `progress` — in ONE
-    /// transaction, so that after a crash the stored offsets say exactly which plays are counted.
+    /// Adds `rows` (plays and payloads, one row per (hour, track)) to the counters and records
+    /// `progress` — in ONE transaction, so that after a crash the stored offsets say exactly
+    /// which plays are counted.
     ///
     /// Fencing: the flush commits only if, for every partition in `progress`, the stored next
     /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
