@@ -192,9 +192,8 @@ struct DimensionStoreTests {
                                    flushedAt: 1)
             try replace(batch, hours(0, 4), [])
             #expect(try realtime.compactCoveredHours(maxRows: 100) == 4)
-            // SQLite keeps the realtime blobs in a table of their own, PostgreSQL in the counters' rows.
-            let table = backend == .sqlite ? "realtime_dimensions" : "realtime_counts WHERE dimensions IS NOT NULL"
-            let left = try Self.tableRows(stores, batch: false, "SELECT hour, track_id, dimensions FROM \(table)")
+            // Both backends keep the realtime blobs in the counters' rows.
+            let left = try Self.tableRows(stores, batch: false, "SELECT hour, track_id, dimensions FROM realtime_counts WHERE dimensions IS NOT NULL")
             #expect(left.map(\.0).min() == hour(4).index)
             #expect(left.count == 6)
             // A covered hour without batch rows counts zero, dimensions included.

@@ -262,9 +262,9 @@ struct ListenerStoreTests {
                                    flushedAt: 1)
             try replace(batch, hours(0, 4), [])
             #expect(try realtime.compactCoveredHours(maxRows: 100) == 4)
-            // SQLite keeps the realtime sketches in a table of their own, PostgreSQL in the counters' rows.
-            let table = backend == .sqlite ? "realtime_listeners" : "realtime_counts WHERE listeners IS NOT NULL"
-            let left = try DimensionStoreTests.tableRows(stores, batch: false, "SELECT hour, track_id, listeners FROM \(table)")
+            // Both backends keep the realtime sketches in the counters' rows.
+            let left = try DimensionStoreTests.tableRows(stores, batch: false,
+                                                         "SELECT hour, track_id, listeners FROM realtime_counts WHERE listeners IS NOT NULL")
             #expect(left.map(\.0).sorted() == (4..<10).map { hour($0).index })
             // A covered hour without batch rows counts no listener.
             let answer = try stores.reader().listeners(track: 1, in: hours(0, 10))
@@ -295,10 +295,10 @@ struct ListenerStoreTests {
     func migratesStoresWithoutListeners() throws {
         try withStoreLocation { location in
             try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: true)
-            // Both files as the previous version left them, with counts in them.
-            for (path, schema, rows) in [
-                (location.realtimePath, Schema.realtime, "INSERT INTO realtime_counts (hour, track_id, plays) VALUES (\(hour(30).index), 1, 5)"),
-                (location.batchPath, Schema.batch, """
+            // Both files as the version before listeners left them, with counts in them.
+            for (path, schema, version, rows) in [
+                (location.realtimePath, Schema.realtime, 3, "INSERT INTO realtime_counts (hour, track_id, plays) VALUES (\(hour(30).index), 1, 5)"),
+                (location.batchPath, Schema.batch, 4, """
                     INSERT INTO batch_hours (track_id, hour, plays) VALUES (1, \(hour(3).index), 7);
                     INSERT INTO batch_days (track_id, day, plays) VALUES (1, \(UTCCalendar.day(of: hour(3))), 7);
                     INSERT INTO batch_months (track_id, month, plays) VALUES (1, \(RollupLevel.month.key(of: hour(3))), 7);
@@ -307,8 +307,8 @@ struct ListenerStoreTests {
             ] {
                 let database = try Database(path: path)
                 try database.write { db in
-                    for migration in schema.migrations.dropLast() { try db.execute(migration) }
-                    try db.setUserVersion(schema.version - 1)
+                    for migration in schema.migrations.prefix(version) { try db.execute(migration) }
+                    try db.setUserVersion(version)
                     try db.execute(rows)
                 }
             }

@@ -19,8 +19,9 @@ struct SchemaTests {
                 _ = try RealtimeStore(location: location)
                 _ = try BatchStore(location: location)
             }
-            // Realtime: counts, dimensions, a change counter, listeners. Batch: hours, rollups, recorded sources, dimensions, listeners.
-            #expect(try userVersion(ofFile: location.realtimePath) == 4)
+            // Realtime: counts, dimensions, a change counter, listeners, payloads in the counts rows.
+            // Batch: hours, rollups, recorded sources, dimensions, listeners.
+            #expect(try userVersion(ofFile: location.realtimePath) == 5)
             #expect(try userVersion(ofFile: location.batchPath) == 5)
         }
     }

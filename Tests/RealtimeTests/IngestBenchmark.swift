@@ -104,6 +104,8 @@ struct IngestBenchmark {
                 }
                 ratios.append(sqliteRun.duration.timeInterval / postgresRun.duration.timeInterval)
                 print("round \(round): PostgreSQL / SQLite ingest \(String(format: "%.2f", ratios.last!)); \(sqliteRows.counts.count) (track, hour) rows")
+                let bytes = try Self.bytesInUse(location)
+                print("round \(round): realtime.sqlite \(bytes) bytes in use = \(bytes / max(1, sqliteRows.counts.count)) per (track, hour) row")
             }
             print("PostgreSQL / SQLite ingest over \(ratios.count) rounds: median \(String(format: "%.2f", ratios.sorted()[ratios.count / 2])), "
                   + "range \(String(format: "%.2f", ratios.min()!))–\(String(format: "%.2f", ratios.max()!))")
@@ -168,9 +170,16 @@ struct IngestBenchmark {
         try #require(producer.deliveryStatistics.delivered == copies * Self.events)
     }
 
+    /// The pages of realtime.sqlite that hold data (its WAL's included, free pages not), in bytes.
+    static func bytesInUse(_ location: StoreLocation) throws -> Int {
+        let database = try Database(path: location.realtimePath, mode: .readOnly)
+        let pages = try ["page_count", "freelist_count", "page_size"].map { try database.makeStatement("PRAGMA \($0)").singleInt64() ?? 0 }
+        return Int((pages[0] - pages[1]) * pages[2])
+    }
+
     /// Σ listener plays in the realtime store: the sketches were written.
     static func listenerTotal(_ location: StoreLocation) throws -> Int64 {
-        try Database(path: location.realtimePath, mode: .readOnly).makeStatement("SELECT coalesce(sum(listener_plays), 0) FROM realtime_listeners").singleInt64() ?? 0
+        try Database(path: location.realtimePath, mode: .readOnly).makeStatement("SELECT coalesce(sum(listener_plays), 0) FROM realtime_counts").singleInt64() ?? 0
     }
 
     struct IngestRun {

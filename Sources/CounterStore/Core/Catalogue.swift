@@ -113,6 +113,29 @@ enum Catalogue {
     }
 }
 
+extension Catalogue {
+    /// Statements on the realtime table (plays and both payloads in one row per (hour, track),
+    /// in both dialects), in a dialect's placeholders (`placeholder(n)`); each reads the track
+    /// (parameter 1) in the hours [2, 3) through the by-track index.
+    struct RealtimeStatements {
+        /// (hour, plays) rows.
+        let hours: String
+        /// The non-NULL dimension blobs.
+        let dimensions: String
+        /// (hour, listener plays, sketch) of the rows with a sketch.
+        let listeners: String
+
+        init(placeholder p: (Int) -> String) {
+            let table = Catalogue.realtime
+            let (hour, track) = (table.keys.first, table.keys.second)
+            let condition = "\(track) = \(p(1)) AND \(hour) >= \(p(2)) AND \(hour) < \(p(3))"
+            hours = "SELECT \(hour), plays FROM \(table.name) WHERE \(condition)"
+            dimensions = "SELECT dimensions FROM \(table.name) WHERE \(condition) AND dimensions IS NOT NULL"
+            listeners = "SELECT \(hour), listener_plays, listeners FROM \(table.name) WHERE \(condition) AND listeners IS NOT NULL"
+        }
+    }
+}
+
 /// A dialect's column types, for the table definitions both schemas share.
 struct ColumnTypes {
     var integer: String

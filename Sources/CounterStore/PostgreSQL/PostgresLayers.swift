@@ -121,8 +121,7 @@ public final class PostgresLayers: LayerReads {
     }
 
     public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
-        let result = try query("SELECT hour, plays FROM realtime_counts WHERE track_id = $1 AND hour >= $2 AND hour < $3",
-                               [track, gap.lower.index, gap.upper.index])
+        let result = try query(Self.realtimeSQL.hours, [track, gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1)) }
     }
 
@@ -170,10 +169,7 @@ public final class PostgresLayers: LayerReads {
     }
 
     public func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-        let result = try query("""
-            SELECT hour, listener_plays, listeners FROM realtime_counts
-            WHERE track_id = $1 AND hour >= $2 AND hour < $3 AND listeners IS NOT NULL
-            """, [track, gap.lower.index, gap.upper.index])
+        let result = try query(Self.realtimeSQL.listeners, [track, gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount {
             try result.withBytes(row: row, column: 2) {
                 try visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1), $0)
@@ -219,6 +215,7 @@ extension PostgresLayers: Sendable {}
 
 extension PostgresLayers {
     static let batchSQL = Catalogue.BatchStatements(placeholder: { "$\($0)" })
+    static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "$\($0)" })
 
     /// Σ realtime plays of the track ($1) over the gaps given as two arrays, of lower bounds
     /// (parameter `lowers`) and upper bounds (the next): one statement shape whatever their number.

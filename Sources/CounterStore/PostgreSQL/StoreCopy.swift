@@ -49,17 +49,13 @@ public enum StoreCopy {
 
         try realtimeSource.read { db in
             var rows: [CountRow] = []
-            try db.cachedStatement("SELECT track_id, hour, plays FROM realtime_counts").forEachRow { row in
-                rows.append(CountRow(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2)))
-            }
             var dimensions: [DimensionRow] = []
-            try db.cachedStatement("SELECT track_id, hour, dimensions FROM realtime_dimensions").forEachRow { row in
-                dimensions.append(DimensionRow(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), encoded: row.bytes(at: 2)))
-            }
             var listeners: [SketchRow] = []
-            try db.cachedStatement("SELECT track_id, hour, listener_plays, listeners FROM realtime_listeners").forEachRow { row in
-                listeners.append(SketchRow(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), listenerPlays: row.int64(at: 2),
-                                           encoded: row.bytes(at: 3)))
+            try db.cachedStatement("SELECT track_id, hour, plays, dimensions, listener_plays, listeners FROM realtime_counts").forEachRow { row in
+                let (trackID, hour) = (row.int64(at: 0), Hour(index: row.int64(at: 1)))
+                rows.append(CountRow(trackID: trackID, hour: hour, plays: row.int64(at: 2)))
+                dimensions.append(DimensionRow(trackID: trackID, hour: hour, encoded: row.bytes(at: 3)))
+                listeners.append(SketchRow(trackID: trackID, hour: hour, listenerPlays: row.int64(at: 4), encoded: row.bytes(at: 5)))
             }
             var progress: [PartitionProgress] = []
             try db.cachedStatement("SELECT topic, partition, next_offset, high_watermark FROM partition_offsets").forEachRow { row in

@@ -17,8 +17,9 @@ public final class RealtimeStore: RealtimeWriter {
         self.configuration = configuration
     }
 
-    /// Adds `rows` to the counters and their payload tables and records `progress` — in ONE
-    /// transaction, so that after a crash the stored offsets say exactly which plays are counted.
+    /// Adds `rows` (plays and payloads, one row per (hour, track)) to the counters and records
+    /// `progress` — in ONE transaction, so that after a crash the stored offsets say exactly
+    /// which plays are counted.
     ///
     /// Fencing: the flush commits only if, for every partition in `progress`, the stored next
     /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
@@ -88,8 +89,9 @@ public final class RealtimeStore: RealtimeWriter {
         return try compact(coverage: coverage, maxRows: maxRows)
     }
 
-    /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds, in one
-    /// transaction, oldest first. Returns the number of rows deleted.
+    /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds — their dimension
+    /// counts and sketches with them, columns of the same rows — in one transaction, oldest
+    /// first. Returns the number of rows deleted.
     @discardableResult
     public func compact(coverage: Coverage, maxRows: Int = .max) throws -> Int {
         // The row just past the budget bounds the delete: (hour, track_id) is the key order.
@@ -101,11 +103,6 @@ public final class RealtimeStore: RealtimeWriter {
             DELETE FROM realtime_counts WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)
             """)
         let deleteRange = try database.cachedStatement("DELETE FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
-        // The payload rows of the same keys go with them (their key order is the same).
-        let payloadDeletes = try Self.payloadTables.map { table in
-            (before: try database.cachedStatement("DELETE FROM \(table) WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)"),
-             range: try database.cachedStatement("DELETE FROM \(table) WHERE hour >= ?1 AND hour < ?2"))
-        }
         return try database.write { db in
             var budget = max(0, maxRows)
             var deleted = 0
@@ -117,22 +114,11 @@ public final class RealtimeStore: RealtimeWriter {
                 if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
                 boundary.reset()
                 if let stop {
-                    for delete in payloadDeletes.map(\.before) {
-                        try delete.bind(covered.lower.index, at: 1)
-                        try delete.bind(stop.hour, at: 2)
-                        try delete.bind(stop.track, at: 3)
-                        try delete.execute()
-                    }
                     try deleteBefore.bind(covered.lower.index, at: 1)
                     try deleteBefore.bind(stop.hour, at: 2)
                     try deleteBefore.bind(stop.track, at: 3)
                     try deleteBefore.execute()
                 } else {
-                    for delete in payloadDeletes.map(\.range) {
-                        try delete.bind(covered.lower.index, at: 1)
-                        try delete.bind(covered.upper.index, at: 2)
-                        try delete.execute()
-                    }
                     try deleteRange.bind(covered.lower.index, at: 1)
                     try deleteRange.bind(covered.upper.index, at: 2)
                     try deleteRange.execute()
@@ -146,11 +132,6 @@ public final class RealtimeStore: RealtimeWriter {
             return deleted
         }
     }
-}
-
-extension RealtimeStore {
-    /// The realtime tables keyed like `realtime_counts` that hold its rows' payloads.
-    static let payloadTables = ["realtime_dimensions", "realtime_listeners"]
 }
 
 @available(*, unavailable)

@@ -57,67 +57,29 @@ final class SQLiteDialect: StoreDialect {
         guard !rows.isEmpty else { return }
         let table = rows.table
         let (first, second) = table.keys
-        let union = Self.mergeFunction(.listeners)
-        // A sketch replaces the stored one in a rebuild; otherwise they unite (a NULL adds nothing).
-        let listenersUpdate = rows.replacesListeners ? "excluded.listeners"
-            : "CASE WHEN excluded.listeners IS NULL THEN listeners ELSE \(union)(listeners, excluded.listeners) END"
+        // A NULL adds nothing (and costs no merge); a sketch replaces the stored one in a rebuild.
+        func merged(_ payload: Payload) -> String {
+            let column = payload.column
+            return "CASE WHEN excluded.\(column) IS NULL THEN \(column) ELSE \(Self.mergeFunction(payload))(\(column), excluded.\(column)) END"
+        }
+        let listenersUpdate = rows.replacesListeners ? "excluded.listeners" : merged(.listeners)
+        // Every table of both layers keeps the payloads in columns of the counts row.
+        let upsert = try GroupedUpsert(db, columns: 6) { values in
+            """
+            INSERT INTO \(table.name) (\(first), \(second), plays, dimensions, listener_plays, listeners) VALUES \(values)
+            ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays, dimensions = \(merged(.dimensions)),
+                listener_plays = listener_plays + excluded.listener_plays, listeners = \(listenersUpdate)
+            """
+        }
         try rows.dimensions.withBlobs { blob in
             try rows.listeners.withBlobs { sketch in
-                guard table == Catalogue.realtime else {
-                    // The batch tables keep the payloads in columns of the counts row.
-                    let upsert = try GroupedUpsert(db, columns: 6) { values in
-                        """
-                        INSERT INTO \(table.name) (\(first), \(second), plays, dimensions, listener_plays, listeners) VALUES \(values)
-                        ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays,
-                            dimensions = \(Self.mergeFunction(.dimensions))(dimensions, excluded.dimensions),
-                            listener_plays = listener_plays + excluded.listener_plays, listeners = \(listenersUpdate)
-                        """
-                    }
-                    try upsert.write(rows.indices.lazy.filter { rows.hasContent($0) }) { statement, row, at in
-                        try statement.bind(rows.firstKeys[row], at: at)
-                        try statement.bind(rows.secondKeys[row], at: at + 1)
-                        try statement.bind(rows.plays[row], at: at + 2)
-                        try Self.bind(blob(row), statement, at: at + 3)
-                        try statement.bind(rows.listenerPlays[row], at: at + 4)
-                        try Self.bind(sketch(row), statement, at: at + 5)
-                    }
-                    return
-                }
-                // The realtime layer keeps its payloads in tables of their own, keyed like the counts.
-                let counts = try GroupedUpsert(db, columns: 3) { values in
-                    """
-                    INSERT INTO \(table.name) (\(first), \(second), plays) VALUES \(values)
-                    ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays
-                    """
-                }
-                try counts.write(rows.indices.lazy.filter { rows.plays[$0] != 0 }) { statement, row, at in
+                try upsert.write(rows.indices.lazy.filter { rows.hasContent($0) }) { statement, row, at in
                     try statement.bind(rows.firstKeys[row], at: at)
                     try statement.bind(rows.secondKeys[row], at: at + 1)
                     try statement.bind(rows.plays[row], at: at + 2)
-                }
-                let dimensions = try GroupedUpsert(db, columns: 3) { values in
-                    """
-                    INSERT INTO realtime_dimensions (\(first), \(second), dimensions) VALUES \(values)
-                    ON CONFLICT (\(first), \(second)) DO UPDATE SET dimensions = \(Self.mergeFunction(.dimensions))(dimensions, excluded.dimensions)
-                    """
-                }
-                try dimensions.write(rows.indices.lazy.filter { !rows.dimensions.isEmpty($0) }) { statement, row, at in
-                    try statement.bind(rows.firstKeys[row], at: at)
-                    try statement.bind(rows.secondKeys[row], at: at + 1)
-                    try statement.bind(bytes: blob(row), at: at + 2)
-                }
-                let listeners = try GroupedUpsert(db, columns: 4) { values in
-                    """
-                    INSERT INTO realtime_listeners (\(first), \(second), listener_plays, listeners) VALUES \(values)
-                    ON CONFLICT (\(first), \(second)) DO UPDATE SET listener_plays = listener_plays + excluded.listener_plays,
-                        listeners = \(union)(listeners, excluded.listeners)
-                    """
-                }
-                try listeners.write(rows.indices.lazy.filter { !rows.listeners.isEmpty($0) }) { statement, row, at in
-                    try statement.bind(rows.firstKeys[row], at: at)
-                    try statement.bind(rows.secondKeys[row], at: at + 1)
-                    try statement.bind(rows.listenerPlays[row], at: at + 2)
-                    try statement.bind(bytes: sketch(row), at: at + 3)
+                    try Self.bind(blob(row), statement, at: at + 3)
+                    try statement.bind(rows.listenerPlays[row], at: at + 4)
+                    try Self.bind(sketch(row), statement, at: at + 5)
                 }
             }
         }

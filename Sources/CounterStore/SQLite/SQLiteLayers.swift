@@ -89,7 +89,7 @@ public final class SQLiteLayers: LayerReads {
     public func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 {
         guard !gaps.isEmpty else { return 0 }
         let sum = try realtime.cachedStatement(
-            gaps.count < RealtimeSQL.sums.count ? RealtimeSQL.sums[gaps.count] : RealtimeSQL.sum(gaps: gaps.count))
+            gaps.count < RealtimeSums.all.count ? RealtimeSums.all[gaps.count] : RealtimeSums.sum(gaps: gaps.count))
         try sum.bind(track, at: 1)
         for (index, gap) in gaps.enumerated() {
             try sum.bind(gap.lower.index, at: 2 * index + 2)
@@ -99,8 +99,7 @@ public final class SQLiteLayers: LayerReads {
     }
 
     public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
-        let rows = try realtime.cachedStatement(
-            "SELECT hour, plays FROM realtime_counts WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+        let rows = try realtime.cachedStatement(Self.realtimeSQL.hours)
         try rows.bind(track, at: 1)
         try rows.bind(gap.lower.index, at: 2)
         try rows.bind(gap.upper.index, at: 3)
@@ -130,7 +129,7 @@ public final class SQLiteLayers: LayerReads {
 
     public func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         for gap in gaps {
-            let rows = try realtime.cachedStatement("SELECT dimensions FROM realtime_dimensions WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+            let rows = try realtime.cachedStatement(Self.realtimeSQL.dimensions)
             try rows.bind(track, at: 1)
             try rows.bind(gap.lower.index, at: 2)
             try rows.bind(gap.upper.index, at: 3)
@@ -156,8 +155,7 @@ public final class SQLiteLayers: LayerReads {
     }
 
     public func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-        let rows = try realtime.cachedStatement(
-            "SELECT hour, listener_plays, listeners FROM realtime_listeners WHERE track_id = ?1 AND hour >= ?2 AND hour < ?3")
+        let rows = try realtime.cachedStatement(Self.realtimeSQL.listeners)
         try rows.bind(track, at: 1)
         try rows.bind(gap.lower.index, at: 2)
         try rows.bind(gap.upper.index, at: 3)
@@ -193,10 +191,11 @@ extension SQLiteLayers {
     /// track_id) index by name, so the planner never sorts a bucket instead.
     static let batchSQL = Catalogue.BatchStatements(placeholder: { "?\($0)" },
                                                     rankedHint: { " INDEXED BY \($0.name)_ranked" })
+    static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "?\($0)" })
 }
 
-private enum RealtimeSQL {
-    static let sums: [String] = (0...4).map { sum(gaps: $0) }
+private enum RealtimeSums {
+    static let all: [String] = (0...4).map { sum(gaps: $0) }
 
     /// Σ plays of track ?1 over `gaps` ranges, gap i bound at ?(2i+2), ?(2i+3).
     static func sum(gaps: Int) -> String {

@@ -39,8 +39,8 @@ extension Schema {
     static let types = ColumnTypes(integer: "INTEGER", text: "TEXT", blob: "BLOB")
 
     /// realtime.sqlite. Counters are keyed (hour, track_id) so compaction deletes contiguous
-    /// rows; the covering index (track_id, hour, plays) serves the reader's per-track lookups
-    /// without touching the table.
+    /// rows; the covering index (track_id, hour, plays) serves the reader's per-track sums and
+    /// timelines without touching the table (its payloads are read through it, by key).
     static let realtime = Schema(migrations: [
         """
         CREATE TABLE realtime_counts (
@@ -91,6 +91,23 @@ extension Schema {
         ) WITHOUT ROWID;
         CREATE INDEX realtime_listeners_by_track ON realtime_listeners (track_id, hour);
         """,
+        // One row per (hour, track) holding the plays and both payloads, as the batch tables and
+        // PostgreSQL's realtime table do: a flush upserts one table and its by-track index
+        // instead of three of each. The payload tables' rows move into the counts rows; one
+        // without a counts row (a flush of payloads without plays) becomes a row of 0 plays, as
+        // the one upsert writes it now. Empty blobs, which no writer stored, become NULL (none).
+        Catalogue.addDimensionsColumn(to: [Catalogue.realtime], types) + "\n"
+            + Catalogue.addListenerColumns(to: [Catalogue.realtime], types) + "\n" + """
+            INSERT INTO realtime_counts (hour, track_id, plays, dimensions)
+                SELECT hour, track_id, 0, dimensions FROM realtime_dimensions WHERE length(dimensions) > 0
+                ON CONFLICT (hour, track_id) DO UPDATE SET dimensions = excluded.dimensions;
+            INSERT INTO realtime_counts (hour, track_id, plays, listener_plays, listeners)
+                SELECT hour, track_id, 0, listener_plays, nullif(listeners, x'') FROM realtime_listeners
+                WHERE listener_plays != 0 OR length(listeners) > 0
+                ON CONFLICT (hour, track_id) DO UPDATE SET listener_plays = excluded.listener_plays, listeners = excluded.listeners;
+            DROP TABLE realtime_dimensions;
+            DROP TABLE realtime_listeners;
+            """,
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
