@@ -125,6 +125,9 @@ final class ConsumerSession {
         do {
             try client.assign(partitions.map { ($0, starts[$0] ?? defaultStart) })
             continuity.restart(with: starts)
+            // An assignment is the group coordinator answering: a consumer with nothing new to
+            // read learns that the cluster is back here rather than at its next probe.
+            client.context.connection?.reachable()
             logger.info("partitions assigned", metadata: [
                 "kafka.partitions": "\(partitions.sorted())",
                 "kafka.start_offsets": "\(starts.sorted { $0.key < $1.key }.map { "\($0.key)@\($0.value)" })",

@@ -179,6 +179,8 @@ public final class KafkaConsumer: Sendable {
             throw KafkaError.invalidArgument("offset \(negative.value) is negative", context: "committing the offset of \(negative.key)")
         }
         try client.commit(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        // A commit the broker confirmed is the cluster answering.
+        client.context.connection?.reachable()
     }
 
     /// The offsets the group last committed for `partitions`, asked of the group coordinator
