@@ -81,14 +81,15 @@ public struct DimensionCounts: Sendable {
         let valueCount = order.count
         var rankOfID = [Int](repeating: 0, count: valueCount)
         var stored: [UInt8] = []
-        var storedEnds: [Int] = []
+        // Value `rank` is `stored[storedStarts[rank]..<storedStarts[rank + 1]]`.
+        var storedStarts = [0]
         for (rank, id) in order.enumerated() {
             rankOfID[id] = rank
             values[UInt64(id)].withBytes { bytes in
                 stored.append(UInt8(bytes.count))
                 stored.append(contentsOf: bytes)
             }
-            storedEnds.append(stored.count)
+            storedStarts.append(stored.count)
         }
 
         var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
@@ -150,7 +151,7 @@ public struct DimensionCounts: Sendable {
                         DimensionEncoding.appendVarint(UInt64(count), to: &encoded)
                         for index in base..<base + count {
                             let rank = touched[index]
-                            encoded.append(contentsOf: stored[(rank == 0 ? 0 : storedEnds[rank - 1])..<storedEnds[rank]])
+                            encoded.append(contentsOf: stored[storedStarts[rank]..<storedStarts[rank + 1]])
                             DimensionEncoding.appendVarint(DimensionEncoding.zigzag(counts[base + rank]), to: &encoded)
                             counts[base + rank] = 0
                         }

@@ -87,6 +87,9 @@ struct FlushPipeline {
     private let wake: @Sendable () -> Void
     /// Shared with the store thread, which wakes the poll at the end of a flush while it is set.
     private let caughtUp = Locked(false)
+    /// The polling thread's copy of `caughtUp`, its only writer: the lock is taken on a change,
+    /// not on every batch.
+    private var caughtUpCopy = false
     private var inFlight: InFlight?
     private var spare: CountTables?
     private var compaction = CompactionCadence()
@@ -104,8 +107,12 @@ struct FlushPipeline {
     /// set it before looking at the flush in flight, so that a flush ending after the look
     /// wakes the next poll. Cleared when messages come in.
     var isCaughtUp: Bool {
-        get { caughtUp.value }
-        nonmutating set { caughtUp.set(newValue) }
+        get { caughtUpCopy }
+        set {
+            guard newValue != caughtUpCopy else { return }
+            caughtUpCopy = newValue
+            caughtUp.set(newValue)
+        }
     }
 
     /// Hands `tables` and `progress` to the store thread and leaves the spare tables (emptied)
