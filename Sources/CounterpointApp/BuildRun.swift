@@ -32,6 +32,9 @@ public struct RunConfiguration: Sendable {
     public var embeddedFaults: KafkaFaultSchedule?
     /// How often the realtime layer flushes counts and offsets.
     public var flushInterval: Duration = .milliseconds(250)
+    /// How long the realtime consumer's group waits for a silent member before handing its
+    /// partitions on.
+    public var sessionTimeoutMilliseconds = 10_000
     /// How long an hour stays open for late events before the archiver closes it.
     public var allowedLateness: Duration = .seconds(600)
     /// How often the scheduled batch covers the closed hours that are new or changed.
@@ -132,6 +135,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
     realtimeConfiguration.topic = configuration.topic
     realtimeConfiguration.flushInterval = configuration.flushInterval
+    realtimeConfiguration.sessionTimeoutMilliseconds = configuration.sessionTimeoutMilliseconds
     let consumerHealth = health.handle(for: "consumer")
     realtimeConfiguration.health = consumerHealth
     realtimeConfiguration.kafkaOptions = configuration.kafkaOptions

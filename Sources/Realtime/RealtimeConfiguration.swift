@@ -25,8 +25,8 @@ public struct RealtimeConfiguration: Sendable {
     public var connectTimeout: Duration? = .seconds(10)
     /// A member silent for this long is dropped from the group. Default 10 s.
     public var sessionTimeoutMilliseconds = 10_000
-    /// Default 3 s; must be well below the session timeout.
-    public var heartbeatIntervalMilliseconds = 3_000
+    /// Default nil: a third of the session timeout, at most 3 s (`KafkaConsumerConfiguration`).
+    public var heartbeatIntervalMilliseconds: Int?
     /// How long the broker may hold a fetch that finds nothing new. Default 100 ms: a real broker
     /// answers as soon as events arrive, so this bounds only idle round trips. Use
     /// `KafkaMockCluster.consumerFetchWaitMaxMilliseconds` with the embedded broker, which waits it out.

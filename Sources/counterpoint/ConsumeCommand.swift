@@ -20,6 +20,7 @@ struct ConsumeCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var kafka: KafkaFlags
+    @OptionGroup var realtime: RealtimeFlags
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,HOST:PORT…] (env COUNTERPOINT_BROKERS).")
     var brokers: String?
@@ -35,24 +36,12 @@ struct ConsumeCommand: AsyncParsableCommand {
     @Option(help: "Consumer group (env COUNTERPOINT_GROUP).")
     var group: String = Environment.string("group", default: "counterpoint-realtime")
 
-    @Option(help: "Milliseconds between flushes of counts and offsets (env COUNTERPOINT_FLUSH_INTERVAL_MS).")
-    var flushIntervalMs: Int = Environment.integer("flush-interval-ms", default: 250)
-
-    @Option(help: "Milliseconds after which the group drops a silent member, e.g. a killed process, and gives its partitions to the others (env COUNTERPOINT_SESSION_TIMEOUT_MS).")
-    var sessionTimeoutMs: Int = Environment.integer("session-timeout-ms", default: 10_000)
-
     func validate() throws {
         guard !resolvedBrokers.isEmpty else {
             throw ValidationError("--brokers is required (HOST:PORT[,HOST:PORT…]), or set COUNTERPOINT_BROKERS")
         }
         guard !topic.isEmpty else { throw ValidationError("--topic must not be empty") }
         guard !group.isEmpty else { throw ValidationError("--group must not be empty") }
-        guard (1...3_600_000).contains(flushIntervalMs) else {
-            throw ValidationError("--flush-interval-ms must be between 1 and 3600000")
-        }
-        guard (1_000...3_600_000).contains(sessionTimeoutMs) else {
-            throw ValidationError("--session-timeout-ms must be between 1000 and 3600000")
-        }
     }
 
     func run() async throws {
@@ -62,10 +51,7 @@ struct ConsumeCommand: AsyncParsableCommand {
                                                   store: try storeOptions.backend(dataDirectory: common.dataDirectory))
         configuration.topic = topic
         configuration.group = group
-        configuration.flushInterval = .milliseconds(flushIntervalMs)
-        configuration.sessionTimeoutMilliseconds = sessionTimeoutMs
-        // Three heartbeats per session timeout, as Kafka recommends, and no slower than its default.
-        configuration.heartbeatIntervalMilliseconds = min(3_000, sessionTimeoutMs / 3)
+        realtime.apply(to: &configuration)
         configuration.kafkaOptions = try kafka.clientOptions()
 
         let announcement = "counterpoint: consuming \(topic) from \(resolvedBrokers) as group \(group)"

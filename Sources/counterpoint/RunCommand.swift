@@ -28,6 +28,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var storeOptions: StoreOptions
     @OptionGroup var reader: ReaderOptions
     @OptionGroup var kafka: KafkaFlags
+    @OptionGroup var realtime: RealtimeFlags
 
     @Option(help: "Kafka bootstrap servers, HOST:PORT[,…]; without it an embedded broker runs (env COUNTERPOINT_BROKERS).")
     var brokers: String?
@@ -46,9 +47,6 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds an hour stays open for late events before the archiver closes it (env COUNTERPOINT_ALLOWED_LATENESS_SECONDS).")
     var allowedLatenessSeconds: Int = Environment.integer("allowed-lateness-seconds", default: 600)
-
-    @Option(help: "Realtime flush interval in milliseconds (env COUNTERPOINT_FLUSH_INTERVAL_MS).")
-    var flushIntervalMs: Int = Environment.integer("flush-interval-ms", default: 250)
 
     @Option(help: ArgumentHelp(
         "Faults to inject into the embedded broker (which then runs three brokers), e.g. `drill` or 5:down:2:5,15:leaders,20:errors:fetch:20,repeat:60 (env COUNTERPOINT_EMBEDDED_FAULTS).",
@@ -80,7 +78,6 @@ struct RunCommand: AsyncParsableCommand {
         guard (1...1024).contains(partitions) else { throw ValidationError("--partitions must be between 1 and 1024") }
         guard batchIntervalSeconds >= 1 else { throw ValidationError("--batch-interval-seconds must be at least 1") }
         guard allowedLatenessSeconds >= 0 else { throw ValidationError("--allowed-lateness-seconds must be 0 or more") }
-        guard (10...60_000).contains(flushIntervalMs) else { throw ValidationError("--flush-interval-ms must be between 10 and 60000") }
         guard demoRate >= 0 else { throw ValidationError("--demo-rate must be 0 or more") }
         if let embeddedFaults = resolvedEmbeddedFaults {
             guard brokers == nil && Environment.optionalString("brokers") == nil else {
@@ -99,7 +96,8 @@ struct RunCommand: AsyncParsableCommand {
         configuration.brokers = brokers
         configuration.topic = topic
         configuration.partitions = partitions
-        configuration.flushInterval = .milliseconds(flushIntervalMs)
+        configuration.flushInterval = .milliseconds(realtime.flushIntervalMs)
+        configuration.sessionTimeoutMilliseconds = realtime.sessionTimeoutMs
         configuration.allowedLateness = .seconds(allowedLatenessSeconds)
         configuration.batchInterval = .seconds(batchIntervalSeconds)
         configuration.kafkaOptions = try kafka.clientOptions()

@@ -244,6 +244,7 @@ struct PostgresEndToEndTests {
             "run", "--store", store, "--data-dir", scratch.appendingPathComponent("run-data").path,
             "--logs", scratch.appendingPathComponent("archive").path, "--listen", "127.0.0.1:0", "--partitions", "4",
             "--flush-interval-ms", "100", "--batch-interval-seconds", "3600", "--snapshot-age-ms", "0",
+            "--session-timeout-ms", Self.sessionTimeoutMilliseconds,
         ], scratch: scratch)
         let (broker, port) = try await RunMergeTests.addresses(of: run)
         let server = Server(command: run, port: port)
@@ -272,16 +273,23 @@ struct PostgresEndToEndTests {
         }
     }
 
+    /// The session timeout of every member of the realtime group, `run`'s and `consume`'s
+    /// alike. Short, so that the group hands a killed member's partitions on quickly, but not
+    /// shorter than a rebalance on librdkafka's mock broker takes: with 1.5 s the joining
+    /// member expired while it waited, and the group never settled. The same for all: the mock
+    /// judges every member by the session timeout of the one that joined last, and a member
+    /// it expires while holding its JoinGroup or SyncGroup request never gets an answer (its
+    /// connection stays blocked), so a 4 s `consume` joining beside a 10 s `run` hung for
+    /// minutes with no partitions.
+    static let sessionTimeoutMilliseconds = "4000"
+
     /// A second member of `run`'s consumer group, on the same store, returned once it holds
-    /// partitions. Its session timeout is short, so that the group hands a killed member's
-    /// partitions on quickly, but not shorter than a rebalance on librdkafka's mock broker takes
-    /// (about 6 s, waiting for `run`'s consumer to rejoin): with 1.5 s the joining member expired
-    /// while it waited, and the group never settled.
+    /// partitions.
     static func startConsume(store: String, broker: String, scratch: URL, processes: Processes) async throws -> RunningCommand {
         let command = try processes.start([
             "consume", "--store", store, "--data-dir", scratch.appendingPathComponent("consume-data").path,
             "--brokers", broker, "--group", "counterpoint-realtime", "--flush-interval-ms", "100",
-            "--session-timeout-ms", "4000",
+            "--session-timeout-ms", Self.sessionTimeoutMilliseconds,
         ], scratch: scratch)
         guard let line = try await command.firstStdoutLine(timeout: .seconds(30)), line.hasPrefix("counterpoint: consuming") else {
             throw CommandError(description: "consume did not start:\n\(command.stdout)\n\(command.stderr.suffix(2_000))")

@@ -19,8 +19,9 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var clientID = "counterpoint"
     /// A member silent for this long is dropped from the group. Default 10 s.
     public var sessionTimeoutMilliseconds = 10_000
-    /// Default 3 s; must be well below the session timeout.
-    public var heartbeatIntervalMilliseconds = 3_000
+    /// How often the member tells the group it is alive; must be well below the session
+    /// timeout. Default nil: a third of it, as Kafka recommends, and at most 3 s.
+    public var heartbeatIntervalMilliseconds: Int?
     /// Eager strategies, so every rebalance revokes everything before assigning. Default "range,roundrobin".
     public var partitionAssignmentStrategy = "range,roundrobin"
     /// Most messages handed to `KafkaConsumerHandler.consume` at once. Default 10,000.
@@ -68,7 +69,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "group.id": groupID,
             "client.id": clientID,
             "session.timeout.ms": String(sessionTimeoutMilliseconds),
-            "heartbeat.interval.ms": String(heartbeatIntervalMilliseconds),
+            "heartbeat.interval.ms": String(heartbeatIntervalMilliseconds ?? min(3_000, sessionTimeoutMilliseconds / 3)),
             "partition.assignment.strategy": partitionAssignmentStrategy,
             "fetch.wait.max.ms": String(fetchWaitMaxMilliseconds),
             "fetch.min.bytes": String(fetchMinBytes),
