@@ -116,7 +116,9 @@ public final class PostgresLayers: LayerReads {
         }
         let (mask, parameters) = batchParts.first.map { Self.slots(of: $0, track: track) } ?? (0, [track])
         // A range the batch covers entirely leaves out the realtime subquery: a fifth of the
-        // server's work per lookup, even when it finds nothing (docs/performance.md).
+        // server's work per lookup, even when it finds nothing (docs/performance.md). An empty
+        // range asks nothing.
+        if realtimeGaps.isEmpty && mask == 0 { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
         let result = realtimeGaps.isEmpty
             ? try query(Self.batchSQL.sumBySlots[mask], parameters)
             : try query(Self.trackSumsSQL[mask], parameters + Self.arrays(of: realtimeGaps))
