@@ -60,7 +60,8 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .customLong("store"), help: ArgumentHelp("""
         Where the counts live: nothing (the default) for the SQLite files under --data-dir, or a \
         PostgreSQL connection URI, postgresql://user[:password]@host[:port]/dbname[?…] in libpq's \
-        syntax, to share the stores between machines (env COUNTERPOINT_STORE). A password is better         kept in a PGPASSFILE than in the URI.
+        syntax, to share the stores between machines (env COUNTERPOINT_STORE). A password is better \
+        kept in a PGPASSFILE than in the URI.
         """, valueName: "url"))
     var store: String?
 
