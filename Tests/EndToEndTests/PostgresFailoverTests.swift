@@ -111,7 +111,8 @@ struct PostgresFailoverTests {
                         store: PostgresTestServer.multiHostURL([primary, standby], database: database, targetSessionAttrs: "prefer-standby"),
                         name: "serve-prefer-standby", scratch: scratch, processes: processes),
                 ]
-                let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
+                // Slow enough that consumers lagging under a full run's load still see the stop mid-stream.
+                let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "1000", "--json"],
                                                  scratch: scratch)
                 try await PostgresEndToEndTests.waitForFirstCommitThenAWhile(run)
                 // The standby falls behind: the flushes of the last half second reach the old

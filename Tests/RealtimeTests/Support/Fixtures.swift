@@ -45,6 +45,8 @@ enum Fixtures {
         configuration.sessionTimeoutMilliseconds = 6_000
         configuration.heartbeatIntervalMilliseconds = 500
         configuration.connectTimeout = .seconds(5)
+        // A join the mock stops answering times out and starts again (KafkaTests' Fixtures.stuckJoinLimit).
+        configuration.kafkaOptions.set("max.poll.interval.ms", "20000")
         return configuration
     }
 
