@@ -1,0 +1,21 @@
+@testable import Kafka
+import Testing
+
+@Suite("A consumer's settings as librdkafka gets them")
+struct ConsumerSettingsTests {
+    private func property(_ name: String, of configuration: KafkaConsumerConfiguration) -> String? {
+        configuration.librdkafkaProperties.last { $0.0 == name }?.1
+    }
+
+    @Test("the heartbeat is a third of the session timeout, at most 3 s, unless it is set")
+    func heartbeatFollowsSessionTimeout() {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:9092", groupID: "g", topics: ["plays"])
+        for (session, heartbeat) in [(10_000, "3000"), (45_000, "3000"), (4_000, "1333"), (1_000, "333")] {
+            configuration.sessionTimeoutMilliseconds = session
+            #expect(property("session.timeout.ms", of: configuration) == String(session))
+            #expect(property("heartbeat.interval.ms", of: configuration) == heartbeat, "session \(session) ms")
+        }
+        configuration.heartbeatIntervalMilliseconds = 500
+        #expect(property("heartbeat.interval.ms", of: configuration) == "500")
+    }
+}
