@@ -69,6 +69,21 @@ public struct DimensionCounts: Sendable {
         }
     }
 
+    /// Counts one play of value `id` (`noValue`: none) in the section whose counters start at
+    /// `section` (`counts[section + rank]`), noting the value's rank in `touched` (from
+    /// `section`) the first time the key meets it.
+    @inline(__always)
+    private static func tally(_ id: UInt64, section: Int, rankOfID: [Int], counts: inout [Int64],
+                              touched: inout [Int], touchedCount: inout Int) {
+        guard id != noValue else { return }
+        let rank = rankOfID[Int(id)]
+        if counts[section + rank] == 0 {
+            touched[section + touchedCount] = rank
+            touchedCount += 1
+        }
+        counts[section + rank] += 1
+    }
+
     /// Appends one row per (track, hour), in `keyOrder`, to `out`.
     ///
     /// One sweep over the sorted records: a key's plays are summed into flat per-value counters
@@ -111,24 +126,10 @@ public struct DimensionCounts: Sendable {
                         waveform[bucket] += 1
                         if bucket < 64 { buckets.low |= 1 << UInt64(bucket) } else { buckets.high |= 1 << UInt64(bucket - 64) }
                     }
-                    let country = combination >> 35 & Self.noValue
-                    if country != Self.noValue {
-                        let rank = rankOfID[Int(country)]
-                        if counts[rank] == 0 {
-                            touched[touchedCount.0] = rank
-                            touchedCount.0 += 1
-                        }
-                        counts[rank] += 1
-                    }
-                    let client = combination >> 7 & Self.noValue
-                    if client != Self.noValue {
-                        let rank = rankOfID[Int(client)]
-                        if counts[valueCount + rank] == 0 {
-                            touched[valueCount + touchedCount.1] = rank
-                            touchedCount.1 += 1
-                        }
-                        counts[valueCount + rank] += 1
-                    }
+                    Self.tally(combination >> 35 & Self.noValue, section: 0, rankOfID: rankOfID,
+                               counts: &counts, touched: &touched, touchedCount: &touchedCount.0)
+                    Self.tally(combination >> 7 & Self.noValue, section: valueCount, rankOfID: rankOfID,
+                               counts: &counts, touched: &touched, touchedCount: &touchedCount.1)
                     end += 1
                 }
                 out.appendRow(trackID: trackID, hour: hour, value: 0) { encoded in

@@ -34,6 +34,14 @@ public final class KafkaMockCluster: @unchecked Sendable {
     /// the latency of the next events. Fetches at the end of the log cost the mock little.
     public static let consumerFetchWaitMaxMilliseconds = 10
 
+    /// A `max.poll.interval.ms` for consumers of the mock that must not sit out a join it stops
+    /// answering. librdkafka waits that long (plus 3 s) for an answer to JoinGroup, and the mock
+    /// (librdkafka 2.0.2, `rdkafka_mock_cgrp.c`) never answers a member its session timer expired
+    /// while it held a JoinGroup or SyncGroup request: the connection stays blocked. With the
+    /// default 300 s a test's consumer sat there past every limit of a loaded full run; with
+    /// this the request times out, the connection closes and the consumer joins again.
+    public static let consumerMaxPollIntervalMilliseconds = 20_000
+
     public init(brokers: Int = 1, logger: Logger) throws(KafkaError) {
         let purpose = "starting mock Kafka cluster"
         // The host client never connects anywhere; without this it warns that it has no brokers.

@@ -73,8 +73,7 @@ final class ArchiveWorkspace: Sendable {
         configuration.consumer.sessionTimeoutMilliseconds = 6_000
         configuration.consumer.heartbeatIntervalMilliseconds = 500
         configuration.consumer.connectTimeout = .seconds(5)
-        // A join the mock stops answering times out and starts again (KafkaTests' Fixtures.stuckJoinLimit).
-        configuration.consumer.options.set("max.poll.interval.ms", "20000")
+        configuration.consumer.options.set("max.poll.interval.ms", String(KafkaMockCluster.consumerMaxPollIntervalMilliseconds))
         configuration.allowedLateness = allowedLateness
         configuration.commitInterval = .milliseconds(200)
         return configuration

@@ -37,21 +37,13 @@ enum Fixtures {
         return cluster
     }
 
-    /// `max.poll.interval.ms` for consumers of a mock cluster. librdkafka waits that long (plus
-    /// 3 s) for an answer to JoinGroup, and the mock (librdkafka 2.0.2, `rdkafka_mock_cgrp.c`)
-    /// never answers a member its session timer expired while it held a JoinGroup or SyncGroup
-    /// request: the connection stays blocked, and with the default 300 s the consumer sat there
-    /// past every limit of a loaded full run. 20 s makes the request time out, the connection
-    /// close and the consumer join again.
-    static let stuckJoinLimit = "20000"
-
     static func consumerConfiguration(_ cluster: KafkaMockCluster, group: String = "test-group", topic: String = "plays") -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: group, topics: [topic])
         // The mock waits for every member to rejoin; fast heartbeats make rebalances quick.
         configuration.sessionTimeoutMilliseconds = 6_000
         configuration.heartbeatIntervalMilliseconds = 500
         configuration.connectTimeout = .seconds(5)
-        configuration.options.set("max.poll.interval.ms", stuckJoinLimit)
+        configuration.options.set("max.poll.interval.ms", String(KafkaMockCluster.consumerMaxPollIntervalMilliseconds))
         return configuration
     }
 

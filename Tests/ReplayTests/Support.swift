@@ -84,8 +84,7 @@ enum Fixtures {
         configuration.sessionTimeoutMilliseconds = 6_000
         configuration.heartbeatIntervalMilliseconds = 500
         configuration.connectTimeout = .seconds(5)
-        // A join the mock stops answering times out and starts again (KafkaTests' Fixtures.stuckJoinLimit).
-        configuration.options.set("max.poll.interval.ms", "20000")
+        configuration.options.set("max.poll.interval.ms", String(KafkaMockCluster.consumerMaxPollIntervalMilliseconds))
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
         let stored = try (0..<Int32(partitions)).reduce(Int64(0)) {
             $0 + (try consumer.queryWatermarks(topic: topic, partition: $1).high)

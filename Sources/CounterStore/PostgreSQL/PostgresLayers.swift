@@ -110,20 +110,17 @@ public final class PostgresLayers: LayerReads {
     }
 
     public func trackSums(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
-        // Both layers in one statement: a point lookup on a held snapshot is one round trip.
-        guard batchParts.count <= 1 else {
+        // Both layers in one statement: a point lookup on a held snapshot is one round trip. A
+        // range the batch covers entirely asks the batch alone (`batchSum`): the realtime
+        // subquery cost a fifth of the server's work per lookup even when it found nothing
+        // (docs/performance.md).
+        guard batchParts.count <= 1, !realtimeGaps.isEmpty else {
             return try sumsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps)
         }
         let (mask, parameters) = batchParts.first.map { Self.slots(of: $0, track: track) } ?? (0, [track])
-        // A range the batch covers entirely leaves out the realtime subquery: a fifth of the
-        // server's work per lookup, even when it finds nothing (docs/performance.md). An empty
-        // range asks nothing.
-        if realtimeGaps.isEmpty && mask == 0 { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
-        let result = realtimeGaps.isEmpty
-            ? try query(Self.batchSQL.sumBySlots[mask], parameters)
-            : try query(Self.trackSumsSQL[mask], parameters + Self.arrays(of: realtimeGaps))
+        let result = try query(Self.trackSumsSQL[mask], parameters + Self.arrays(of: realtimeGaps))
         return TrackPlays(trackID: track, batchPlays: result.optionalInt64(row: 0, column: 0) ?? 0,
-                          realtimePlays: realtimeGaps.isEmpty ? 0 : result.optionalInt64(row: 0, column: 1) ?? 0)
+                          realtimePlays: result.optionalInt64(row: 0, column: 1) ?? 0)
     }
 
     public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {

@@ -45,8 +45,7 @@ enum Fixtures {
         configuration.sessionTimeoutMilliseconds = 6_000
         configuration.heartbeatIntervalMilliseconds = 500
         configuration.connectTimeout = .seconds(5)
-        // A join the mock stops answering times out and starts again (KafkaTests' Fixtures.stuckJoinLimit).
-        configuration.kafkaOptions.set("max.poll.interval.ms", "20000")
+        configuration.kafkaOptions.set("max.poll.interval.ms", String(KafkaMockCluster.consumerMaxPollIntervalMilliseconds))
         return configuration
     }
 
