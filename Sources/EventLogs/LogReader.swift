@@ -38,14 +38,14 @@ public final class LogReader {
     private let inflater: GzipInflater?
     private let compressedInput: UnsafeMutableRawBufferPointer
 
-    /// Opens `file`. `chunkSize` is how much is read (or inflated) per step; `maxLineBytes` the
-    /// longest line delivered whole (see the type's contract).
+    /// Opens `file` (or its compressed twin, see `open`). `chunkSize` is how much is read (or
+    /// inflated) per step; `maxLineBytes` the longest line delivered whole (see the type's contract).
     public init(file: LogFile, chunkSize: Int = 4 << 20, maxLineBytes: Int = 1 << 20) throws {
         precondition(chunkSize > 0 && maxLineBytes > 0, "chunk and line limits must be positive")
-        self.file = file
+        (self.file, handle) = try Self.open(file)
         self.chunkSize = chunkSize
         self.maxLineBytes = maxLineBytes
-        handle = try FileDescriptor(path: file.path, flags: O_RDONLY)
+        let file = self.file
         #if os(Linux)
         _ = posix_fadvise(handle.rawValue, 0, 0, POSIX_FADV_SEQUENTIAL)
         #endif
@@ -59,6 +59,21 @@ public final class LogReader {
     /// Convenience for a path: inspects the file first (`LogFile(path:)`).
     public convenience init(path: String, chunkSize: Int = 4 << 20, maxLineBytes: Int = 1 << 20) throws {
         try self.init(file: LogFile(path: path), chunkSize: chunkSize, maxLineBytes: maxLineBytes)
+    }
+
+    /// Opens `file`; a plain file that is gone but has its `.gz` beside it is read from that:
+    /// the archiver compressed it since it was found (a batch beside `run`'s archiver), and it
+    /// deletes a plain file only once the `.gz` holds the same events, complete and durable
+    /// (`LogDiscovery.withoutCompressedTwins`).
+    private static func open(_ file: LogFile) throws -> (LogFile, FileDescriptor) {
+        do {
+            return (file, try FileDescriptor(path: file.path, flags: O_RDONLY))
+        } catch let error as EventLogError {
+            guard case .system(_, _, let code) = error, code == ENOENT, !file.isGzip,
+                  var twin = try? LogFile(path: file.path + ".gz"), twin.isGzip else { throw error }
+            (twin.hour, twin.isLate) = (file.hour, file.isLate)
+            return (twin, try FileDescriptor(path: twin.path, flags: O_RDONLY))
+        }
     }
 
     deinit {

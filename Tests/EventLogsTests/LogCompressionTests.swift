@@ -26,6 +26,26 @@ struct LogCompressionTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
+    @Test("a plain file compressed after it was found is read from its .gz; a file simply gone still fails")
+    func compressedAfterDiscovery() throws {
+        let directory = try TemporaryDirectory()
+        let lines = (0..<300).map { #"{"event_id":"e\#($0)","type":"play","track_id":7}"# }
+        let path = try directory.write("2026-11-20/10.p0.ndjson", lines.joined(separator: "\n") + "\n")
+        let found = try #require(LogDiscovery.inventory(of: [directory.path]).files.first)
+        try LogCompression.compress(path: path)
+
+        let reader = try LogReader(file: found)
+        var read: [String] = []
+        try reader.forEachChunk { chunk, _ in
+            read += String(decoding: chunk, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        #expect(read == lines)
+        #expect(reader.file.path == path + ".gz" && reader.file.isGzip && reader.file.hour == found.hour)
+
+        try FileManager.default.removeItem(atPath: path + ".gz")
+        #expect(throws: EventLogError.system(path: path, operation: "open", code: ENOENT)) { try LogReader(file: found) }
+    }
+
     @Test("discovery racing with compression finds every file exactly once, plain or gzip, in every pass")
     func discoveryDuringCompression() throws {
         let directory = try TemporaryDirectory()
