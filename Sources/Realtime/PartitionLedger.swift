@@ -9,7 +9,11 @@ import Runtime
 /// not yet committed starts) and the next offset after what was consumed since. A flush
 /// carries both; a committed flush moves `stored` forward; a fenced or failed flush rewinds
 /// every partition to what the store holds (`rewind`), because the counts since the last
-/// commit — one table for all partitions — are dropped. A partition assigned while the store
+/// commit — one table for all partitions — are dropped. When the store could not be read after
+/// a failed flush, the rewind goes to this consumer's own view, which the store may no longer
+/// share (it lost commits in a crash, or failed over to a standby behind): those partitions are
+/// `unconfirmed`, and the next flush carries them even with nothing new, so that the store's
+/// fence confirms their offsets or sends them back. A partition assigned while the store
 /// could not say where it starts waits (`awaitingStoredOffset`): its messages are skipped
 /// until `resolveStoredOffsets` seeks it to the stored offset, so a rebalance callback never
 /// sleeps on a store that is down.
@@ -34,6 +38,8 @@ struct PartitionLedger {
         var consumed: Int64?
         /// With nothing stored, the first offset seen: where to read again from after a rewind.
         var firstSeen: Int64?
+        /// `stored` is this consumer's own view after a failed flush, not yet confirmed by the store.
+        var unconfirmed = false
     }
 
     /// The retry of a read of stored offsets that failed while partitions were assigned.
@@ -119,29 +125,34 @@ struct PartitionLedger {
             let position = positions[id]
             let high = highWatermark(Int32(id))
             if let high, let next = position.consumed ?? position.stored { lag += max(0, high - next) }
-            guard let consumed = position.consumed, consumed != position.stored else { continue }
+            // An unconfirmed partition goes with nothing new too: start and next offsets equal.
+            guard let next = position.consumed ?? (position.unconfirmed ? position.stored : nil),
+                  next != position.stored || position.unconfirmed else { continue }
             progress.append(PartitionProgress(topic: topic, partition: Int32(id), startOffset: position.stored,
-                                              nextOffset: consumed, highWatermark: high))
+                                              nextOffset: next, highWatermark: high))
         }
         return (progress, lag, anyAssigned)
     }
 
-    /// Whether something was consumed that no flush has stored yet.
+    /// Whether a flush has something to store: messages consumed since the last one, or an
+    /// offset the store has yet to confirm.
     var hasUnflushedProgress: Bool {
-        positions.contains { $0.isAssigned && $0.consumed != nil && $0.consumed != $0.stored }
+        positions.contains { $0.isAssigned && ($0.unconfirmed || ($0.consumed != nil && $0.consumed != $0.stored)) }
     }
 
     /// A flush of `progress` committed: the store holds those offsets now.
     mutating func committed(_ progress: [PartitionProgress]) {
         for partition in progress where Int(partition.partition) < positions.count {
             positions[Int(partition.partition)].stored = partition.nextOffset
+            positions[Int(partition.partition)].unconfirmed = false
         }
     }
 
     /// A flush was fenced or failed, and every count since the last commit is dropped: each
     /// assigned partition goes back to what the store holds (`stored`, as read right after;
-    /// nil when that read failed too: then to what this consumer last read or committed).
-    /// Returns the seeks that make consumption start there again.
+    /// nil when that read failed too: then to what this consumer last read or committed, left
+    /// unconfirmed until a flush carries it). Returns the seeks that make consumption start
+    /// there again.
     mutating func rewind(to stored: [Int32: Int64]?) -> [Seek] {
         var seeks: [Seek] = []
         for id in positions.indices where positions[id].isAssigned && !positions[id].awaitingStoredOffset {
@@ -149,7 +160,8 @@ struct PartitionLedger {
             let now = stored.map { $0[Int32(id)] } ?? old.stored
             // The first offset seen is kept: a store that failed over to a standby which had not
             // received this partition's first commit has nothing stored for it again.
-            positions[id] = Position(isAssigned: true, stored: now, firstSeen: old.firstSeen)
+            positions[id] = Position(isAssigned: true, stored: now, firstSeen: old.firstSeen,
+                                     unconfirmed: stored == nil && now != nil)
             // Untouched since its start, at an unchanged offset, it is where it should be.
             guard old.consumed != nil || now != old.stored, let restart = now ?? old.firstSeen else { continue }
             seeks.append(Seek(partition: Int32(id), offset: restart))

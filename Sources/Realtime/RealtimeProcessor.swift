@@ -20,8 +20,12 @@ import Runtime
 /// - A flush that did not commit — fenced (another consumer wrote one of its partitions
 ///   first) or failed (a full disk: the store rolled it back) — has one recovery: drop every
 ///   count since the last commit and rewind each partition to what the store holds, so that
-///   nothing is lost or doubled. A failed flush also waits a growing delay before the next
-///   one, reporting itself degraded until one commits.
+///   nothing is lost or doubled. When the store cannot say (it is down), the rewind goes to
+///   what this consumer last committed, and the next flush carries those offsets for the store
+///   to confirm: a store that came back without some commits (a standby promoted, a crash
+///   with asynchronous commit) fences it, and the partitions are read again from what it
+///   holds, new traffic or not. A failed flush also waits a growing delay before the next one,
+///   reporting itself degraded until one commits.
 ///
 /// Only the consumer's polling thread calls it.
 final class RealtimeProcessor: KafkaConsumerHandler {

@@ -105,6 +105,34 @@ struct PartitionLedgerTests {
         #expect(seeks == [.init(partition: 0, offset: 5)])
     }
 
+    @Test("after a failed flush the store could not be read, the next flush has the store confirm every offset even with nothing new")
+    func unconfirmedOffsetsGoWithTheNextFlush() {
+        var ledger = PartitionLedger(retryBackoff: Self.backoff)
+        _ = ledger.assign([0, 1, 2], stored: [0: 40, 1: 10], now: start)
+        _ = Self.consume(&ledger, 0, from: 40, upTo: 45)
+        ledger.committed(ledger.progress(topic: "plays") { _ in nil }.partitions)
+        // Caught up and committed: nothing to flush. Then a flush fails (the primary is lost)
+        // and the store cannot be read: the consumer's view of 45 and 10 is all it has.
+        #expect(!ledger.hasUnflushedProgress)
+        let seeks = ledger.rewind(to: nil)
+        #expect(seeks == [.init(partition: 0, offset: 45)])
+        #expect(ledger.hasUnflushedProgress)
+        // Partition 2 has nothing stored and nothing consumed: there is nothing to confirm.
+        #expect(ledger.progress(topic: "plays") { _ in nil }.partitions == [
+            PartitionProgress(topic: "plays", partition: 0, startOffset: 45, nextOffset: 45, highWatermark: nil),
+            PartitionProgress(topic: "plays", partition: 1, startOffset: 10, nextOffset: 10, highWatermark: nil),
+        ])
+        // The store (a promoted standby) has partition 0 at 42 only: the flush is fenced, and
+        // the rewind to what it holds reads 42..<45 again.
+        #expect(ledger.rewind(to: [0: 42, 1: 10]) == [.init(partition: 0, offset: 42)])
+        #expect(!ledger.hasUnflushedProgress)
+        // Had the store confirmed them instead, nothing would be carried again.
+        _ = ledger.rewind(to: nil)
+        ledger.committed(ledger.progress(topic: "plays") { _ in nil }.partitions)
+        #expect(!ledger.hasUnflushedProgress)
+        #expect(ledger.progress(topic: "plays") { _ in nil }.partitions.isEmpty)
+    }
+
     @Test("partitions assigned while the store fails are skipped until it answers, then sought to its offsets")
     func awaitingStoredOffsets() {
         var ledger = PartitionLedger(retryBackoff: Self.backoff)

@@ -62,11 +62,16 @@ extension PostgresTestServer {
 
     /// Stops this standby's streaming from its primary (an empty `primary_conninfo`, reloaded):
     /// what the primary commits from now on never reaches it, as with an asynchronous standby
-    /// that had fallen behind when its primary was lost.
-    public func stopStreaming() throws {
+    /// that had fallen behind when its primary was lost. Returns once its WAL receiver is gone
+    /// (the reload takes effect a moment later).
+    public func stopStreaming() async throws {
         let connection = try PostgresConnection(url: url(database: "postgres"))
         try connection.execute("ALTER SYSTEM SET primary_conninfo = ''")
         try connection.execute("SELECT pg_reload_conf()")
+        let stopped = try await eventually(within: .seconds(30)) {
+            try connection.query("SELECT count(*) FROM pg_stat_wal_receiver").string(row: 0, column: 0) == "0"
+        }
+        guard stopped else { throw TestServerError(message: "the standby on port \(port) still streams 30 s after primary_conninfo was cleared") }
     }
 
     /// The primary's current WAL position (`pg_current_wal_lsn()`), e.g. "0/3000148".
