@@ -18,4 +18,15 @@ struct ConsumerSettingsTests {
         configuration.heartbeatIntervalMilliseconds = 500
         #expect(property("heartbeat.interval.ms", of: configuration) == "500")
     }
+
+    @Test("a seek waits as long as asked on every librdkafka, including those before 2.1.0 that counted the wait in microseconds")
+    func seekTimeoutIsScaledForOldLibrdkafka() {
+        #expect(RDKafkaClient.seekTimeoutArgument(.seconds(10), libraryVersion: 0x0200_02FF) == 10_000_000)
+        #expect(RDKafkaClient.seekTimeoutArgument(.seconds(10), libraryVersion: 0x0201_00FF) == 10_000)
+        #expect(RDKafkaClient.seekTimeoutArgument(.seconds(10), libraryVersion: 0x020F_00FF) == 10_000)
+        #expect(RDKafkaClient.seekTimeoutArgument(.seconds(3_000), libraryVersion: 0x0200_02FF) == Int32.max)
+        // The library the tests run on gets a wait of 10 s, whichever it is.
+        let linked = RDKafkaClient.libraryVersion
+        #expect(RDKafkaClient.seekTimeoutArgument(.seconds(10), libraryVersion: linked) == (linked < 0x0201_0000 ? 10_000_000 : 10_000))
+    }
 }
