@@ -10,6 +10,8 @@ import Testing
 /// The Kafka faults of docs/faults.md on librdkafka's mock cluster with three brokers: `consume`
 /// and `archive` as processes while events flow, the faults injected from here. The suite runs
 /// a short drill; `scripts/drill` (COUNTERPOINT_LONG_DRILL=1) the long one.
+/// `scripts/test` runs this suite apart from the others, in a test process of its own: it takes
+/// mock brokers down, and librdkafka aborts when a child spawned at that moment holds a listener.
 @Suite("Kafka faults drilled on a three-broker mock cluster", .serialized)
 struct KafkaFaultDrillTests {
     /// How much of everything: events, how fast they come, how long brokers stay down, how
