@@ -36,7 +36,7 @@ struct ConsumeProcessTests {
                 try await BlockingThread.run(name: "producer") {
                     defer { producing.withLock { $0 = false } }
                     return try Self.produceDuplicateFree(Self.crashEvents, to: cluster, rate: Self.productionRate,
-                                                         holdingBackLast: 50_000, until: { killsDone.withLock { $0 } })
+                                                         holdingBackLast: 50_000, until: { killsDone.withLock { $0 } }).truth
                 }
             }
             var random = SystemRandomNumberGenerator()
@@ -122,13 +122,13 @@ struct ConsumeProcessTests {
     }
 
     /// Produces `count` unique events over the partitions at `rate` events/s, and returns what
-    /// they add up to.
+    /// they add up to and the (track, hour) of each line.
     /// The last `holdingBackLast` events wait until `release` returns true, so that events are
     /// still flowing whatever happens meanwhile.
     /// `idempotent` producers write each event once even when brokers fail mid-request.
     static func produceDuplicateFree(_ count: Int, to cluster: KafkaMockCluster, rate: Int,
                                      holdingBackLast: Int, idempotent: Bool = false,
-                                     until release: () -> Bool) throws -> [CountKey: Int64] {
+                                     until release: () -> Bool) throws -> (truth: [CountKey: Int64], keys: [[UInt8]: CountKey]) {
         var configuration = GeneratorConfiguration()
         configuration.events = count
         configuration.tracks = 20_000
@@ -138,6 +138,8 @@ struct ConsumeProcessTests {
         var synthesizer = EventSynthesizer(configuration: configuration)
         let producer = try Fixtures.producer(cluster, options: KafkaClientOptions(idempotent ? [("enable.idempotence", "true")] : []))
         var truth: [CountKey: Int64] = [:]
+        var keys: [[UInt8]: CountKey] = [:]
+        keys.reserveCapacity(count)
         var line: [UInt8] = []
         line.reserveCapacity(512)
         let start = ContinuousClock.now
@@ -153,7 +155,9 @@ struct ConsumeProcessTests {
             sent += 1
             line.removeAll(keepingCapacity: true)
             guard let event = synthesizer.appendNext(to: &line) else { break }
-            truth[CountKey(trackID: event.trackID, hour: event.hour.index), default: 0] += 1
+            let key = CountKey(trackID: event.trackID, hour: event.hour.index)
+            truth[key, default: 0] += 1
+            keys[line] = key
             // Keyed by sequence number, so that the partitions fill evenly (keyed by track, the most
             // popular tracks' partitions would outgrow the mock's retention; without a key,
             // librdkafka sticks to one partition for 10 ms at a time).
@@ -164,6 +168,6 @@ struct ConsumeProcessTests {
         guard statistics.delivered == count else {
             throw FixtureError("\(statistics.delivered) of \(count) events delivered: \(statistics.failuresByError)")
         }
-        return truth
+        return (truth, keys)
     }
 }

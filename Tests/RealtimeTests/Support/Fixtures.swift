@@ -6,6 +6,7 @@ import Kafka
 import Logging
 import Patience
 import Realtime
+import Runtime
 import StoreTestSupport
 
 /// A (track, hour) counter key, as the tests compare them.
@@ -119,6 +120,39 @@ enum Fixtures {
             watermarks[id] = try consumer.queryWatermarks(topic: topic, partition: id).high
         }
         return watermarks
+    }
+}
+
+extension Fixtures {
+    /// Every message value the topic holds now, read from offset 0 of each partition by a
+    /// consumer of a group of its own: what the log really has, whatever producers were told.
+    static func loggedValues(_ cluster: KafkaMockCluster, partitions: Int, topic: String = "plays") async throws -> [[UInt8]] {
+        final class Collector: KafkaConsumerHandler, @unchecked Sendable {
+            // Safe to share: the values are behind a lock.
+            let values = Locked<[[UInt8]]>([])
+            func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
+                Dictionary(uniqueKeysWithValues: partitions.map { ($0, 0) })
+            }
+            func consume(_ batch: KafkaMessageBatch) throws {
+                values.withLock { values in
+                    for message in batch { values.append(message.value.map { Array($0) } ?? []) }
+                }
+            }
+        }
+        let total = Int(try highWatermarks(cluster, partitions: partitions, topic: topic).values.reduce(0, +))
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers,
+                                                       groupID: "read-back-\(UUID().uuidString)", topics: [topic])
+        configuration.connectTimeout = .seconds(5)
+        configuration.options.set("max.poll.interval.ms", String(KafkaMockCluster.consumerMaxPollIntervalMilliseconds))
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        let collector = Collector()
+        let deadline = ContinuousClock.now + .seconds(120)
+        try await BlockingThread.run(name: "read-back") {
+            try consumer.run(until: { collector.values.withLock(\.count) >= total || ContinuousClock.now >= deadline }, handler: collector)
+        }
+        let values = collector.values.withLock { $0 }
+        guard values.count == total else { throw FixtureError("read back \(values.count) of the \(total) messages in \(topic)") }
+        return values
     }
 }
 
