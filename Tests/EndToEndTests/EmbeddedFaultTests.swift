@@ -60,8 +60,14 @@ struct EmbeddedFaultTests {
                 for track in truth.trackIDs {
                     #expect(totals[track] == truth.plays(of: track), "track \(track)")
                 }
-                try await Drill.waitUntil(timeout: .seconds(30)) {
-                    (try? LogTruth(logs: archive))?.valid == truth.valid
+                do {
+                    try await Drill.waitUntil(timeout: .seconds(30)) {
+                        (try? LogTruth(logs: archive))?.valid == truth.valid
+                    }
+                } catch {
+                    let archived = (try? LogTruth(logs: archive))?.valid ?? 0
+                    throw CommandError(description: "the archive holds \(archived) of \(truth.valid) events 30 s after every one was counted:\n"
+                        + "\(run.stderr.split(separator: "\n").filter { $0.contains("rchiv") }.suffix(30).joined(separator: "\n"))")
                 }
                 #expect(try server.request("/readyz").status == 200)
                 try await server.stop(timeout: .seconds(15))

@@ -69,15 +69,16 @@ struct PostgresEndToEndTests {
             do {
                 let (run, broker) = try await Self.startRun(store: store, scratch: scratch, processes: processes)
                 let consume = try await Self.startConsume(store: store, broker: broker, scratch: scratch, processes: processes)
-                let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "4000", "--json"],
+                let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
                                                  scratch: scratch)
                 try await Task.sleep(for: .milliseconds(500))
-                // The batch replaces the covered hours while both consumers keep flushing.
+                // The batch replaces the covered hours while both consumers keep flushing. It must
+                // start mid-stream; how long it then takes on a loaded machine does not matter.
+                #expect(replay.isRunning, "the stream ended before the batch started; make the replay slower")
                 let batch = try await runCounterpointJSON([
                     "batch", "--store", store, "--data-dir", scratch.appendingPathComponent("batch-data").path,
                     "--logs", logs.path, "--from", Hours.text(covered.lowerBound), "--to", Hours.text(covered.upperBound), "--json",
                 ], scratch: scratch)
-                #expect(replay.isRunning, "the batch did not overlap the stream; make the replay slower")
                 #expect(int(batch["counted"]) == (exact.trackIDs.reduce(0) { $0 + exact.plays(of: $1, hours: covered) }),
                         "batch summary: \(batch)")
                 let produced = try await Self.finish(replay)
