@@ -64,18 +64,18 @@ extension RDKafkaClient {
     func seek(_ partition: KafkaPartition, to offset: Int64, timeout: Duration) throws(KafkaError) {
         let list = RDKafkaTopicPartitionList(offsets: [(partition, offset)])
         let context = "seeking \(partition) to offset \(offset)"
-        try RDKafkaStatus.check(rd_kafka_seek_partitions(handle, list.handle, Self.seekTimeoutArgument(timeout, libraryVersion: Self.libraryVersion)),
-                                context)
+        let wait = Self.seekTimeoutArgument(timeout, libraryVersion: Self.libraryVersion)
+        try RDKafkaStatus.check(rd_kafka_seek_partitions(handle, list.handle, wait), context)
         if let error = list.firstError({ _ in context }) { throw error }
     }
+
+    /// The linked librdkafka's version, `0xMMmmrrxx` (`rd_kafka_version()`).
+    static var libraryVersion: Int32 { rd_kafka_version() }
 
     /// What to pass `rd_kafka_seek_partitions` for `timeout`. Before 2.1.0 librdkafka waited
     /// that many microseconds, not milliseconds (confluentinc/librdkafka#4230; Debian 12 has
     /// 2.0.2): a 10 s wait became 10 ms, and a seek its broker thread took up a little late on
     /// a loaded machine failed with "Timed out" and stopped the consumer. Scaled for those.
-    /// The linked librdkafka's version, `0xMMmmrrxx` (`rd_kafka_version()`).
-    static var libraryVersion: Int32 { rd_kafka_version() }
-
     static func seekTimeoutArgument(_ timeout: Duration, libraryVersion: Int32) -> Int32 {
         let milliseconds = timeout.clampedMilliseconds
         guard libraryVersion < 0x0201_0000 else { return milliseconds }
