@@ -40,6 +40,16 @@ struct PartitionLedger {
         var firstSeen: Int64?
         /// `stored` is this consumer's own view after a failed flush, not yet confirmed by the store.
         var unconfirmed = false
+
+        /// Where a flush would leave it: after what was consumed, else where the store has it.
+        var next: Int64? { consumed ?? stored }
+
+        /// Whether a flush must carry it: consumed past the stored offset, or that offset is
+        /// unconfirmed (then with nothing new: start and next offsets equal).
+        var needsFlush: Bool {
+            guard let next else { return false }
+            return next != stored || unconfirmed
+        }
     }
 
     /// The retry of a read of stored offsets that failed while partitions were assigned.
@@ -124,10 +134,8 @@ struct PartitionLedger {
             anyAssigned = true
             let position = positions[id]
             let high = highWatermark(Int32(id))
-            if let high, let next = position.consumed ?? position.stored { lag += max(0, high - next) }
-            // An unconfirmed partition goes with nothing new too: start and next offsets equal.
-            guard let next = position.consumed ?? (position.unconfirmed ? position.stored : nil),
-                  next != position.stored || position.unconfirmed else { continue }
+            if let high, let next = position.next { lag += max(0, high - next) }
+            guard position.needsFlush, let next = position.next else { continue }
             progress.append(PartitionProgress(topic: topic, partition: Int32(id), startOffset: position.stored,
                                               nextOffset: next, highWatermark: high))
         }
@@ -137,7 +145,7 @@ struct PartitionLedger {
     /// Whether a flush has something to store: messages consumed since the last one, or an
     /// offset the store has yet to confirm.
     var hasUnflushedProgress: Bool {
-        positions.contains { $0.isAssigned && ($0.unconfirmed || ($0.consumed != nil && $0.consumed != $0.stored)) }
+        positions.contains { $0.isAssigned && $0.needsFlush }
     }
 
     /// A flush of `progress` committed: the store holds those offsets now.

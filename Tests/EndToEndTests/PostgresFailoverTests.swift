@@ -45,7 +45,7 @@ struct PostgresFailoverTests {
                 #expect(try standby.isInRecovery())
                 let logBefore = standby.log.utf8.count
                 let onStandby = try await PostgresEndToEndTests.startServe(
-                    store: standby.url(database: Self.databaseName(store)), name: "serve-standby", scratch: scratch, processes: processes)
+                    store: standby.url(database: PostgresTestServer.databaseName(of: store)), name: "serve-standby", scratch: scratch, processes: processes)
                 #expect(try Steps.totals(onStandby, tracks: exact.trackIDs) == PostgresEndToEndTests.totals(exact.plays))
                 let lag = try Self.freshness(onStandby)["replica_lag_ms"]
                 #expect((lag as? NSNumber).map { $0.int64Value >= 0 } == true, "replica_lag_ms on a standby: \(String(describing: lag))")
@@ -60,7 +60,7 @@ struct PostgresFailoverTests {
                 // A standby of a database without the schema: refused with one line, nothing created.
                 try await standby.waitForReplay(of: try primary.currentWALPosition())
                 let refused = try await runCounterpoint([
-                    "serve", "--store", standby.url(database: Self.databaseName(empty)), "--listen", "127.0.0.1:0",
+                    "serve", "--store", standby.url(database: PostgresTestServer.databaseName(of: empty)), "--listen", "127.0.0.1:0",
                     "--data-dir", scratch.appendingPathComponent("serve-empty").path,
                 ], scratch: scratch, timeout: .seconds(30))
                 #expect(refused.exited && refused.status != 0, "serve on a standby without the schema: \(refused.summary)")
@@ -89,7 +89,7 @@ struct PostgresFailoverTests {
             standby.stop()
             primary.stop()
         }
-        let database = Self.databaseName(try primary.makeDatabase())
+        let database = PostgresTestServer.databaseName(of: try primary.makeDatabase())
         let writers = PostgresTestServer.multiHostURL([primary, standby], database: database, targetSessionAttrs: "read-write")
         try await withTemporaryDirectory { scratch in
             let logs = scratch.appendingPathComponent("logs")
@@ -177,10 +177,6 @@ struct PostgresFailoverTests {
                 throw error
             }
         }
-    }
-
-    static func databaseName(_ url: String) -> String {
-        String(url.split(separator: "/").last ?? "")
     }
 
     /// The `freshness` object of `/v1/status`.

@@ -38,7 +38,7 @@ extension SecuredPostgres.Setup {
     /// `SecuredPostgres.role`, with `password` in it if one is given, plus `parameters`.
     func database(_ parameters: String, password: String? = nil) throws -> (name: String, url: String) {
         let url = try server.makeDatabase()
-        let name = String(url.split(separator: "/").last!)
+        let name = PostgresTestServer.databaseName(of: url)
         let user = SecuredPostgres.role + (password.map { ":" + $0 } ?? "")
         return (name, "postgresql://\(user)@localhost:\(server.port)/\(name)?\(parameters)")
     }

@@ -16,7 +16,7 @@ struct StoreFailoverTests {
             standby.stop()
             primary.stop()
         }
-        let database = String(try primary.makeDatabase().split(separator: "/").last ?? "")
+        let database = PostgresTestServer.databaseName(of: try primary.makeDatabase())
         let store = StoreBackend.postgres(url: PostgresTestServer.multiHostURL([primary, standby], database: database,
                                                                                targetSessionAttrs: "read-write"))
         let cluster = try Fixtures.cluster(partitions: 2)

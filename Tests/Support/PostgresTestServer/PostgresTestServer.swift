@@ -79,9 +79,15 @@ public final class PostgresTestServer: Sendable {
         return url(database: name)
     }
 
+    /// The database named in a URI made by `url(database:)` or `makeDatabase()`.
+    public static func databaseName(of url: String) -> String {
+        String(url.split(separator: "/").last ?? "")
+    }
+
     /// Drops the database of `url` (made by `makeDatabase()`), closing its connections; best effort.
     public func dropDatabase(url: String) {
-        guard let name = url.split(separator: "/").last else { return }
+        let name = Self.databaseName(of: url)
+        guard !name.isEmpty else { return }
         _ = try? PostgresConnection(url: self.url(database: "postgres")).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
