@@ -97,13 +97,20 @@ public final class PostgresTestServer: Sendable {
                                             "-o", serverOptions, "restart"], runAs: runAs, what: "pg_ctl restart")
     }
 
+    /// `pg_ctl stop -m fast`: the server closes every connection and shuts down cleanly, as in
+    /// the first half of a restart; `start()` brings it back.
+    public func stopFast() throws {
+        try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-w", "-m", "fast", "stop"],
+                     runAs: runAs, what: "pg_ctl stop -m fast")
+    }
+
     private var serverOptions: String {
         // fsync stays on: the benchmarks compare a durable PostgreSQL with SQLite in WAL mode.
         "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c max_connections=200"
             + settings.map { " -c \($0)" }.joined()
     }
 
-    func start() throws {
+    public func start() throws {
         do {
             try Self.run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "60",
                                                 "-o", serverOptions, "start"], runAs: runAs, what: "pg_ctl start")
