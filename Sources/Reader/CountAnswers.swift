@@ -30,7 +30,7 @@ struct CountAnswers {
         let values = try QueryValues(query, allowed: ["from", "to"])
         let range = try values.hourRange()
         // Freshness is the one the answer was read with, from the same snapshots.
-        let (answer, freshness) = try store.withReader { reader in (try read(reader, range), reader.lastFreshness) }
+        let (answer, freshness) = try store.read { try read($0, range) }
         var json = JSONWriter(capacity: capacity)
         json.beginObject()
         json.key("track_id"); json.value(trackID)
@@ -44,9 +44,7 @@ struct CountAnswers {
         let values = try QueryValues(query, allowed: ["from", "to", "step"])
         let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
-        let (points, freshness) = try store.withReader { reader in
-            (try reader.timeline(track: trackID, in: range, step: step), reader.lastFreshness)
-        }
+        let (points, freshness) = try store.read { try $0.timeline(track: trackID, in: range, step: step) }
         return timelineAnswer(trackID, step: step, range: range, points: points, freshness: freshness) { point, json in
             json.key("start"); json.value(point.start)
             json.key("plays"); json.value(point.plays)
@@ -131,7 +129,7 @@ struct CountAnswers {
             trackIDs.append(trackID)
         }
         let range = try values.hourRange()
-        let (answers, freshness) = try store.withReader { reader in (try reader.plays(tracks: trackIDs, in: range), reader.lastFreshness) }
+        let (answers, freshness) = try store.read { try $0.plays(tracks: trackIDs, in: range) }
         return trackList(answers, freshness)
     }
 
@@ -141,7 +139,7 @@ struct CountAnswers {
         let range = try values.hourRange()
         // Ranked from the same snapshots as every other answer: a batch commit or a flush
         // shows in the next ranking, at most the snapshot age later.
-        let (tracks, freshness) = try store.withReader { reader in (try reader.top(in: range, limit: limit), reader.lastFreshness) }
+        let (tracks, freshness) = try store.read { try $0.top(in: range, limit: limit) }
         return trackList(tracks, freshness)
     }
 

@@ -31,9 +31,7 @@ struct DimensionAnswers {
             throw APIError.badRequest("invalid_by", "'by' must be 'country' or 'client', not '\(QueryValues.printable(other))'")
         }
         let range = try values.hourRange()
-        let (answer, freshness) = try store.withReader { reader in
-            (try reader.dimensions(track: trackID, in: range), reader.lastFreshness)
-        }
+        let (answer, freshness) = try store.read { try $0.dimensions(track: trackID, in: range) }
         let entries = answer.breakdown(section)
         var json = JSONWriter(capacity: 128 + entries.count * 48)
         json.beginObject()

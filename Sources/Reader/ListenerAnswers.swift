@@ -20,9 +20,7 @@ struct ListenerAnswers {
         let values = try QueryValues(query, allowed: ["from", "to", "step"])
         let step = try counts.timelineStep(values)
         let range = try counts.timelineRange(values, step: step)
-        let (points, freshness) = try store.withReader { reader in
-            (try reader.listenerTimeline(track: trackID, in: range, step: step), reader.lastFreshness)
-        }
+        let (points, freshness) = try store.read { try $0.listenerTimeline(track: trackID, in: range, step: step) }
         return counts.timelineAnswer(trackID, step: step, range: range, points: points, freshness: freshness) { point, json in
             json.key("start"); json.value(point.start)
             json.key("listeners"); json.value(point.listeners)

@@ -1,3 +1,4 @@
+import CounterpointCore
 import CounterStore
 import Runtime
 
@@ -13,6 +14,12 @@ final class StoreSlot: Sendable {
     init(store: StoreBackend, snapshotAge: Duration) {
         self.store = store
         self.snapshotAge = snapshotAge
+    }
+
+    /// What `body` reads with this thread's reader, and the freshness of the snapshots it read
+    /// (the freshness an answer reports is that of the snapshots its counts came from).
+    func read<T>(_ body: (CounterReader) throws -> T) throws -> (T, Freshness) {
+        try withReader { reader in (try body(reader), reader.lastFreshness) }
     }
 
     /// Runs `body` with this thread's reader, opening it on first use, holding its snapshots

@@ -117,6 +117,48 @@ struct MergeRuleTests {
         }
     }
 
+    @Test("many tracks looked up at once get each track's merged plays, in request order, over every shape of range",
+          arguments: Backend.allCases)
+    func manyTracksAtOnce(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let tracks = Array(Int64(1)...Int64(30))
+            var realtimeRows: [(Int64, Int64, Int64)] = []
+            var batchRows: [(Int64, Int64, Int64)] = []
+            for track in tracks {
+                for offset in Int64(0)..<100 where (track * 3 + offset) % 4 != 0 {
+                    realtimeRows.append((track, offset, (track + offset) % 7 + 1))
+                }
+                for offset in Int64(20)..<40 { batchRows.append((track, offset, track % 5 + 1)) }
+                batchRows.append((track, 65, 31 - track))
+            }
+            let covered = [hours(20, 40), hours(60, 70)]
+            try flush(try stores.realtime(), realtimeRows, from: nil, to: 1)
+            let batch = try stores.batch()
+            try replace(batch, covered[0], batchRows.filter { covered[0].contains(hour($0.1)) })
+            try replace(batch, covered[1], batchRows.filter { covered[1].contains(hour($0.1)) })
+            // The merge rule over the rows written, apart from the stores.
+            func truth(_ track: Int64, _ range: HourRange) -> (batch: Int64, realtime: Int64) {
+                let isCovered = { (offset: Int64) in covered.contains { $0.contains(hour(offset)) } }
+                let batch = batchRows.filter { $0.0 == track && range.contains(hour($0.1)) }.reduce(0) { $0 + $1.2 }
+                let realtime = realtimeRows.filter { $0.0 == track && range.contains(hour($0.1)) && !isCovered($0.1) }.reduce(0) { $0 + $1.2 }
+                return (batch, realtime)
+            }
+            let reader = try stores.reader()
+            let asked: [Int64] = [7, 1, 999, 30, 7] + tracks
+            // Realtime only; batch only; one batch part and realtime gaps; two batch parts; everything.
+            for range in [hours(0, 20), hours(25, 38), hours(30, 50), hours(10, 90), .allTime] {
+                let answers = try reader.plays(tracks: asked, in: range)
+                #expect(answers.map(\.trackID) == asked)
+                for answer in answers {
+                    let expected = truth(answer.trackID, range)
+                    #expect(answer == TrackPlays(trackID: answer.trackID, batchPlays: expected.batch, realtimePlays: expected.realtime),
+                            "track \(answer.trackID) over \(range)")
+                    #expect(try reader.plays(track: answer.trackID, in: range) == answer)
+                }
+            }
+        }
+    }
+
     @Test("the ranking agrees with per-track totals over narrow and wide ranges", arguments: Backend.allCases)
     func rankingAgreesWithTotals(_ backend: Backend) throws {
         try withStores(backend) { stores in

@@ -109,18 +109,28 @@ public final class PostgresLayers: LayerReads {
         return try query("SELECT " + Self.realtimeSumExpression(lowers: 2), [track] + Self.arrays(of: gaps)).singleInt64 ?? 0
     }
 
-    public func trackSums(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
-        // Both layers in one statement: a point lookup on a held snapshot is one round trip. A
-        // range the batch covers entirely asks the batch alone (`batchSum`): the realtime
-        // subquery cost a fifth of the server's work per lookup even when it found nothing
-        // (docs/performance.md).
-        guard batchParts.count <= 1, !realtimeGaps.isEmpty else {
-            return try sumsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps)
+    public func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays] {
+        // Every track and both layers in one statement: a point lookup on a held snapshot is one
+        // round trip, and so are the lookups of a multi-track request or of concurrent requests
+        // answered together (docs/postgresql.md). A range the batch covers entirely asks the
+        // batch alone: the realtime subquery cost a fifth of the server's work per lookup even
+        // when it found nothing (docs/performance.md).
+        guard batchParts.count <= 1 else {
+            return try tracks.map { try sumsOneLayerAtATime(track: $0, batchParts: batchParts, realtimeGaps: realtimeGaps) }
         }
-        let (mask, parameters) = batchParts.first.map { Self.slots(of: $0, track: track) } ?? (0, [track])
-        let result = try query(Self.trackSumsSQL[mask], parameters + Self.arrays(of: realtimeGaps))
-        return TrackPlays(trackID: track, batchPlays: result.optionalInt64(row: 0, column: 0) ?? 0,
-                          realtimePlays: result.optionalInt64(row: 0, column: 1) ?? 0)
+        let (mask, bounds) = batchParts.first.map { Self.slotBounds(of: $0) } ?? (0, [])
+        guard !tracks.isEmpty, mask != 0 || !realtimeGaps.isEmpty else {
+            return tracks.map { TrackPlays(trackID: $0, batchPlays: 0, realtimePlays: 0) }
+        }
+        let shape = TrackSumsShape(tracks: tracks.count, realtime: !realtimeGaps.isEmpty)
+        let trackParameter: any PostgresParameter = shape.manyTracks ? PostgresInt64Array(tracks) : tracks[0]
+        let gapParameters = realtimeGaps.isEmpty ? [] : Self.arrays(of: realtimeGaps)
+        // One row per track, in order (`unnest … WITH ORDINALITY`).
+        let result = try query(Self.trackSumsSQL[shape.index][mask], [trackParameter] + bounds + gapParameters)
+        return tracks.indices.map { row in
+            TrackPlays(trackID: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
+                       realtimePlays: shape.realtime ? result.optionalInt64(row: row, column: 1) ?? 0 : 0)
+        }
     }
 
     public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
@@ -220,19 +230,48 @@ extension PostgresLayers {
     static let batchSQL = Catalogue.BatchStatements(placeholder: { "$\($0)" })
     static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "$\($0)" })
 
-    /// Σ realtime plays of the track ($1) over the gaps given as two arrays, of lower bounds
-    /// (parameter `lowers`) and upper bounds (the next): one statement shape whatever their number.
-    static func realtimeSumExpression(lowers: Int) -> String {
+    /// Σ realtime plays of the track (`track`, by default $1) over the gaps given as two arrays,
+    /// of lower bounds (parameter `lowers`) and upper bounds (the next): one statement shape
+    /// whatever their number.
+    static func realtimeSumExpression(lowers: Int, track: String = "$1") -> String {
         """
         (SELECT coalesce(sum(r.plays), 0)::bigint FROM unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)
-         JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper)
+         JOIN realtime_counts r ON r.track_id = \(track) AND r.hour >= g.lower AND r.hour < g.upper)
         """
     }
 
-    /// `trackSumsSQL[mask]`: the batch sum of `batchSQL.sumBySlots[mask]` and the realtime sum,
-    /// its gaps' arrays after the slots' bounds.
-    static let trackSumsSQL = batchSQL.sumExpressionBySlots.enumerated().map { mask, batchSum in
-        "SELECT \(batchSum), \(realtimeSumExpression(lowers: 2 * Catalogue.slotLevels(mask: mask).count + 2))"
+    /// Which statement of `trackSumsSQL` a lookup takes: one track ($1) or an array of them ($1,
+    /// one row each, in order), with the realtime sum or without it (a covered range).
+    struct TrackSumsShape {
+        var manyTracks: Bool
+        var realtime: Bool
+
+        init(tracks: Int, realtime: Bool) {
+            manyTracks = tracks > 1
+            self.realtime = realtime
+        }
+
+        private init(index: Int) {
+            manyTracks = index & 2 != 0
+            realtime = index & 1 != 0
+        }
+
+        var index: Int { (manyTracks ? 2 : 0) | (realtime ? 1 : 0) }
+        static let all = (0..<4).map(TrackSumsShape.init(index:))
+    }
+
+    /// `trackSumsSQL[shape.index][mask]`: the batch sum of `batchSQL.sumBySlots[mask]` (the
+    /// slots' bounds from $2 on) and, if the shape has it, the realtime sum (its gaps' arrays
+    /// after the slots' bounds), for one track or for each of an array of them.
+    static let trackSumsSQL = TrackSumsShape.all.map { shape in
+        let track = shape.manyTracks ? "u.t" : "$1"
+        let batch = shape.manyTracks ? Catalogue.BatchStatements(placeholder: { $0 == 1 ? track : "$\($0)" }) : batchSQL
+        return batch.sumExpressionBySlots.enumerated().map { mask, batchSum in
+            let realtime = shape.realtime
+                ? ", " + realtimeSumExpression(lowers: 2 * Catalogue.slotLevels(mask: mask).count + 2, track: track) : ""
+            let from = shape.manyTracks ? " FROM unnest($1::bigint[]) WITH ORDINALITY AS u (t, n) ORDER BY u.n" : ""
+            return "SELECT \(batchSum)\(realtime)\(from)"
+        }
     }
 
     /// `gaps` as the two array parameters of `realtimeSumExpression`.
@@ -243,9 +282,14 @@ extension PostgresLayers {
     /// The non-empty slots of `part` as a mask (bit i: slot i) and the parameters of the
     /// `…BySlots[mask]` statements: the track, then each slot's bounds.
     static func slots(of part: RollupDecomposition, track: Int64) -> (mask: Int, parameters: [any PostgresParameter]) {
+        let (mask, bounds) = slotBounds(of: part)
+        return (mask, [track] + bounds)
+    }
+
+    /// The non-empty slots of `part` as a mask and each slot's bounds, in slot order (the
+    /// parameters from $2 on).
+    static func slotBounds(of part: RollupDecomposition) -> (mask: Int, bounds: [any PostgresParameter]) {
         let (mask, spans) = Catalogue.nonEmptySlots(of: part)
-        var parameters: [any PostgresParameter] = [track]
-        for span in spans { parameters += [span.lower, span.upper] }
-        return (mask, parameters)
+        return (mask, spans.flatMap { [$0.lower, $0.upper] as [any PostgresParameter] })
     }
 }

@@ -82,13 +82,16 @@ public final class CounterReader {
     public func plays(tracks: [Int64], in range: HourRange) throws -> [TrackPlays] {
         guard !tracks.isEmpty else { return [] }
         return try withSnapshot { state in
-            let plan = MergePlan(range: range, coverage: state.coverage)
-            return try tracks.map { try plays(track: $0, plan: plan) }
+            return try plays(tracks: tracks, plan: MergePlan(range: range, coverage: state.coverage))
         }
     }
 
     func plays(track: Int64, plan: MergePlan) throws -> TrackPlays {
-        try layers.trackSums(track: track, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps)
+        try plays(tracks: [track], plan: plan)[0]
+    }
+
+    func plays(tracks: [Int64], plan: MergePlan) throws -> [TrackPlays] {
+        try layers.trackSums(tracks: tracks, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps)
     }
 
     // MARK: Timeline

@@ -160,10 +160,11 @@ public protocol LayerReads: AnyObject {
 
     /// Σ realtime plays of `track` over `gaps`.
     func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64
-    /// A point lookup: Σ batch plays of `track` over `batchParts` and Σ realtime plays over
-    /// `realtimeGaps` (by default `batchSum` for each part, then `realtimeSum`; a store whose
-    /// reads are round trips asks both in one).
-    func trackSums(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays
+    /// Point lookups: for each of `tracks` (in order, duplicates allowed), Σ batch plays over
+    /// `batchParts` and Σ realtime plays over `realtimeGaps` — by default `batchSum` for each
+    /// part, then `realtimeSum`, track by track; a store whose reads are round trips asks for
+    /// every track and both layers in one.
+    func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays]
     /// The realtime rows of `track` in `gap`: (hour, plays), any order.
     func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws
     /// Every realtime row in `gap`: (track, plays), several per track. The realtime layer holds
@@ -191,8 +192,8 @@ public protocol LayerReads: AnyObject {
 }
 
 extension LayerReads {
-    public func trackSums(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
-        try sumsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps)
+    public func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays] {
+        try tracks.map { try sumsOneLayerAtATime(track: $0, batchParts: batchParts, realtimeGaps: realtimeGaps) }
     }
 
     /// `trackSums` as one `batchSum` per part and one `realtimeSum`.
