@@ -111,10 +111,9 @@ public final class PostgresLayers: LayerReads {
 
     public func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays] {
         // Every track and both layers in one statement: a point lookup on a held snapshot is one
-        // round trip, and so are the lookups of a multi-track request or of concurrent requests
-        // answered together (docs/postgresql.md). A range the batch covers entirely asks the
-        // batch alone: the realtime subquery cost a fifth of the server's work per lookup even
-        // when it found nothing (docs/performance.md).
+        // round trip, and so is a multi-track request's (docs/postgresql.md). A range the batch
+        // covers entirely asks the batch alone: the realtime subquery cost a fifth of the
+        // server's work per lookup even when it found nothing (docs/performance.md).
         guard batchParts.count <= 1 else {
             return try tracks.map { try sumsOneLayerAtATime(track: $0, batchParts: batchParts, realtimeGaps: realtimeGaps) }
         }
