@@ -213,13 +213,20 @@ final class ArchiveHandler: KafkaConsumerHandler {
         if shouldCommit { try commit() }
     }
 
-    /// Commits the uncommitted offsets; a failure that a later commit may fix is logged and
-    /// retried at the next checkpoint (the data is on disk either way).
+    /// How long a commit may wait for the group coordinator. While the cluster cannot be
+    /// reached a commit gets no answer; without a bound it held the poll loop — and the
+    /// health probe that reports the cluster unreachable — for a minute and more.
+    static let commitTimeout: Duration = .seconds(5)
+
+    /// Commits the uncommitted offsets; a failure that a later commit may fix (no answer within
+    /// `commitTimeout` included) is logged and retried at the next checkpoint (the data is on
+    /// disk either way; a commit that lands late only moves the group's offsets forward).
     private func commit() throws {
         guard !uncommitted.isEmpty, fileFailure == nil else { return }
         var offsets: [KafkaPartition: Int64] = [:]
         for (partition, offset) in uncommitted { offsets[KafkaPartition(topic: topic, id: partition)] = offset }
-        if case .failure(let error) = Result(catching: { () throws(KafkaError) in try consumer.commit(offsets) }) {
+        let commit = { () throws(KafkaError) in try self.consumer.commit(offsets, timeout: Self.commitTimeout) }
+        if case .failure(let error) = Result(catching: commit) {
             guard !error.isFatal else { throw error }
             metrics.commitFailures.increment()
             logger.warning("archive offsets not committed; retrying at the next checkpoint", metadata: ["archive.error": "\(error)"])

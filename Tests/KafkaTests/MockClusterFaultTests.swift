@@ -53,6 +53,39 @@ struct MockClusterFaultTests {
         #expect(Set(received.map { $0.value! }).count == 1_200, "every message once")
     }
 
+    @Test("a commit while every broker is down gives up after its timeout with a retriable error, and one after they are back lands")
+    func commitWhileClusterDown() async throws {
+        let cluster = try KafkaMockCluster(brokers: 2, logger: Fixtures.logger)
+        try cluster.createTopic("plays", partitions: 1)
+        let consumer = try KafkaConsumer(configuration: Fixtures.consumerConfiguration(cluster, group: "committers"), logger: Fixtures.logger)
+        let partition = KafkaPartition(topic: "plays", id: 0)
+        try consumer.commit([partition: 5])
+        #expect(try consumer.committedOffsets(for: [partition]) == [partition: 5])
+
+        for broker in cluster.brokerIDs { try cluster.takeDown(broker: broker) }
+        // librdkafka's own synchronous commit waited a minute and more here, holding the
+        // archiver's poll loop; the limit below only bounds a hang.
+        let outcome = Shared<Result<Void, KafkaError>?>(nil)
+        Task.detached {
+            let result = Result { () throws(KafkaError) in try consumer.commit([partition: 7], timeout: .seconds(2)) }
+            outcome.withLock { $0 = result }
+        }
+        let answered = try await eventually(within: .seconds(40)) { outcome.snapshot != nil }
+        #expect(answered, "the commit did not give up while the cluster was down")
+        guard case .failure(let error)? = outcome.snapshot else {
+            if answered { Issue.record("a commit succeeded while every broker was down") }
+            return
+        }
+        #expect(error.isRetriable && !error.isFatal, "\(error)")
+        #expect(error.message.contains("no answer from the group coordinator within 2.0 seconds"), "\(error)")
+        print("commit while the cluster was down: \(error)")
+
+        for broker in cluster.brokerIDs { try cluster.bringUp(broker: broker) }
+        let landed = try await eventually(within: .seconds(60)) { (try? consumer.commit([partition: 9])) != nil }
+        #expect(landed)
+        #expect(try consumer.committedOffsets(for: [partition]) == [partition: 9])
+    }
+
     @Test("a fault schedule reads every kind of fault and names what is wrong with a bad one")
     func scheduleParsing() throws {
         let schedule = try KafkaFaultSchedule(parsing: "5:down:2:5, 15:leaders, 20:errors:offset-commit:10, 21:coordinator:3, 22:slow:fetch:4:250, 30:down:all:3, repeat:60")

@@ -176,13 +176,15 @@ public final class KafkaConsumer: Sendable {
     /// last one processed plus one — as the group's committed offsets, and waits for the broker
     /// to confirm. Meant for handler calls inside `run` (`revoking` included, which is the last
     /// chance before a partition moves); it fails if the group has moved on since (a lost
-    /// assignment answers `ILLEGAL_GENERATION` or `UNKNOWN_MEMBER_ID`).
-    public func commit(_ offsets: [KafkaPartition: Int64]) throws(KafkaError) {
+    /// assignment answers `ILLEGAL_GENERATION` or `UNKNOWN_MEMBER_ID`). Without an answer
+    /// within `timeout` it throws a retriable `_TIMED_OUT` error, so that a commit made while the
+    /// cluster is unreachable holds up the poll loop for no longer than that.
+    public func commit(_ offsets: [KafkaPartition: Int64], timeout: Duration = .seconds(10)) throws(KafkaError) {
         guard !offsets.isEmpty else { return }
         if let negative = offsets.first(where: { $0.value < 0 }) {
             throw KafkaError.invalidArgument("offset \(negative.value) is negative", context: "committing the offset of \(negative.key)")
         }
-        try client.commit(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        try client.commit(offsets.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout)
         // A commit the broker confirmed is the cluster answering.
         client.context.connection?.reachable()
     }

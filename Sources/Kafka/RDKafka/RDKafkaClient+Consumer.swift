@@ -82,12 +82,29 @@ extension RDKafkaClient {
         return Int32(clamping: Int64(milliseconds) * 1_000)
     }
 
-    /// Commits the next offset of each partition to the group and waits for the broker's answer.
-    func commit(_ offsets: [(partition: KafkaPartition, offset: Int64)]) throws(KafkaError) {
+    /// Commits the next offset of each partition to the group and waits up to `timeout` for the
+    /// broker's answer. No answer in time throws a retriable `_TIMED_OUT`; the commit may still
+    /// land later. (`rd_kafka_commit` itself waits for as long as the coordinator cannot be
+    /// reached — a minute and more while the cluster is down — and blocks the poll loop.)
+    func commit(_ offsets: [(partition: KafkaPartition, offset: Int64)], timeout: Duration) throws(KafkaError) {
         let list = RDKafkaTopicPartitionList(offsets: offsets)
         let context = "committing offsets \(offsets.map { "\($0.partition)@\($0.offset)" })"
-        try RDKafkaStatus.check(rd_kafka_commit(handle, list.handle, 0), context)
-        if let error = list.firstError({ "committing the offset of \($0)" }) { throw error }
+        // The answer comes on a queue of this call's own; destroying it unanswered is safe (a
+        // late answer is then dropped by librdkafka).
+        let queue = rd_kafka_queue_new(handle)
+        defer { rd_kafka_queue_destroy(queue) }
+        try RDKafkaStatus.check(rd_kafka_commit_queue(handle, list.handle, queue, nil, nil), context)
+        guard let event = rd_kafka_queue_poll(queue, timeout.clampedMilliseconds) else {
+            throw KafkaError(code: RD_KAFKA_RESP_ERR__TIMED_OUT,
+                             message: "no answer from the group coordinator within \(timeout) (the commit may still land)",
+                             context: context, isRetriable: true)
+        }
+        defer { rd_kafka_event_destroy(event) }
+        try RDKafkaStatus.check(rd_kafka_event_error(event), context)
+        if let answered = rd_kafka_event_topic_partition_list(event),
+           let error = RDKafkaTopicPartitionList(copying: answered).firstError({ "committing the offset of \($0)" }) {
+            throw error
+        }
     }
 
     /// The group's committed offsets, asked of the group coordinator; `RDKafkaOffset.invalid`

@@ -24,6 +24,11 @@ final class RDKafkaTopicPartitionList {
         }
     }
 
+    /// A copy of a list librdkafka owns (one an event carries).
+    init(copying list: UnsafePointer<rd_kafka_topic_partition_list_t>) {
+        handle = rd_kafka_topic_partition_list_copy(list)
+    }
+
     deinit {
         rd_kafka_topic_partition_list_destroy(handle)
     }
