@@ -13,6 +13,9 @@ public struct HTTPRequest: Sendable {
     public var query: [(name: String, value: String)]
     /// The header fields in the order received, names as sent.
     public var headers: [(name: String, value: String)]
+    /// How many times the handler answered this request `HTTPResponse.later` before: 0 on the
+    /// first call.
+    public var round: Int = 0
 
     public init(
         method: String,

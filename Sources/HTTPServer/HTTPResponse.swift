@@ -8,6 +8,22 @@ public struct HTTPResponse: Sendable {
     /// that libmicrohttpd refuses (empty, or with CR/LF in it) is dropped rather than sent malformed.
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// True for `later`.
+    public private(set) var isLater = false
+
+    /// Not an answer yet: the handler is called again with the same request (`round` one more)
+    /// on the same thread, once libmicrohttpd has served the other connections of that thread
+    /// that had data ready. A handler may so gather the work of several requests and do it once
+    /// — on a store whose reads are round trips, one statement for all of them. Answering
+    /// `later` in round `HTTPResponse.maxRounds` is answered 500.
+    public static let later: HTTPResponse = {
+        var response = HTTPResponse(status: 500)
+        response.isLater = true
+        return response
+    }()
+
+    /// The rounds a request may be put off.
+    public static let maxRounds = 2
 
     public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

@@ -60,7 +60,17 @@ let answerRequest: MHD_AccessHandlerCallback = {
     // target short. libmicrohttpd 0.9.75 keeps the line in place as "target\0version", so the version
     // starts right after a whole target; anything else (a NUL, or stray spaces it skipped) is refused.
     let targetIsWhole = UnsafeRawPointer(url) + target.count + 1 == UnsafeRawPointer(version)
-    return dispatcher.answer(connection, method: method, target: target, targetIsWhole: targetIsWhole)
+    let round = state.pointee.round
+    let answered = dispatcher.answer(connection, method: method, target: target, targetIsWhole: targetIsWhole, round: round)
+    guard let answered else {
+        // Later: suspended and at once resumed, the connection is served again on this thread's
+        // next turn, after the other connections with data ready; the handler is called again then.
+        state.pointee.round = round + 1
+        MHD_suspend_connection(connection)
+        MHD_resume_connection(connection)
+        return .YES
+    }
+    return answered
 }
 
 let forwardLogMessage: MHD_LogCallback = { dispatcherPointer, format, arguments in
@@ -77,6 +87,8 @@ let forwardLogMessage: MHD_LogCallback = { dispatcherPointer, format, arguments 
 struct RequestRecord {
     var headersSeen: Bool
     var targetLength: Int
+    /// The times the handler put the request off (`HTTPResponse.later`).
+    var round = 0
 
     static func allocate(target: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
         let length = target.map { strlen($0) } ?? 0

@@ -119,7 +119,7 @@ final class MicroHTTPDaemon: Sendable {
 /// An internal polling thread per pool thread, with `poll()`: libmicrohttpd 0.9.75 with epoll stopped
 /// answering at 128 concurrent connections (measured with one and with two pool threads), poll served
 /// 100, 128 and 256 alike (figures in loadtest/baselines/c-mhd-sqlite.c).
-private let daemonFlags: UInt32 = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue
+private let daemonFlags: UInt32 = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
 
 /// A daemon pointer that may cross threads: libmicrohttpd allows `MHD_stop_daemon` from any thread, and
 /// `MicroHTTPDaemon` calls it exactly once, under its mutex.

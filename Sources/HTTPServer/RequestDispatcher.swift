@@ -26,16 +26,19 @@ final class RequestDispatcher: Sendable {
         self.logError = logError
     }
 
+    /// Queues the answer; nil when the handler answered `HTTPResponse.later` (in a round it may).
     func answer(
-        _ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>, targetIsWhole: Bool
-    ) -> MHD_Result {
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>, targetIsWhole: Bool, round: Int
+    ) -> MHD_Result? {
         let response = targetIsWhole
-            ? response(connection, method: method, target: target)
+            ? response(connection, method: method, target: target, round: round)
             : reject(.badRequestTarget(reason: "the request line contains a NUL byte or stray whitespace"))
+        if response.isLater && round < HTTPResponse.maxRounds { return nil }
         return queue(response, on: connection)
     }
 
-    private func response(_ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>) -> HTTPResponse {
+    private func response(_ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>,
+                          round: Int) -> HTTPResponse {
         if target.count > maxRequestTargetBytes {
             return reject(.targetTooLong(byteCount: target.count))
         }
@@ -52,9 +55,11 @@ final class RequestDispatcher: Sendable {
         } catch {
             return reject(error)
         }
-        return respond(HTTPRequest(
+        var request = HTTPRequest(
             method: String(cString: method), path: parsed.path, rawTarget: parsed.raw,
-            query: parsed.query, headers: collector.headers))
+            query: parsed.query, headers: collector.headers)
+        request.round = round
+        return respond(request)
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {

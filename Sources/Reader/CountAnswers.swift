@@ -16,10 +16,11 @@ struct CountAnswers {
 
     var now: @Sendable () -> Int64
 
-    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        try rangeAnswer(trackID, query, store: store, read: { try $0.plays(track: trackID, in: $1) }) { plays, json in
-            writeCounts(plays, into: &json)
-        }
+    /// nil: answered in the request's next round (`StoreSlot.plays(track:in:round:)`).
+    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, round: Int) throws -> [UInt8]? {
+        let range = try QueryValues(query, allowed: ["from", "to"]).hourRange()
+        guard let (plays, freshness) = try store.plays(track: trackID, in: range, round: round) else { return nil }
+        return trackAnswer(trackID, freshness: freshness) { writeCounts(plays, into: &$0) }
     }
 
     /// One track's answer over `from`/`to`: `read` in one snapshot, then an object of the
@@ -31,10 +32,15 @@ struct CountAnswers {
         let range = try values.hourRange()
         // Freshness is the one the answer was read with, from the same snapshots.
         let (answer, freshness) = try store.read { try read($0, range) }
+        return trackAnswer(trackID, capacity: capacity, freshness: freshness) { write(answer, &$0) }
+    }
+
+    /// `{"track_id":…, what `write` adds, "freshness":{…}}`.
+    func trackAnswer(_ trackID: Int64, capacity: Int = 256, freshness: Freshness, _ write: (inout JSONWriter) -> Void) -> [UInt8] {
         var json = JSONWriter(capacity: capacity)
         json.beginObject()
         json.key("track_id"); json.value(trackID)
-        write(answer, &json)
+        write(&json)
         writeFreshness(freshness, into: &json)
         json.endObject()
         return json.bytes

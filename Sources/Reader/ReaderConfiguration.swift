@@ -33,6 +33,10 @@ public struct ReaderConfiguration: Sendable {
     /// `htpasswd -B` writes them, read at start) on every route but `/healthz` and `/readyz`;
     /// nil, the default: anyone who can connect may read.
     public var passwordFile: String?
+    /// Answer the point lookups that reach a server thread together, one statement for all
+    /// that came in with data on the same turn of its event loop (`StoreSlot.plays`). Default:
+    /// where the store's reads are round trips (PostgreSQL).
+    public var coalescesLookups: Bool
 
     public init(store: StoreBackend,
                 server: HTTPServerConfiguration = HTTPServerConfiguration(),
@@ -42,6 +46,7 @@ public struct ReaderConfiguration: Sendable {
                 now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
         self.store = store
         self.server = server
+        coalescesLookups = store.readsAreRoundTrips
         self.metricsExposition = metricsExposition
         self.liveStatus = liveStatus
         self.health = health

@@ -53,6 +53,8 @@ struct ReaderRoutes: Sendable {
             logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
             response = Self.errorResponse(.storeUnavailable(String(describing: error)))
         }
+        // A request put off is counted once, when it is answered.
+        if response.isLater { return response }
         response.headers.append(Self.noSniff)
         worker.metrics.record(route: label, status: response.status, duration: ContinuousClock.now - started)
         return response

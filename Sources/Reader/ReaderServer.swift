@@ -34,12 +34,13 @@ public final class ReaderServer: BlockingComponent {
         let routes = ReaderRoutes(configuration: configuration, authenticator: authenticator, logger: logger)
         let store = configuration.store
         let snapshotAge = configuration.snapshotAge
+        let coalescesLookups = configuration.coalescesLookups
         let janitor = SnapshotJanitor(interval: snapshotAge > .zero ? snapshotAge : .seconds(1))
         self.janitor = janitor
         server = try HTTPServer(
             configuration: serverConfiguration,
             makeContext: {
-                let slot = StoreSlot(store: store, snapshotAge: snapshotAge)
+                let slot = StoreSlot(store: store, snapshotAge: snapshotAge, coalescesLookups: coalescesLookups)
                 janitor.register(slot)
                 return ReaderWorker(slot: slot)
             },

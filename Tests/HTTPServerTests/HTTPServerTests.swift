@@ -88,6 +88,47 @@ struct HTTPServerTests {
         #expect(answered == 256)
     }
 
+    @Test("a request answered later is served again on its thread after the others with data ready; one put off too often gets 500")
+    func laterAnswersComeInTheNextRound() throws {
+        // The handler gathers each request's path in round 0 and answers in round 1 with the
+        // number of paths gathered when the first of them was answered: one "statement" for all.
+        struct Gathering { var waiting: [String] = []; var batches: [String: Int] = [:] }
+        let server = try HTTPServer<Gathering>(
+            configuration: HTTPServerConfiguration(port: 0, threadCount: 1),
+            makeContext: { Gathering() },
+            handle: { request, gathering in
+                if request.path == "/never" { return .later }
+                guard request.round > 0 else {
+                    gathering.waiting.append(request.path)
+                    return .later
+                }
+                if gathering.batches[request.path] == nil {
+                    for path in gathering.waiting { gathering.batches[path] = gathering.waiting.count }
+                    gathering.waiting.removeAll()
+                }
+                let batch = gathering.batches.removeValue(forKey: request.path) ?? 0
+                return HTTPResponse(status: 200, contentType: "text/plain", body: "\(request.path) round \(request.round) batch \(batch)")
+            },
+            rejectMalformed: renderRejection)
+        let clients = try (0..<64).map { _ in try TestClient(port: server.port) }
+        for (index, client) in clients.enumerated() {
+            try client.send("GET /c\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+        }
+        var batches: [Int] = []
+        for (index, client) in clients.enumerated() {
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            let words = response.text.split(separator: " ")
+            #expect(words.prefix(3) == ["/c\(index)", "round", "1"], "\(response.text)")
+            batches.append(Int(words.last ?? "") ?? 0)
+        }
+        #expect(batches.allSatisfy { $0 >= 1 }, "every request was answered from a batch that held it: \(batches)")
+        #expect(batches.max() ?? 0 > 1, "requests with data ready at once were gathered: \(batches)")
+        // The connection stays usable after an answer that came later.
+        #expect(try clients[0].request("/again").status == 200)
+        #expect(try clients[1].request("/never").status == 500)
+    }
+
     @Test("every pool thread builds its own context once and uses it for all its requests")
     func contextsArePerThread() throws {
         let server = try makeEchoServer()

@@ -49,6 +49,56 @@ struct TrackPlaysTests {
         }
     }
 
+    @Test("point lookups that reach a server thread together are answered together, each with its own track's merged plays",
+          arguments: StoreKind.allCases)
+    func concurrentLookupsAnsweredTogether(_ store: StoreKind) throws {
+        // Tracks 1...40: realtime 1 + track % 3 plays in each hour of [0, 48), batch (covering
+        // [0, 24)) track % 5 plays in each even hour of it.
+        let tracks = Array(Int64(1)...40)
+        let covered = hours(0, 24)
+        let realtime = { (track: Int64) in 1 + track % 3 }
+        let batch = { (track: Int64) in track % 5 }
+        try ReaderFixture.with(store, stores: { batchStore, realtimeStore in
+            _ = try realtimeStore.apply(
+                increments: tracks.flatMap { track in (0..<48).map { CountRow(trackID: track, hour: hour(Int64($0)), plays: realtime(track)) } },
+                progress: [], flushedAt: standardFlushedAt)
+            try batchStore.replace(range: covered, run: standardRun(covered, reasons: [:])) { writer in
+                for track in tracks where batch(track) > 0 {
+                    for offset in stride(from: Int64(0), to: 24, by: 2) { try writer.write(trackID: track, hour: hour(offset), plays: batch(track)) }
+                }
+            }
+        }, configure: { $0.coalescesLookups = true }) { reader in
+            // Covered only, realtime only, both, and all time, for every track, on 64 connections
+            // sent at once: most reach the one server thread on the same turn.
+            let ranges: [(query: String, lower: Int64, upper: Int64)] = [
+                ("from=\(time(2))&to=\(time(20))", 2, 20), ("from=\(time(30))&to=\(time(40))", 30, 40),
+                ("from=\(time(10))&to=\(time(40))", 10, 40), ("", -1_000, 1_000),
+            ]
+            func expected(_ track: Int64, _ lower: Int64, _ upper: Int64) -> (batch: Int64, realtime: Int64) {
+                let batchHours = stride(from: Int64(0), to: 24, by: 2).filter { $0 >= lower && $0 < upper }.count
+                let realtimeHours = (Int64(24)..<48).filter { $0 >= lower && $0 < upper }.count
+                return (Int64(batchHours) * batch(track), Int64(realtimeHours) * realtime(track))
+            }
+            let lookups = tracks.flatMap { track in ranges.map { (track, $0) } }
+            for start in stride(from: 0, to: lookups.count, by: 64) {
+                let wave = lookups[start..<min(start + 64, lookups.count)]
+                let clients = try wave.map { _ in try reader.client() }
+                for (client, (track, range)) in zip(clients, wave) {
+                    try client.send("GET /v1/tracks/\(track)/plays?\(range.query) HTTP/1.1\r\nHost: x\r\n\r\n")
+                }
+                for (client, (track, range)) in zip(clients, wave) {
+                    var answer = try client.readResponse().decode(TrackPlaysAnswer.self)
+                    #expect(answer.freshness?.batchCoveredUntil == time(24))
+                    answer.freshness = nil
+                    let (batchPlays, realtimePlays) = expected(track, range.lower, range.upper)
+                    #expect(answer == TrackPlaysAnswer(trackId: track, plays: batchPlays + realtimePlays, batchPlays: batchPlays,
+                                                       realtimePlays: realtimePlays, freshness: nil),
+                            "track \(track) \(range.query)")
+                }
+            }
+        }
+    }
+
     @Test("a never-played track answers 0, not 404", arguments: StoreKind.allCases)
     func neverPlayedTrackIsZero(_ store: StoreKind) throws {
         try ReaderFixture.with(store) { reader in

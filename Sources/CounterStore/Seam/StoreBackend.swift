@@ -68,6 +68,14 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// True when every read is a round trip to a database server (PostgreSQL), so that asking
+    /// for many rows in one statement costs about what asking for one does; false for SQLite,
+    /// whose reads are calls into the process's own library.
+    public var readsAreRoundTrips: Bool {
+        if case .postgres = self { return true }
+        return false
+    }
+
     /// For logs and the load-test report: the directory, or the URI without its password.
     public var description: String {
         switch self {
