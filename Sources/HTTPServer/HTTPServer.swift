@@ -7,7 +7,8 @@ import Runtime
 /// `WorkerContext` with `makeContext` on its first request and keeps it until the server stops; a
 /// context is only ever used by the thread that made it, so it need not be thread-safe (one set of
 /// SQLite connections per thread, for example). Handlers run on those threads, not on Swift's
-/// cooperative pool, so they may block briefly; they must not call `stop()`.
+/// cooperative pool, so they may block briefly; they must not call `stop()`. A handler may also put a
+/// request off to the thread's next turn (`HTTPResponse.later`) to do the work of several at once.
 public final class HTTPServer<WorkerContext>: Sendable {
     public let configuration: HTTPServerConfiguration
     private let daemon: MicroHTTPDaemon
