@@ -220,7 +220,8 @@ final class ArchiveHandler: KafkaConsumerHandler {
 
     /// Commits the uncommitted offsets; a failure that a later commit may fix (no answer within
     /// `commitTimeout` included) is logged and retried at the next checkpoint (the data is on
-    /// disk either way; a commit that lands late only moves the group's offsets forward).
+    /// disk either way; should a commit land late, after a newer one, the group's offsets are an
+    /// earlier checkpoint's, which only repeats archived events, as after a kill).
     private func commit() throws {
         guard !uncommitted.isEmpty, fileFailure == nil else { return }
         var offsets: [KafkaPartition: Int64] = [:]
