@@ -226,8 +226,9 @@ final class ArchiveHandler: KafkaConsumerHandler {
         guard !uncommitted.isEmpty, fileFailure == nil else { return }
         var offsets: [KafkaPartition: Int64] = [:]
         for (partition, offset) in uncommitted { offsets[KafkaPartition(topic: topic, id: partition)] = offset }
-        let commit = { () throws(KafkaError) in try self.consumer.commit(offsets, timeout: Self.commitTimeout) }
-        if case .failure(let error) = Result(catching: commit) {
+        if case .failure(let error) = Result(catching: { () throws(KafkaError) in
+            try consumer.commit(offsets, timeout: Self.commitTimeout)
+        }) {
             guard !error.isFatal else { throw error }
             metrics.commitFailures.increment()
             logger.warning("archive offsets not committed; retrying at the next checkpoint", metadata: ["archive.error": "\(error)"])

@@ -18,7 +18,7 @@ struct CountAnswers {
 
     /// nil: answered in the request's next round (`StoreSlot.plays(track:in:round:)`).
     func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, round: Int) throws -> [UInt8]? {
-        let range = try QueryValues(query, allowed: ["from", "to"]).hourRange()
+        let range = try rangeOnly(query)
         guard let (plays, freshness) = try store.plays(track: trackID, in: range, round: round) else { return nil }
         return trackAnswer(trackID, freshness: freshness) { writeCounts(plays, into: &$0) }
     }
@@ -28,11 +28,15 @@ struct CountAnswers {
     func rangeAnswer<Answer>(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, capacity: Int = 256,
                              read: (CounterReader, HourRange) throws -> Answer,
                              write: (Answer, inout JSONWriter) -> Void) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["from", "to"])
-        let range = try values.hourRange()
+        let range = try rangeOnly(query)
         // Freshness is the one the answer was read with, from the same snapshots.
         let (answer, freshness) = try store.read { try read($0, range) }
         return trackAnswer(trackID, capacity: capacity, freshness: freshness) { write(answer, &$0) }
+    }
+
+    /// The range of a query that may have `from` and `to` and nothing else.
+    func rangeOnly(_ query: [(name: String, value: String)]) throws -> HourRange {
+        try QueryValues(query, allowed: ["from", "to"]).hourRange()
     }
 
     /// `{"track_id":…, what `write` adds, "freshness":{…}}`.

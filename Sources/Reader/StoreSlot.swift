@@ -112,13 +112,15 @@ struct PendingLookups {
         return kept.answer
     }
 
-    /// Every lookup waiting, and `key`'s last, to be read now.
+    /// Every lookup waiting but `key`'s, then `key`'s (waiting still, or not since a read that
+    /// failed or whose answer grew too old), to be read now.
     mutating func takeWaiting(adding key: Key) -> [Key] {
+        if let own = waiting.firstIndex(of: key) { waiting.remove(at: own) }
         defer { waiting.removeAll(keepingCapacity: true) }
         return waiting + [key]
     }
 
-    /// Keeps the answers read for the waiting requests `takers` (one key per request), beside
+    /// Keeps the answers read for the waiting requests `takers` (one key per other request), beside
     /// those of earlier reads not yet taken; drops those older than `age`.
     mutating func keep(_ read: [Key: Answer], for takers: some Sequence<Key>, age: Duration) {
         let now = ContinuousClock.now

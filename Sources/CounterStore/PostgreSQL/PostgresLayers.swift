@@ -121,14 +121,15 @@ public final class PostgresLayers: LayerReads {
         guard !tracks.isEmpty, mask != 0 || !realtimeGaps.isEmpty else {
             return tracks.map { TrackPlays(trackID: $0, batchPlays: 0, realtimePlays: 0) }
         }
-        let shape = TrackSumsShape(tracks: tracks.count, realtime: !realtimeGaps.isEmpty)
-        let trackParameter: any PostgresParameter = shape.manyTracks ? PostgresInt64Array(tracks) : tracks[0]
-        let gapParameters = realtimeGaps.isEmpty ? [] : Self.arrays(of: realtimeGaps)
+        let (manyTracks, withRealtime) = (tracks.count > 1, !realtimeGaps.isEmpty)
+        let trackParameter: any PostgresParameter = manyTracks ? PostgresInt64Array(tracks) : tracks[0]
+        let gapParameters = withRealtime ? Self.arrays(of: realtimeGaps) : []
         // One row per track, in order (`unnest … WITH ORDINALITY`).
-        let result = try query(Self.trackSumsSQL[shape.index][mask], [trackParameter] + bounds + gapParameters)
+        let sql = Self.trackSumsSQL[manyTracks ? 1 : 0][withRealtime ? 1 : 0][mask]
+        let result = try query(sql, [trackParameter] + bounds + gapParameters)
         return tracks.indices.map { row in
             TrackPlays(trackID: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
-                       realtimePlays: shape.realtime ? result.optionalInt64(row: row, column: 1) ?? 0 : 0)
+                       realtimePlays: withRealtime ? result.optionalInt64(row: row, column: 1) ?? 0 : 0)
         }
     }
 
@@ -239,37 +240,20 @@ extension PostgresLayers {
         """
     }
 
-    /// Which statement of `trackSumsSQL` a lookup takes: one track ($1) or an array of them ($1,
-    /// one row each, in order), with the realtime sum or without it (a covered range).
-    struct TrackSumsShape {
-        var manyTracks: Bool
-        var realtime: Bool
-
-        init(tracks: Int, realtime: Bool) {
-            manyTracks = tracks > 1
-            self.realtime = realtime
-        }
-
-        private init(index: Int) {
-            manyTracks = index & 2 != 0
-            realtime = index & 1 != 0
-        }
-
-        var index: Int { (manyTracks ? 2 : 0) | (realtime ? 1 : 0) }
-        static let all = (0..<4).map(TrackSumsShape.init(index:))
-    }
-
-    /// `trackSumsSQL[shape.index][mask]`: the batch sum of `batchSQL.sumBySlots[mask]` (the
-    /// slots' bounds from $2 on) and, if the shape has it, the realtime sum (its gaps' arrays
-    /// after the slots' bounds), for one track or for each of an array of them.
-    static let trackSumsSQL = TrackSumsShape.all.map { shape in
-        let track = shape.manyTracks ? "u.t" : "$1"
-        let batch = shape.manyTracks ? Catalogue.BatchStatements(placeholder: { $0 == 1 ? track : "$\($0)" }) : batchSQL
-        return batch.sumExpressionBySlots.enumerated().map { mask, batchSum in
-            let realtime = shape.realtime
-                ? ", " + realtimeSumExpression(lowers: 2 * Catalogue.slotLevels(mask: mask).count + 2, track: track) : ""
-            let from = shape.manyTracks ? " FROM unnest($1::bigint[]) WITH ORDINALITY AS u (t, n) ORDER BY u.n" : ""
-            return "SELECT \(batchSum)\(realtime)\(from)"
+    /// `trackSumsSQL[manyTracks][withRealtime][mask]` (0 or 1 for each flag): the batch sum of
+    /// `batchSQL.sumBySlots[mask]` (the slots' bounds from $2 on) and, with realtime, the
+    /// realtime sum (its gaps' arrays after the slots' bounds), for one track ($1) or for each of
+    /// an array of them ($1, one row each, in order).
+    static let trackSumsSQL = [false, true].map { manyTracks in
+        [false, true].map { withRealtime in
+            let track = manyTracks ? "u.t" : "$1"
+            let batch = manyTracks ? Catalogue.BatchStatements(placeholder: { $0 == 1 ? track : "$\($0)" }) : batchSQL
+            return batch.sumExpressionBySlots.enumerated().map { mask, batchSum in
+                let realtime = withRealtime
+                    ? ", " + realtimeSumExpression(lowers: 2 * Catalogue.slotLevels(mask: mask).count + 2, track: track) : ""
+                let from = manyTracks ? " FROM unnest($1::bigint[]) WITH ORDINALITY AS u (t, n) ORDER BY u.n" : ""
+                return "SELECT \(batchSum)\(realtime)\(from)"
+            }
         }
     }
 

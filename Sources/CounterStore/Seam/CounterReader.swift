@@ -82,7 +82,7 @@ public final class CounterReader {
     public func plays(tracks: [Int64], in range: HourRange) throws -> [TrackPlays] {
         guard !tracks.isEmpty else { return [] }
         return try withSnapshot { state in
-            return try plays(tracks: tracks, plan: MergePlan(range: range, coverage: state.coverage))
+            try plays(tracks: tracks, plan: MergePlan(range: range, coverage: state.coverage))
         }
     }
 

@@ -127,9 +127,9 @@ public final class KafkaConsumer: Sendable {
             // Block for the first message only, then take whatever else is already queued: a full
             // batch under load, no waiting for one when traffic is light.
             guard let first = client.consumerPoll(timeout: configuration.pollTimeout) else {
-                // The probe first: a handler's `idle` may block on the cluster (the archiver's
-                // synchronous offset commit waits for a coordinator while every broker is
-                // down), and the health must say so meanwhile. A probe waits at most
+                // The probe first: a handler's `idle` may block on the cluster (an offset commit
+                // waits up to its timeout for a coordinator while every broker is down), and the
+                // health must say so meanwhile. A probe waits at most
                 // `probeTimeout`, only when the cluster does not answer.
                 if let watch = client.context.connection, watch.probeDue() {
                     watch.probed(client.askForMetadata(timeout: KafkaConnectionWatch.probeTimeout))
