@@ -72,6 +72,15 @@ public final class Statement {
         try check(code, connection, sql)
     }
 
+    /// Binds `buffer` without a copy (SQLITE_STATIC): SQLite reads it when the statement runs,
+    /// so it must stay valid and unchanged until then. Bulk writes use it to spare a malloc and a
+    /// copy per blob; `clearBindings()` afterwards leaves no pointer behind.
+    public func bind(borrowing buffer: UnsafeRawBufferPointer, at index: Int) throws {
+        let code = sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                     Int32(buffer.count), nil)
+        try check(code, connection, sql)
+    }
+
     public func bindNull(at index: Int) throws {
         try check(sqlite3_bind_null(handle, Int32(index)), connection, sql)
     }

@@ -35,6 +35,32 @@ struct StatementTests {
         }
     }
 
+    @Test("a blob bound without a copy is stored as it was when the statement ran, and cleared bindings are NULL")
+    func borrowedBlob() throws {
+        try withTemporaryDirectory { directory in
+            let database = try Database(path: directory + "/db.sqlite")
+            try database.execute("CREATE TABLE t (b BLOB)")
+            let insert = try database.makeStatement("INSERT INTO t VALUES (?1)")
+            var buffer: [UInt8] = [1, 2, 3]
+            try buffer.withUnsafeBytes { bytes in
+                try insert.bind(borrowing: bytes, at: 1)
+                try insert.execute()
+            }
+            buffer = [9, 9]
+            try buffer.withUnsafeBytes { bytes in
+                try insert.bind(borrowing: bytes, at: 1)
+                try insert.execute()
+            }
+            insert.clearBindings()
+            try insert.execute()
+            var rows: [[UInt8]?] = []
+            try database.makeStatement("SELECT b FROM t ORDER BY rowid").forEachRow { row in
+                rows.append(row.isNull(at: 0) ? nil : row.bytes(at: 0))
+            }
+            #expect(rows == [[1, 2, 3], [9, 9], nil])
+        }
+    }
+
     @Test("step reports rows and the end, and a reset statement runs again")
     func stepping() throws {
         try withTemporaryDirectory { directory in

@@ -27,8 +27,13 @@ struct GroupedUpsert {
     }
 
     /// `bind(statement, row, firstParameter)` binds the `columns` values of `row` from
-    /// `firstParameter` on.
+    /// `firstParameter` on. Blobs may be bound without a copy (`bind(borrowing:)`) if they
+    /// outlive this call: every statement has run when it returns, and its bindings are cleared.
     func write<Rows: Collection>(_ rows: Rows, bind: (Statement, Rows.Element, Int) throws -> Void) throws {
+        defer {
+            group.clearBindings()
+            single.clearBindings()
+        }
         var pending = 0
         var remainder = rows.startIndex
         for index in rows.indices {

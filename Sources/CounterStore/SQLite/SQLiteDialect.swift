@@ -86,8 +86,9 @@ final class SQLiteDialect: StoreDialect {
     }
 
     /// An empty blob is stored as NULL: the same one header byte, and "nothing" either way.
+    /// The others are bound without a copy: `rows` outlives the upsert (`GroupedUpsert.write`).
     private static func bind(_ blob: UnsafeRawBufferPointer, _ statement: Statement, at index: Int) throws {
-        if blob.isEmpty { try statement.bindNull(at: index) } else { try statement.bind(bytes: blob, at: index) }
+        if blob.isEmpty { try statement.bindNull(at: index) } else { try statement.bind(borrowing: blob, at: index) }
     }
 }
 
