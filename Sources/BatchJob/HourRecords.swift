@@ -12,9 +12,10 @@ import Foundation
 /// appended to that hour's spill file in `directory` and emptied. Reading an hour back then
 /// holds that hour's records only — memory is bounded by the largest hour, not by the file.
 ///
-/// Thread use: filled by one worker during the read; then only read, by any worker, one hour
-/// each (the read phase ends, under a lock, before any unit starts).
-final class HourRecords: @unchecked Sendable {
+/// A value: the worker that parses fills its own, as a local variable (no class property, so
+/// no exclusivity check at run time per record), and hands it over when the read ends; the
+/// hour units then only read it, one hour each, from any worker.
+struct HourRecords: Sendable {
     private let directory: String
     private let name: String
     private let budget: Int
@@ -41,7 +42,7 @@ final class HourRecords: @unchecked Sendable {
     }
 
     @inline(__always)
-    func append(trackID: Int64, eventID: EventID, hour: Hour, dimensions: PlayDimensions) throws {
+    mutating func append(trackID: Int64, eventID: EventID, hour: Hour, dimensions: PlayDimensions) throws {
         if hour != lastHour {
             if let index = indexOfHour[hour] {
                 lastIndex = index
@@ -54,8 +55,7 @@ final class HourRecords: @unchecked Sendable {
             }
             lastHour = hour
         }
-        // One access to the hour's buffer for the whole record: appending field by field
-        // through the class's property checked exclusivity and uniqueness at every byte run.
+        // One access to the hour's buffer for the whole record, not one per field.
         let size = Self.appendRecord(to: &buffers[lastIndex], trackID: trackID, eventID: eventID, dimensions: dimensions)
         sizes[lastIndex] += size
         buffered += size
@@ -92,7 +92,7 @@ final class HourRecords: @unchecked Sendable {
     }
 
     /// Appends every buffered hour to its spill file and frees the buffers.
-    func spill() throws {
+    mutating func spill() throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for (index, hour) in hourOfIndex.enumerated() where !buffers[index].isEmpty {
             let path = spillPath(hour)

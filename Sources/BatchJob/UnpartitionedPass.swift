@@ -27,20 +27,22 @@ struct UnpartitionedPass {
         let chunkCapacity = chunkSize + maxLineBytes + 1
         let pipeline = ChunkPipeline(buffers: workerCount + 2, capacity: chunkCapacity, workers: workerCount)
         let paths = files.map(\.path)
-        let records = (0..<workerCount).map {
-            HourRecords(directory: spillDirectory, name: "w\($0)", budget: memoryBudget / workerCount)
-        }
-        let tallies = Locked(GroupTally())
+        // Each worker's records in its slot, so that the hours absorb them in worker order.
+        let output = Locked((records: [HourRecords?](repeating: nil, count: workerCount), tally: GroupTally()))
         let target = self.target
+        let spillDirectory = self.spillDirectory, budget = memoryBudget / workerCount
         for worker in 0..<workerCount {
             _ = BlockingThread(name: "batch-reader", stackSize: 1 << 22) {
-                var parser = RecordParser(target: target, records: records[worker])
+                var parser = RecordParser(target: target, records: HourRecords(directory: spillDirectory, name: "w\(worker)", budget: budget))
                 do {
                     while let chunk = pipeline.next() {
                         try parser.parse(chunk, path: paths[chunk.file])
                         pipeline.recycle(chunk.buffer)
                     }
-                    tallies.withLock { $0.add(parser.filter.tally) }
+                    output.withLock { output in
+                        output.records[worker] = parser.records
+                        output.tally.add(parser.filter.tally)
+                    }
                     pipeline.workerFinished(with: nil)
                 } catch {
                     pipeline.workerFinished(with: error)
@@ -69,14 +71,15 @@ struct UnpartitionedPass {
         }
         pipeline.close()
         try pipeline.waitForWorkers()
-        return Output(records: records, tally: tallies.value)
+        let (records, tally) = output.value
+        return Output(records: records.compactMap { $0 }, tally: tally)
     }
 }
 
 /// One worker's parsing of chunks into records.
 private struct RecordParser {
     private(set) var filter: EventFilter
-    let records: HourRecords
+    private(set) var records: HourRecords
 
     init(target: Coverage, records: HourRecords) {
         filter = EventFilter(target: target)
