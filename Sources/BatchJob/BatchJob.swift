@@ -101,7 +101,7 @@ public enum BatchJob {
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
             _ = BlockingThread(name: "batch-worker", stackSize: 1 << 22) {
-                let processor = GroupProcessor(target: target, expectedEventsPerUnit: expectedPerUnit)
+                var processor = GroupProcessor(target: target, expectedEventsPerUnit: expectedPerUnit)
                 do {
                     while !results.hasFailed {
                         let index = Int(nextUnit.add(1))

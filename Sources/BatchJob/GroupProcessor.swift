@@ -4,14 +4,15 @@ import EventLogs
 
 /// Parses, validates, de-duplicates and counts the events of one work unit at a time (the
 /// files of one hour, usually) — one worker's share of a run. Not thread-safe: one worker,
-/// one processor.
+/// one processor. A value the worker keeps in a local variable: its tables change at every
+/// event, and as a class's properties each change paid a run-time exclusivity check.
 ///
 /// De-duplication is per hour (the key is `(hour, event_id)`), and the set of seen ids is
 /// emptied after every unit, which keeps memory bounded by the largest unit rather than by
 /// the size of the logs. An event filed under another hour than its own is still counted in
 /// its own hour (the store adds up counts that arrive for one (track, hour) twice), but is
 /// de-duplicated only within its unit; the archiver and `generate` never misfile events.
-final class GroupProcessor {
+struct GroupProcessor {
     private var filter: EventFilter
     private var seen: SeenEvents
     private var counts: PlayCounts
@@ -34,7 +35,7 @@ final class GroupProcessor {
     var tally: GroupTally { filter.tally }
 
     /// Reads one file, calling `progress` with the bytes consumed after each chunk.
-    func process(_ file: LogFile, progress: (Int64) -> Void) throws {
+    mutating func process(_ file: LogFile, progress: (Int64) -> Void) throws {
         let reader = try LogReader(file: file)
         var lastReported: Int64 = 0
         try reader.forEachChunk { chunk, firstLineNumber in
@@ -51,7 +52,7 @@ final class GroupProcessor {
 
     /// Adds the records an `UnpartitionedPass` kept for `hour` (already validated and in the
     /// target), de-duplicated with the unit's other events.
-    func absorb(_ records: HourRecords, hour: Hour) throws {
+    mutating func absorb(_ records: HourRecords, hour: Hour) throws {
         try records.forEachRecord(of: hour) { trackID, eventID, playDimensions in
             if seen.insert(eventID, in: hour) {
                 counts.add(trackID: trackID, hour: hour)
@@ -65,7 +66,7 @@ final class GroupProcessor {
 
     /// Hands over the rows of the unit just processed, in key order, and forgets its event
     /// ids; the tables keep their memory for the next unit.
-    func finishUnit() -> UnitRows {
+    mutating func finishUnit() -> UnitRows {
         let unit = UnitRows(rows: counts.sortedElements(), dimensions: dimensions.rows(), listeners: listeners.rows())
         counts.removeAll()
         dimensions.removeAll()
@@ -75,7 +76,7 @@ final class GroupProcessor {
     }
 
     @inline(__always)
-    private func handle(_ line: UnsafeRawBufferPointer, lineNumber: Int, path: String) {
+    private mutating func handle(_ line: UnsafeRawBufferPointer, lineNumber: Int, path: String) {
         var playDimensions = PlayDimensions()
         guard let event = filter.admit(line, dimensions: &playDimensions, path: path, lineNumber: lineNumber) else { return }
         let hour = event.hour
