@@ -16,6 +16,9 @@ public struct HTTPRequest: Sendable {
     /// How many times the handler answered this request `HTTPResponse.later` before: 0 on the
     /// first call.
     public var round: Int = 0
+    /// When the server first took the complete request up, the same in every round: a request
+    /// answered later is timed from here, not from the round that answers it.
+    public var receivedAt: ContinuousClock.Instant = .now
 
     public init(
         method: String,

@@ -28,17 +28,18 @@ final class RequestDispatcher: Sendable {
 
     /// Queues the answer; nil when the handler answered `HTTPResponse.later` (in a round it may).
     func answer(
-        _ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>, targetIsWhole: Bool, round: Int
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>, targetIsWhole: Bool, round: Int,
+        receivedAt: ContinuousClock.Instant
     ) -> MHD_Result? {
         let response = targetIsWhole
-            ? response(connection, method: method, target: target, round: round)
+            ? response(connection, method: method, target: target, round: round, receivedAt: receivedAt)
             : reject(.badRequestTarget(reason: "the request line contains a NUL byte or stray whitespace"))
         if response.isLater && round < HTTPResponse.maxRounds { return nil }
         return queue(response, on: connection)
     }
 
     private func response(_ connection: OpaquePointer, method: UnsafePointer<CChar>, target: UnsafeBufferPointer<UInt8>,
-                          round: Int) -> HTTPResponse {
+                          round: Int, receivedAt: ContinuousClock.Instant) -> HTTPResponse {
         if target.count > maxRequestTargetBytes {
             return reject(.targetTooLong(byteCount: target.count))
         }
@@ -59,6 +60,7 @@ final class RequestDispatcher: Sendable {
             method: String(cString: method), path: parsed.path, rawTarget: parsed.raw,
             query: parsed.query, headers: collector.headers)
         request.round = round
+        request.receivedAt = receivedAt
         return respond(request)
     }
 

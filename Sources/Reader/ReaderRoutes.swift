@@ -28,7 +28,6 @@ struct ReaderRoutes: Sendable {
     }
 
     func respond(to request: HTTPRequest, worker: inout ReaderWorker) -> HTTPResponse {
-        let started = ContinuousClock.now
         var label = "unmatched"
         var response: HTTPResponse
         do {
@@ -53,10 +52,10 @@ struct ReaderRoutes: Sendable {
             logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
             response = Self.errorResponse(.storeUnavailable(String(describing: error)))
         }
-        // A request put off is counted once, when it is answered.
+        // A request put off is counted once, when it is answered, and timed from its first round.
         if response.isLater { return response }
         response.headers.append(Self.noSniff)
-        worker.metrics.record(route: label, status: response.status, duration: ContinuousClock.now - started)
+        worker.metrics.record(route: label, status: response.status, duration: ContinuousClock.now - request.receivedAt)
         return response
     }
 

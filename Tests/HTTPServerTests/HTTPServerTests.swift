@@ -88,11 +88,11 @@ struct HTTPServerTests {
         #expect(answered == 256)
     }
 
-    @Test("a request answered later is served again on its thread after the others with data ready; one put off too often gets 500")
+    @Test("a request answered later is served again on its thread after the others with data ready, received when it first was; one put off too often gets 500")
     func laterAnswersComeInTheNextRound() throws {
         // The handler gathers each request's path in round 0 and answers in round 1 with the
         // number of paths gathered when the first of them was answered: one "statement" for all.
-        struct Gathering { var waiting: [String] = []; var batches: [String: Int] = [:] }
+        struct Gathering { var waiting: [String] = []; var batches: [String: Int] = [:]; var receivedAt: [String: ContinuousClock.Instant] = [:] }
         let server = try HTTPServer<Gathering>(
             configuration: HTTPServerConfiguration(port: 0, threadCount: 1),
             makeContext: { Gathering() },
@@ -100,14 +100,18 @@ struct HTTPServerTests {
                 if request.path == "/never" { return .later }
                 guard request.round > 0 else {
                     gathering.waiting.append(request.path)
+                    gathering.receivedAt[request.path] = request.receivedAt
                     return .later
                 }
+                // A request answered later keeps the time it was first taken up.
+                let sameStart = gathering.receivedAt.removeValue(forKey: request.path) == request.receivedAt
                 if gathering.batches[request.path] == nil {
                     for path in gathering.waiting { gathering.batches[path] = gathering.waiting.count }
                     gathering.waiting.removeAll()
                 }
                 let batch = gathering.batches.removeValue(forKey: request.path) ?? 0
-                return HTTPResponse(status: 200, contentType: "text/plain", body: "\(request.path) round \(request.round) batch \(batch)")
+                return HTTPResponse(status: sameStart ? 200 : 409, contentType: "text/plain",
+                                    body: "\(request.path) round \(request.round) batch \(batch)")
             },
             rejectMalformed: renderRejection)
         let clients = try (0..<64).map { _ in try TestClient(port: server.port) }
