@@ -16,10 +16,11 @@ struct CountAnswers {
 
     var now: @Sendable () -> Int64
 
-    /// nil: answered in the request's next round (`StoreSlot.plays(track:in:round:)`).
-    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, round: Int) throws -> [UInt8]? {
+    /// nil: answered in the request's next round (`StoreSlot.plays(track:in:round:receivedAt:)`).
+    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, round: Int,
+                    receivedAt: ContinuousClock.Instant) throws -> [UInt8]? {
         let range = try rangeOnly(query)
-        guard let (plays, freshness) = try store.plays(track: trackID, in: range, round: round) else { return nil }
+        guard let (plays, freshness) = try store.plays(track: trackID, in: range, round: round, receivedAt: receivedAt) else { return nil }
         return trackAnswer(trackID, freshness: freshness) { writeCounts(plays, into: &$0) }
     }
 

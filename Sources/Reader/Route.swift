@@ -30,7 +30,8 @@ struct Route: Sendable {
     /// Every route the reader answers.
     static let table: [Route] = [
         Route("/v1/tracks/{id}/plays") { reader, request, track, store in
-            try reader.counts.trackPlays(track, request.query, store: store, round: request.round).map(HTTPResponse.json) ?? .later
+            try reader.counts.trackPlays(track, request.query, store: store, round: request.round, receivedAt: request.receivedAt)
+                .map(HTTPResponse.json) ?? .later
         },
         Route("/v1/tracks/{id}/timeline") { reader, request, track, store in
             .json(try reader.counts.timeline(track, request.query, store: store))

@@ -10,7 +10,7 @@ final class StoreSlot: Sendable {
     private let reader = Locked<CounterReader?>(nil)
     let store: StoreBackend
     let snapshotAge: Duration
-    /// Point lookups put off to be answered together (`plays(track:in:round:)`), or nil when
+    /// Point lookups put off to be answered together (`plays(track:in:round:receivedAt:)`), or nil when
     /// each is answered at once. Only the owning thread touches them.
     private let lookups: Locked<PendingLookups>?
 
@@ -24,19 +24,22 @@ final class StoreSlot: Sendable {
     /// read with — or, when lookups are coalesced and this is the request's first round, nil:
     /// the lookup waits, and the request's next round (after the thread has served its other
     /// connections with data ready) answers it together with every lookup that waits then, in
-    /// one snapshot and one statement per range (docs/postgresql.md).
-    func plays(track: Int64, in range: HourRange, round: Int) throws -> (TrackPlays, Freshness)? {
+    /// one snapshot and one statement per range (docs/postgresql.md). A request takes only an
+    /// answer read since it was received (`receivedAt`), or within `snapshotAge`: never older
+    /// than one it would have read itself.
+    func plays(track: Int64, in range: HourRange, round: Int, receivedAt: ContinuousClock.Instant) throws -> (TrackPlays, Freshness)? {
         guard let lookups else { return try read { try $0.plays(track: track, in: range) } }
         let key = PendingLookups.Key(track: track, range: range)
         if round == 0 {
             lookups.withLock { $0.waiting.append(key) }
             return nil
         }
-        let answerAge = max(snapshotAge, PendingLookups.minimumAnswerAge)
-        if let answer = lookups.withLock({ $0.take(key, notOlderThan: answerAge) }) { return answer }
+        let readSince = min(receivedAt, .now - snapshotAge)
+        if let answer = lookups.withLock({ $0.take(key, readSince: readSince) }) { return answer }
         let batch = lookups.withLock { $0.takeWaiting(adding: key) }
+        let readAt = ContinuousClock.now
         let answers = try withReader { try PendingLookups.read(batch, with: $0) }
-        lookups.withLock { $0.keep(answers, for: batch.dropLast(), age: answerAge) }
+        lookups.withLock { $0.keep(answers, readAt: readAt, for: batch.dropLast(), keptFor: max(snapshotAge, PendingLookups.minimumKeptAge)) }
         return answers[key]
     }
 
@@ -98,16 +101,15 @@ struct PendingLookups {
     /// Each answer with when it was read and how many waiting requests have yet to take it.
     private var answers: [Key: (answer: Answer, readAt: ContinuousClock.Instant, takers: Int)] = [:]
 
-    /// How old an answer may be when its request takes it, even when the reader takes a fresh
-    /// snapshot for every query (`snapshotAge` 0): it was read in one snapshot on the thread's
-    /// previous turn.
-    static let minimumAnswerAge: Duration = .milliseconds(20)
+    /// How long an answer is kept for its requests at least, even when the reader takes a fresh
+    /// snapshot for every query (`snapshotAge` 0): they take it on the thread's same turn.
+    static let minimumKeptAge: Duration = .milliseconds(20)
 
-    /// The answer of `key`'s lookup, if one was read for it no longer than `age` ago. Each is
-    /// taken by as many requests as it was read for: a request the client gave up on leaves
-    /// its answer behind, and it goes when it is too old.
-    mutating func take(_ key: Key, notOlderThan age: Duration) -> Answer? {
-        guard let kept = answers[key], ContinuousClock.now - kept.readAt <= age else { return nil }
+    /// The answer of `key`'s lookup, if one was read for it at `since` or later. Each is taken
+    /// by as many requests as it was read for: a request the client gave up on leaves its
+    /// answer behind, and it goes when it is too old (`keep`).
+    mutating func take(_ key: Key, readSince since: ContinuousClock.Instant) -> Answer? {
+        guard let kept = answers[key], kept.readAt >= since else { return nil }
         if kept.takers > 1 { answers[key]?.takers -= 1 } else { answers[key] = nil }
         return kept.answer
     }
@@ -120,15 +122,16 @@ struct PendingLookups {
         return waiting + [key]
     }
 
-    /// Keeps the answers read for the waiting requests `takers` (one key per other request), beside
-    /// those of earlier reads not yet taken; drops those older than `age`.
-    mutating func keep(_ read: [Key: Answer], for takers: some Sequence<Key>, age: Duration) {
+    /// Keeps the answers of a read that began at `readAt` for the waiting requests `takers` (one
+    /// key per other request), beside those of earlier reads not yet taken; drops those older
+    /// than `age`.
+    mutating func keep(_ read: [Key: Answer], readAt: ContinuousClock.Instant, for takers: some Sequence<Key>, keptFor age: Duration) {
         let now = ContinuousClock.now
         answers = answers.filter { now - $0.value.readAt <= age }
         for key in takers {
             guard let answer = read[key] else { continue }
             // A request still to take an earlier answer of the same key takes this newer one.
-            answers[key] = (answer, now, (answers[key]?.takers ?? 0) + 1)
+            answers[key] = (answer, readAt, (answers[key]?.takers ?? 0) + 1)
         }
     }
 
