@@ -147,12 +147,32 @@ public final class PostgresLayers: LayerReads {
 
     public func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard !gaps.isEmpty else { return }
-        let result = try query("""
-            SELECT r.dimensions FROM unnest($2::bigint[], $3::bigint[]) AS g (lower, upper)
-            JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper
-            WHERE r.dimensions IS NOT NULL
-            """, [track] + Self.arrays(of: gaps))
+        let result = try query(Self.realtimeDimensionsSQL(lowers: 2, selecting: ""), [track] + Self.arrays(of: gaps))
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
+    }
+
+    public func trackDimensions(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+                                _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays {
+        // The sums and every blob in one statement: a waveform or breakdown on a held snapshot
+        // is one round trip, as a point lookup is.
+        guard batchParts.count <= 1 else {
+            return try dimensionsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
+        }
+        let (mask, bounds) = batchParts.first.map { Self.slotBounds(of: $0) } ?? (0, [])
+        let withRealtime = !realtimeGaps.isEmpty
+        guard mask != 0 || withRealtime else { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
+        let gapParameters = withRealtime ? Self.arrays(of: realtimeGaps) : []
+        let result = try query(Self.trackDimensionsSQL[withRealtime ? 1 : 0][mask], [track] + bounds + gapParameters)
+        var plays = TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0)
+        for row in 0..<result.rowCount {
+            if result.int64(row: row, column: 0) == 0 {
+                plays = TrackPlays(trackID: track, batchPlays: result.optionalInt64(row: row, column: 1) ?? 0,
+                                   realtimePlays: result.optionalInt64(row: row, column: 2) ?? 0)
+            } else {
+                try result.withBytes(row: row, column: 3, visit)
+            }
+        }
+        return plays
     }
 
     public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
@@ -255,6 +275,31 @@ extension PostgresLayers {
                 return "SELECT \(batchSum)\(realtime)\(from)"
             }
         }
+    }
+
+    /// `trackDimensionsSQL[withRealtime][mask]`: a row (0, batch sum, realtime sum or 0, NULL)
+    /// and a row (1, NULL, NULL, blob) per dimension blob of the batch slots of `mask` and of the
+    /// realtime gaps, with the parameters of `trackSumsSQL[0][withRealtime][mask]`.
+    static let trackDimensionsSQL = [false, true].map { withRealtime in
+        batchSQL.sumExpressionBySlots.enumerated().map { mask, batchSum in
+            let lowers = 2 * Catalogue.slotLevels(mask: mask).count + 2
+            let realtimeSum = withRealtime ? realtimeSumExpression(lowers: lowers) : "0::bigint"
+            var sql = "SELECT 0::bigint, \(batchSum), \(realtimeSum), NULL::bytea"
+            if mask != 0 {
+                sql += " UNION ALL SELECT 1, NULL, NULL, b.dimensions FROM (\(batchSQL.dimensionsBySlots[mask])) AS b"
+            }
+            if withRealtime {
+                sql += " UNION ALL " + realtimeDimensionsSQL(lowers: lowers, selecting: "1, NULL, NULL, ")
+            }
+            return sql
+        }
+    }
+
+    /// The realtime dimension blobs of the track ($1) over the gaps given as two arrays (lower
+    /// bounds at parameter `lowers`, upper bounds at the next), after the columns `selecting`.
+    static func realtimeDimensionsSQL(lowers: Int, selecting columns: String) -> String {
+        "SELECT \(columns)r.dimensions FROM unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)"
+            + " JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper WHERE r.dimensions IS NOT NULL"
     }
 
     /// `gaps` as the two array parameters of `realtimeSumExpression`.

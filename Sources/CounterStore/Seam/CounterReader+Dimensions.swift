@@ -31,19 +31,12 @@ extension CounterReader {
     public func dimensions(track: Int64, in range: HourRange) throws -> TrackDimensions {
         try withSnapshot { state in
             let plan = MergePlan(range: range, coverage: state.coverage)
-            let plays = try plays(track: track, plan: plan)
             var merged: [UInt8] = []
             var scratch: [UInt8] = []
-            let absorb = { (blob: UnsafeRawBufferPointer) throws in
+            let plays = try layers.trackDimensions(track: track, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps) { blob in
                 let ok = merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
                 guard ok else { throw CounterStoreError.malformedDimensions(trackID: track) }
                 swap(&merged, &scratch)
-            }
-            for part in plan.batchParts {
-                try layers.batchDimensions(track: track, over: part, absorb)
-            }
-            if !plan.realtimeGaps.isEmpty {
-                try layers.realtimeDimensions(track: track, over: plan.realtimeGaps, absorb)
             }
             guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(trackID: track) }
             return TrackDimensions(plays: plays, totals: totals)

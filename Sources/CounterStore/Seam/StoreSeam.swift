@@ -176,6 +176,12 @@ public protocol LayerReads: AnyObject {
     func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
     /// The realtime dimension blobs of `track` in `gaps`, any order.
     func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
+    /// A waveform or breakdown: `track`'s sums as `trackSums` gives them, and its dimension
+    /// blobs over the same parts and gaps, any order — by default `trackSums`, then
+    /// `batchDimensions` per part and `realtimeDimensions`; a store whose reads are round trips
+    /// asks for all of it in one.
+    func trackDimensions(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+                         _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays
 
     /// The batch listener sketches of `track` over the spans of `part`, with the plays that
     /// carried a listener id in each row: (listener plays, sketch), any order.
@@ -194,6 +200,24 @@ public protocol LayerReads: AnyObject {
 extension LayerReads {
     public func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays] {
         try tracks.map { try sumsOneLayerAtATime(track: $0, batchParts: batchParts, realtimeGaps: realtimeGaps) }
+    }
+
+    public func trackDimensions(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+                                _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays {
+        try dimensionsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
+    }
+
+    /// `trackDimensions` as `trackSums`, one `batchDimensions` per part and one `realtimeDimensions`.
+    func dimensionsOneLayerAtATime(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+                                   _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays {
+        let plays = try trackSums(tracks: [track], batchParts: batchParts, realtimeGaps: realtimeGaps)[0]
+        for part in batchParts {
+            try batchDimensions(track: track, over: part, visit)
+        }
+        if !realtimeGaps.isEmpty {
+            try realtimeDimensions(track: track, over: realtimeGaps, visit)
+        }
+        return plays
     }
 
     /// `trackSums` as one `batchSum` per part and one `realtimeSum`.
