@@ -52,16 +52,21 @@ public enum UTCTime {
 
     /// `2026-11-20T12:34:56.789Z` for milliseconds.
     public static func format(epochMilliseconds: Int64) -> String {
-        let seconds = Hour.floorDivide(epochMilliseconds, 1000)
-        let millis = epochMilliseconds - seconds * 1000
         var bytes = [UInt8]()
         bytes.reserveCapacity(24)
+        append(epochMilliseconds: epochMilliseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `format(epochMilliseconds:)`'s bytes, without making a string.
+    public static func append(epochMilliseconds: Int64, to bytes: inout [UInt8]) {
+        let seconds = Hour.floorDivide(epochMilliseconds, 1000)
+        let millis = epochMilliseconds - seconds * 1000
         append(epochSeconds: seconds, to: &bytes)
         bytes.removeLast() // the "Z"
         bytes.append(UInt8(ascii: "."))
         appendDigits(millis, width: 3, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends `YYYY-MM-DDTHH:MM:SSZ` to a byte buffer (used by JSON writers).

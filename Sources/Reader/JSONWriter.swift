@@ -103,7 +103,13 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func time(epochMilliseconds: Int64) { value(UTCTime.format(epochMilliseconds: epochMilliseconds)) }
+    /// Every answer's freshness has one: written in place, not through a string.
+    mutating func time(epochMilliseconds: Int64) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        UTCTime.append(epochMilliseconds: epochMilliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
 
     mutating func optional<T>(_ value: T?, _ write: (inout JSONWriter, T) -> Void) {
         if let value { write(&self, value) } else { null() }
