@@ -3,7 +3,14 @@
  * one SQLite point lookup per request. The Swift reader should carry at least 0.8 of its rate.
  *
  *   gcc -O2 -o c-mhd-sqlite c-mhd-sqlite.c -lmicrohttpd -lsqlite3 -lpthread
- *   ./c-mhd-sqlite DB_PATH PORT [poll|epoll]
+ *   ./c-mhd-sqlite DB_PATH PORT [poll|epoll] [one|two-connections|two-subqueries SPLIT_HOUR]
+ *
+ * The fourth argument picks the lookup's shape (default `one`, the single statement below). The
+ * other two split it at SPLIT_HOUR the way Counterpoint's two layers split a track's hours (the
+ * batch file's hours before it, the realtime file's from it): `two-connections` sums the halves
+ * with one statement on each of two connections, as `serve` does on its two SQLite files;
+ * `two-subqueries` sums them in one statement of two subqueries on one connection. They measure
+ * what the layers' shape costs, apart from the language (docs/performance.md).
  *
  * GET /v1/tracks/{id}/plays -> {"track_id":N,"plays":N}
  *   from SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?
@@ -62,16 +69,35 @@ static const char *database_path;
 static pthread_key_t thread_state_key;
 static int first_call_marker;
 
+enum shape { ONE, TWO_CONNECTIONS, TWO_SUBQUERIES };
+static enum shape lookup_shape = ONE;
+static long long split_hour;
+
 struct thread_state {
   sqlite3 *db;
   sqlite3_stmt *plays_of_track;
+  sqlite3 *second_db;              /* TWO_CONNECTIONS only */
+  sqlite3_stmt *second_plays;
 };
 
 static void free_thread_state(void *value) {
   struct thread_state *state = value;
   sqlite3_finalize(state->plays_of_track);
+  sqlite3_finalize(state->second_plays);
   sqlite3_close(state->db);
+  sqlite3_close(state->second_db);
   free(state);
+}
+
+/* Opens `*db` read-only and prepares `sql` on it, with SPLIT_HOUR bound as parameter 2. */
+static int open_lookup(sqlite3 **db, sqlite3_stmt **statement, const char *sql) {
+  if (sqlite3_open_v2(database_path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(*db, sql, -1, SQLITE_PREPARE_PERSISTENT, statement, NULL) != SQLITE_OK) {
+    fprintf(stderr, "cannot open %s: %s\n", database_path, sqlite3_errmsg(*db));
+    return 0;
+  }
+  if (lookup_shape != ONE) sqlite3_bind_int64(*statement, 2, split_hour);
+  return 1;
 }
 
 static struct thread_state *thread_state(void) {
@@ -79,10 +105,24 @@ static struct thread_state *thread_state(void) {
   if (state != NULL) return state;
   state = calloc(1, sizeof *state);
   if (state == NULL) return NULL;
-  if (sqlite3_open_v2(database_path, &state->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v3(state->db, "SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?",
-                         -1, SQLITE_PREPARE_PERSISTENT, &state->plays_of_track, NULL) != SQLITE_OK) {
-    fprintf(stderr, "cannot open %s: %s\n", database_path, sqlite3_errmsg(state->db));
+  int opened = 0;
+  switch (lookup_shape) {
+  case ONE:
+    opened = open_lookup(&state->db, &state->plays_of_track, "SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?1");
+    break;
+  case TWO_CONNECTIONS:
+    opened = open_lookup(&state->db, &state->plays_of_track,
+                         "SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?1 AND hour<?2") &&
+             open_lookup(&state->second_db, &state->second_plays,
+                         "SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?1 AND hour>=?2");
+    break;
+  case TWO_SUBQUERIES:
+    opened = open_lookup(&state->db, &state->plays_of_track,
+                         "SELECT (SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?1 AND hour<?2)"
+                         " + (SELECT COALESCE(SUM(plays),0) FROM counts WHERE track_id=?1 AND hour>=?2)");
+    break;
+  }
+  if (!opened) {
     free_thread_state(state);
     return NULL;
   }
@@ -141,6 +181,12 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
   long long plays = -1;
   if (sqlite3_step(statement) == SQLITE_ROW) plays = sqlite3_column_int64(statement, 0);
   sqlite3_reset(statement);
+  if (plays >= 0 && state->second_plays != NULL) {
+    sqlite3_bind_int64(state->second_plays, 1, track_id);
+    if (sqlite3_step(state->second_plays) == SQLITE_ROW) plays += sqlite3_column_int64(state->second_plays, 0);
+    else plays = -1;
+    sqlite3_reset(state->second_plays);
+  }
   if (plays < 0) return respond(connection, 503, "{\"error\":{\"code\":\"store_unavailable\"}}");
 
   char body[96];
@@ -150,8 +196,15 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s DB_PATH PORT [poll|epoll]\n", argv[0]);
+    fprintf(stderr, "usage: %s DB_PATH PORT [poll|epoll] [one|two-connections|two-subqueries SPLIT_HOUR]\n", argv[0]);
     return 2;
+  }
+  if (argc > 4 && strcmp(argv[4], "one") != 0) {
+    if (strcmp(argv[4], "two-connections") == 0) lookup_shape = TWO_CONNECTIONS;
+    else if (strcmp(argv[4], "two-subqueries") == 0) lookup_shape = TWO_SUBQUERIES;
+    else { fprintf(stderr, "unknown lookup shape %s\n", argv[4]); return 2; }
+    if (argc < 6) { fprintf(stderr, "%s needs SPLIT_HOUR\n", argv[4]); return 2; }
+    split_hour = atoll(argv[5]);
   }
   database_path = argv[1];
   int port = atoi(argv[2]);
