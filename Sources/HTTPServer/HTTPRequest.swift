@@ -15,23 +15,27 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// How many times the handler answered this request `HTTPResponse.later` before: 0 on the
     /// first call.
-    public var round: Int = 0
+    public var round: Int
     /// When the server first took the complete request up, the same in every round: a request
     /// answered later is timed from here, not from the round that answers it.
-    public var receivedAt: ContinuousClock.Instant = .now
+    public var receivedAt: ContinuousClock.Instant
 
     public init(
         method: String,
         path: String,
         rawTarget: String,
         query: [(name: String, value: String)] = [],
-        headers: [(name: String, value: String)] = []
+        headers: [(name: String, value: String)] = [],
+        round: Int = 0,
+        receivedAt: ContinuousClock.Instant = .now
     ) {
         self.method = method
         self.path = path
         self.rawTarget = rawTarget
         self.query = query
         self.headers = headers
+        self.round = round
+        self.receivedAt = receivedAt
     }
 
     /// The value of the first header with this name, compared without regard to ASCII case.

@@ -61,9 +61,10 @@ let answerRequest: MHD_AccessHandlerCallback = {
     // starts right after a whole target; anything else (a NUL, or stray spaces it skipped) is refused.
     let targetIsWhole = UnsafeRawPointer(url) + target.count + 1 == UnsafeRawPointer(version)
     let round = state.pointee.round
-    if round == 0 { state.pointee.receivedAt = .now }
+    let receivedAt = state.pointee.receivedAt ?? .now
+    state.pointee.receivedAt = receivedAt
     let answered = dispatcher.answer(connection, method: method, target: target, targetIsWhole: targetIsWhole, round: round,
-                                     receivedAt: state.pointee.receivedAt)
+                                     receivedAt: receivedAt)
     guard let answered else {
         // Later: suspended and at once resumed, the connection is served again on this thread's
         // next turn, after the other connections with data ready; the handler is called again then.
@@ -91,8 +92,8 @@ struct RequestRecord {
     var targetLength: Int
     /// The times the handler put the request off (`HTTPResponse.later`).
     var round = 0
-    /// When the handler was first called for the request (round 0).
-    var receivedAt = ContinuousClock.Instant.now
+    /// When the handler was first called for the request (round 0); nil before.
+    var receivedAt: ContinuousClock.Instant?
 
     static func allocate(target: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
         let length = target.map { strlen($0) } ?? 0

@@ -56,12 +56,9 @@ final class RequestDispatcher: Sendable {
         } catch {
             return reject(error)
         }
-        var request = HTTPRequest(
+        return respond(HTTPRequest(
             method: String(cString: method), path: parsed.path, rawTarget: parsed.raw,
-            query: parsed.query, headers: collector.headers)
-        request.round = round
-        request.receivedAt = receivedAt
-        return respond(request)
+            query: parsed.query, headers: collector.headers, round: round, receivedAt: receivedAt))
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {

@@ -114,22 +114,20 @@ public final class PostgresLayers: LayerReads {
         // round trip, and so is a multi-track request's (docs/postgresql.md). A range the batch
         // covers entirely asks the batch alone: the realtime subquery cost a fifth of the
         // server's work per lookup even when it found nothing (docs/performance.md).
-        guard batchParts.count <= 1 else {
+        guard let read = OneStatementRead(batchParts: batchParts, realtimeGaps: realtimeGaps) else {
             return try tracks.map { try sumsOneLayerAtATime(track: $0, batchParts: batchParts, realtimeGaps: realtimeGaps) }
         }
-        let (mask, bounds) = batchParts.first.map { Self.slotBounds(of: $0) } ?? (0, [])
-        guard !tracks.isEmpty, mask != 0 || !realtimeGaps.isEmpty else {
+        guard !tracks.isEmpty, !read.findsNothing else {
             return tracks.map { TrackPlays(trackID: $0, batchPlays: 0, realtimePlays: 0) }
         }
-        let (manyTracks, withRealtime) = (tracks.count > 1, !realtimeGaps.isEmpty)
+        let manyTracks = tracks.count > 1
         let trackParameter: any PostgresParameter = manyTracks ? PostgresInt64Array(tracks) : tracks[0]
-        let gapParameters = withRealtime ? Self.arrays(of: realtimeGaps) : []
         // One row per track, in order (`unnest … WITH ORDINALITY`).
-        let sql = Self.trackSumsSQL[manyTracks ? 1 : 0][withRealtime ? 1 : 0][mask]
-        let result = try query(sql, [trackParameter] + bounds + gapParameters)
+        let sql = Self.trackSumsSQL[manyTracks ? 1 : 0][read.withRealtime ? 1 : 0][read.mask]
+        let result = try query(sql, [trackParameter] + read.parameters)
         return tracks.indices.map { row in
             TrackPlays(trackID: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
-                       realtimePlays: withRealtime ? result.optionalInt64(row: row, column: 1) ?? 0 : 0)
+                       realtimePlays: read.withRealtime ? result.optionalInt64(row: row, column: 1) ?? 0 : 0)
         }
     }
 
@@ -155,14 +153,11 @@ public final class PostgresLayers: LayerReads {
                                 _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays {
         // The sums and every blob in one statement: a waveform or breakdown on a held snapshot
         // is one round trip, as a point lookup is.
-        guard batchParts.count <= 1 else {
+        guard let read = OneStatementRead(batchParts: batchParts, realtimeGaps: realtimeGaps) else {
             return try dimensionsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
         }
-        let (mask, bounds) = batchParts.first.map { Self.slotBounds(of: $0) } ?? (0, [])
-        let withRealtime = !realtimeGaps.isEmpty
-        guard mask != 0 || withRealtime else { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
-        let gapParameters = withRealtime ? Self.arrays(of: realtimeGaps) : []
-        let result = try query(Self.trackDimensionsSQL[withRealtime ? 1 : 0][mask], [track] + bounds + gapParameters)
+        guard !read.findsNothing else { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
+        let result = try query(Self.trackDimensionsSQL[read.withRealtime ? 1 : 0][read.mask], [track] + read.parameters)
         var plays = TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0)
         for row in 0..<result.rowCount {
             if result.int64(row: row, column: 0) == 0 {
@@ -250,14 +245,44 @@ extension PostgresLayers {
     static let batchSQL = Catalogue.BatchStatements(placeholder: { "$\($0)" })
     static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "$\($0)" })
 
-    /// Σ realtime plays of the track (`track`, by default $1) over the gaps given as two arrays,
-    /// of lower bounds (parameter `lowers`) and upper bounds (the next): one statement shape
-    /// whatever their number.
+    /// What a read of one batch part and the realtime gaps asks for in one statement: the part's
+    /// non-empty slots (`mask`), whether there are gaps, and the parameters after the track —
+    /// each slot's bounds, then the gaps' two arrays. Nil for more than one batch part, which is
+    /// read a part at a time.
+    struct OneStatementRead {
+        let mask: Int
+        let withRealtime: Bool
+        let parameters: [any PostgresParameter]
+
+        init?(batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) {
+            guard batchParts.count <= 1 else { return nil }
+            let (mask, bounds) = batchParts.first.map { PostgresLayers.slotBounds(of: $0) } ?? (0, [])
+            self.mask = mask
+            withRealtime = !realtimeGaps.isEmpty
+            parameters = bounds + (withRealtime ? PostgresLayers.arrays(of: realtimeGaps) : [])
+        }
+
+        /// No slot and no gap: nothing to ask.
+        var findsNothing: Bool { mask == 0 && !withRealtime }
+    }
+
+    /// The parameter of the gaps' lower bounds in a statement whose slots are those of `mask`
+    /// (after the track and each slot's two bounds).
+    static func gapsParameter(mask: Int) -> Int {
+        2 * Catalogue.slotLevels(mask: mask).count + 2
+    }
+
+    /// The realtime rows `r` of the track (`track`, by default $1) in the gaps given as two
+    /// arrays, of lower bounds (parameter `lowers`) and upper bounds (the next): one statement
+    /// shape whatever their number.
+    static func realtimeGapRows(lowers: Int, track: String = "$1") -> String {
+        "unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)"
+            + " JOIN realtime_counts r ON r.track_id = \(track) AND r.hour >= g.lower AND r.hour < g.upper"
+    }
+
+    /// Σ realtime plays of the track over the gaps of `realtimeGapRows`.
     static func realtimeSumExpression(lowers: Int, track: String = "$1") -> String {
-        """
-        (SELECT coalesce(sum(r.plays), 0)::bigint FROM unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)
-         JOIN realtime_counts r ON r.track_id = \(track) AND r.hour >= g.lower AND r.hour < g.upper)
-        """
+        "(SELECT coalesce(sum(r.plays), 0)::bigint FROM \(realtimeGapRows(lowers: lowers, track: track)))"
     }
 
     /// `trackSumsSQL[manyTracks][withRealtime][mask]` (0 or 1 for each flag): the batch sum of
@@ -269,8 +294,7 @@ extension PostgresLayers {
             let track = manyTracks ? "u.t" : "$1"
             let batch = manyTracks ? Catalogue.BatchStatements(placeholder: { $0 == 1 ? track : "$\($0)" }) : batchSQL
             return batch.sumExpressionBySlots.enumerated().map { mask, batchSum in
-                let realtime = withRealtime
-                    ? ", " + realtimeSumExpression(lowers: 2 * Catalogue.slotLevels(mask: mask).count + 2, track: track) : ""
+                let realtime = withRealtime ? ", " + realtimeSumExpression(lowers: gapsParameter(mask: mask), track: track) : ""
                 let from = manyTracks ? " FROM unnest($1::bigint[]) WITH ORDINALITY AS u (t, n) ORDER BY u.n" : ""
                 return "SELECT \(batchSum)\(realtime)\(from)"
             }
@@ -282,7 +306,7 @@ extension PostgresLayers {
     /// realtime gaps, with the parameters of `trackSumsSQL[0][withRealtime][mask]`.
     static let trackDimensionsSQL = [false, true].map { withRealtime in
         batchSQL.sumExpressionBySlots.enumerated().map { mask, batchSum in
-            let lowers = 2 * Catalogue.slotLevels(mask: mask).count + 2
+            let lowers = gapsParameter(mask: mask)
             let realtimeSum = withRealtime ? realtimeSumExpression(lowers: lowers) : "0::bigint"
             var sql = "SELECT 0::bigint, \(batchSum), \(realtimeSum), NULL::bytea"
             if mask != 0 {
@@ -295,11 +319,10 @@ extension PostgresLayers {
         }
     }
 
-    /// The realtime dimension blobs of the track ($1) over the gaps given as two arrays (lower
-    /// bounds at parameter `lowers`, upper bounds at the next), after the columns `selecting`.
+    /// The realtime dimension blobs of the track ($1) over the gaps of `realtimeGapRows`, after
+    /// the columns `selecting`.
     static func realtimeDimensionsSQL(lowers: Int, selecting columns: String) -> String {
-        "SELECT \(columns)r.dimensions FROM unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)"
-            + " JOIN realtime_counts r ON r.track_id = $1 AND r.hour >= g.lower AND r.hour < g.upper WHERE r.dimensions IS NOT NULL"
+        "SELECT \(columns)r.dimensions FROM \(realtimeGapRows(lowers: lowers)) WHERE r.dimensions IS NOT NULL"
     }
 
     /// `gaps` as the two array parameters of `realtimeSumExpression`.
