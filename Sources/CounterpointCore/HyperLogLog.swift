@@ -131,7 +131,12 @@ public struct HyperLogLog: Sendable, Hashable {
     /// The estimated number of distinct hashes, exactly as postgresql-hll's `hll_cardinality`
     /// computes it (the same operations in the same order, so the same double): the count of an
     /// explicit sketch; else the HyperLogLog estimate with linear counting below 5/2 m and the
-    /// large-range correction near 2^(2^regwidth - 2 + log2m).
+    /// large-range correction near 2^L, L = 2^regwidth - 2 + log2m. One exception: a sketch so
+    /// full that the raw estimate reaches 2^L, where the correction takes the logarithm of a
+    /// number ≤ 0 and postgresql-hll answers NaN, answers the correction's value one below it,
+    /// 2^L · ln 2^L — the most the sketch can tell, and a number the reader can round. Only
+    /// sketches with few small registers get there (log2m 4 and regwidth 3 past about a
+    /// thousand hashes); Counterpoint's own would need some 2^42.
     public var cardinality: Double {
         switch contents {
         case .empty: return 0
@@ -150,8 +155,10 @@ public struct HyperLogLog: Sendable, Hashable {
                 return Double(count) * log(Double(count) / Double(zeros))
             } else if estimator <= Double(twoToL) / 30.0 {
                 return estimator
-            } else {
+            } else if estimator < Double(twoToL) {
                 return Double(-twoToL) * log(1.0 - estimator / Double(twoToL))
+            } else {
+                return Double(twoToL) * log(Double(twoToL))
             }
         }
     }

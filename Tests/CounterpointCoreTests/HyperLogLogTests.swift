@@ -1,3 +1,4 @@
+import Foundation
 import Generator
 import Testing
 @testable import CounterpointCore
@@ -46,6 +47,19 @@ struct HyperLogLogTests {
         #expect(HyperLogLog().encoded == [0x11, 0x8C, 0x7F])
         #expect(HyperLogLog().cardinality == 0)
         #expect(HyperLogLog(Self.neverExplicit).encoded == [0x11, 0x8C, 0x40])
+    }
+
+    @Test("a sketch whose registers are so full that the large-range correction is undefined estimates 2^L · ln 2^L, not NaN")
+    func saturatedEstimateIsFinite() throws {
+        // Found by FuzzSketch: full representation, log2m 4, regwidth 3 (so L = 10), 16 registers
+        // of 3 bits, nearly all at their largest value 7.
+        let sketch = try HyperLogLog(decoding: [0x14, 0x44, 0x0D, 0xFF, 0xFF, 0xFF, 0xFF, 0xFD, 0xFD])
+        #expect(sketch.cardinality == 1024 * log(1024.0))
+        // Below the saturation the correction is postgresql-hll's, finite and larger than the raw estimate.
+        var registers = try HyperLogLog(decoding: [0x14, 0x44, 0x0D, 0x92, 0x49, 0x24, 0x92, 0x49, 0x24])
+        #expect(registers.cardinality.isFinite && registers.cardinality > 0)
+        registers = try HyperLogLog(decoding: [0x14, 0x44, 0x0D, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(registers.cardinality == 1024 * log(1024.0))
     }
 
     @Test("an explicit sketch is the hashes as 8-byte big-endian words in ascending signed order")
