@@ -106,8 +106,12 @@ extension HyperLogLog {
         var reader = BitReader(data)
         var registers = [UInt8](repeating: 0, count: parameters.registerCount)
         var previous = -1
-        for _ in 0..<pairs {
+        for number in 0..<pairs {
             let pair = reader.read(bits: width)
+            // Pairs narrower than a byte: the zero padding of the last byte can be a whole pair's
+            // width. A stored register is never zero, so a last pair of zeros that the pairs
+            // before it already needed that byte for is that padding.
+            if pair == 0, number == pairs - 1, previous >= 0, (number * width + 7) / 8 == data.count { break }
             let index = Int(pair >> UInt64(parameters.registerWidth))
             let value = UInt8(pair & UInt64(parameters.maxRegisterValue))
             guard index > previous else { throw SketchError("a sparse sketch's registers are not in ascending order") }

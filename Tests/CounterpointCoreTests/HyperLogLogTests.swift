@@ -62,6 +62,27 @@ struct HyperLogLogTests {
         #expect(registers.cardinality == 1024 * log(1024.0))
     }
 
+    @Test("a sparse sketch whose pairs are narrower than a byte decodes back from its own bytes when the padding is a pair wide")
+    func sparsePaddingAsWideAsAPair() throws {
+        // Found by FuzzSketch: log2m 5 and regwidth 2 make 7-bit pairs; seven registers fill 49
+        // bits, so the seventh byte ends in 7 bits of padding, as wide as a pair.
+        let parameters = try #require(HyperLogLog.Parameters(log2Registers: 5, registerWidth: 2, explicitThreshold: 0, sparseEnabled: true))
+        var sketch = HyperLogLog(parameters)
+        var filled = Set<Int>()
+        var hash: Int64 = 1
+        while filled.count < 7 {
+            hash = hash &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let index = Int(UInt64(bitPattern: hash) & 31)
+            if !filled.contains(index) && UInt64(bitPattern: hash) >> 5 != 0 { filled.insert(index); sketch.add(hash: hash) }
+        }
+        #expect(sketch.representation == .sparse)
+        #expect(sketch.encoded.count == 3 + 7)
+        #expect(try HyperLogLog(decoding: sketch.encoded) == sketch)
+        // The fuzzer's input itself: a full sketch that re-encodes sparse in such bytes.
+        let found = try HyperLogLog(decoding: [0x14, 0x25, 0x40, 0x08, 0x50, 0x00, 0x00, 0x00, 0xFE, 0x00, 0x00])
+        #expect(try HyperLogLog(decoding: found.encoded) == found)
+    }
+
     @Test("an explicit sketch is the hashes as 8-byte big-endian words in ascending signed order")
     func explicitBytes() {
         let sketch = Self.sketch([5, -2, 1 << 40, -2, 5])
