@@ -114,28 +114,30 @@ let package = Package(
         // helpers they share.
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
         .target(name: "Patience", dependencies: ["Runtime"], path: "Tests/Support/Patience"),
+        .target(name: "Scratch", path: "Tests/Support/Scratch"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
             "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
-        .target(name: "PostgresTestServer", dependencies: ["PostgresDB", "Patience"], path: "Tests/Support/PostgresTestServer"),
-        .target(name: "KafkaTestSupport", dependencies: ["Runtime", .product(name: "Logging", package: "swift-log")],
+        .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "Scratch"]),
+        .target(name: "PostgresTestServer", dependencies: ["PostgresDB", "Patience", "Runtime"], path: "Tests/Support/PostgresTestServer"),
+        .target(name: "KafkaTestSupport", dependencies: ["Kafka", "Runtime", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/Support/KafkaTestSupport"),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
-        .target(name: "StoreTestSupport", dependencies: ["CounterStore", "PostgresTestServer"], path: "Tests/Support/StoreTestSupport"),
+        .target(name: "StoreTestSupport", dependencies: ["CounterStore", "PostgresTestServer", "Scratch"],
+                path: "Tests/Support/StoreTestSupport"),
         .testTarget(name: "CounterStoreTests", dependencies: [
-            "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator",
+            "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator", "Runtime", "Scratch",
         ]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient", "Runtime"]),
         .target(name: "SecurityFixtures", path: "Tests/Support/SecurityFixtures"),
-        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Runtime", "SecurityFixtures"]),
-        .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore"]),
-        .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore"]),
+        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Runtime", "SecurityFixtures", "Scratch"]),
+        .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore", "Runtime", "Scratch"]),
+        .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore", "Scratch"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "Runtime", "Patience"]),
         .testTarget(name: "ReplayTests", dependencies: [
-            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime", "Patience",
+            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime", "Patience", "Scratch", "KafkaTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BatchJobTests", dependencies: [
@@ -143,23 +145,23 @@ let package = Package(
         ]),
         .testTarget(name: "ReaderTests", dependencies: [
             "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "StoreTestSupport", "Credentials", "Runtime",
-            "SecurityFixtures", .product(name: "Logging", package: "swift-log"),
+            "SecurityFixtures", "Scratch", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "Patience",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",
-            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport", "Patience",
+            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport", "Patience", "Scratch",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
-            "Reader", "Realtime", "Patience",
+            "Reader", "Realtime", "Patience", "Scratch",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures", "Patience",
+            "CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures", "Patience", "Scratch",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import CounterStore
 import CounterpointCore
 import Foundation
+import Runtime
 import Testing
 
 @Suite("Batch store")
@@ -146,7 +147,7 @@ struct BatchStoreTests {
             let newTotal = tracksCount * 24 * 2
 
             let observations = ObservationLog()
-            let readerThread = Thread {
+            _ = BlockingThread(name: "test-reader") {
                 do {
                     let reader = try stores.reader()
                     while !observations.isStopped {
@@ -159,7 +160,6 @@ struct BatchStoreTests {
                 }
                 observations.finish()
             }
-            readerThread.start()
             observations.waitForAtLeast(observationCount: 1)
             for _ in 0..<3 {
                 try replace(store, hours(0, 24), tracks.flatMap { track in (0..<24).map { (track, $0, Int64(2)) } })
@@ -179,46 +179,40 @@ struct BatchStoreTests {
 }
 
 /// What the reader thread saw, shared with the test's thread.
-/// @unchecked Sendable: every field is guarded by `condition`.
-private final class ObservationLog: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var stopped = false
-    private var finished = false
-    private(set) var totals: [Int64] = []
-    private(set) var perTrack: [[Int64]] = []
-    private(set) var error: (any Error)?
+private final class ObservationLog: Sendable {
+    private struct State {
+        var stopped = false
+        var finished = false
+        var totals: [Int64] = []
+        var perTrack: [[Int64]] = []
+        var error: (any Error)?
+    }
 
-    var count: Int { condition.withLock { totals.count } }
-    var isStopped: Bool { condition.withLock { stopped } }
+    private let state = Locked(State())
+
+    var count: Int { state.withLock { $0.totals.count } }
+    var isStopped: Bool { state.withLock { $0.stopped } }
+    var totals: [Int64] { state.withLock { $0.totals } }
+    var perTrack: [[Int64]] { state.withLock { $0.perTrack } }
+    var error: (any Error)? { state.withLock { $0.error } }
 
     func record(totals newTotals: [Int64], perTrack newPerTrack: [Int64]) {
-        condition.withLock {
-            totals += newTotals
-            perTrack.append(newPerTrack)
-            condition.broadcast()
+        state.withLock {
+            $0.totals += newTotals
+            $0.perTrack.append(newPerTrack)
         }
     }
 
-    func fail(_ error: any Error) { condition.withLock { self.error = error } }
-    func stop() { condition.withLock { stopped = true } }
-
-    func finish() {
-        condition.withLock {
-            finished = true
-            condition.broadcast()
-        }
-    }
+    func fail(_ error: any Error) { state.withLock { $0.error = error } }
+    func stop() { state.withLock { $0.stopped = true } }
+    func finish() { state.withLock { $0.finished = true } }
 
     func waitForAtLeast(observationCount: Int) {
-        condition.withLock {
-            while totals.count < observationCount && !finished { condition.wait() }
-        }
+        state.wait(until: { $0.totals.count >= observationCount || $0.finished }) { _ in }
     }
 
     func waitUntilFinished() {
-        condition.withLock {
-            while !finished { condition.wait() }
-        }
+        state.wait(until: \.finished) { _ in }
     }
 }
 

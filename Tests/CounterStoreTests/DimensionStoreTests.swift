@@ -3,6 +3,7 @@ import CounterpointCore
 import Foundation
 import PostgresDB
 import PostgresTestServer
+import Runtime
 import SQLiteDB
 import Testing
 
@@ -282,14 +283,12 @@ struct DimensionStoreTests {
 }
 
 /// The plays the writer threads committed, and what went wrong.
-/// @unchecked Sendable: every field is guarded by `condition`.
-private final class Written: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var committed: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] = []
-    private var problems: [String] = []
+private final class Written: Sendable {
+    private let committed = Locked<[(track: Int64, hour: Int64, play: DimensionStoreTests.Play)]>([])
+    private let problems = Locked<[String]>([])
 
-    var plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] { condition.withLock { committed } }
-    var failures: [String] { condition.withLock { problems } }
-    func add(_ plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)]) { condition.withLock { committed += plays } }
-    func fail(_ problem: String) { condition.withLock { problems.append(problem) } }
+    var plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] { committed.withLock { $0 } }
+    var failures: [String] { problems.value }
+    func add(_ plays: [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)]) { committed.withLock { $0 += plays } }
+    func fail(_ problem: String) { problems.withLock { $0.append(problem) } }
 }

@@ -3,13 +3,11 @@ import CounterpointCore
 import Foundation
 import PostgresDB
 import PostgresTestServer
+import Scratch
 
 /// A data directory under the system's temporary directory, removed when the test ends.
 func withStoreLocation<T>(_ body: (StoreLocation) throws -> T) throws -> T {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("counterstore-tests-\(UUID().uuidString)").path
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try body(StoreLocation(directory: path + "/data"))
+    try withTemporaryDirectory("counterstore-tests") { try body(StoreLocation(directory: $0.path + "/data")) }
 }
 
 /// The backends the seam's tests run against.

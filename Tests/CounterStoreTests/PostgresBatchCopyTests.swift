@@ -4,6 +4,7 @@ import Foundation
 import Generator
 import PostgresDB
 import PostgresTestServer
+import Runtime
 import SQLiteDB
 import Testing
 
@@ -169,29 +170,26 @@ struct PostgresBatchCopyTests {
         let intruder = try PostgresConnection(url: url)
         try intruder.execute("BEGIN")
         try intruder.query("INSERT INTO batch_hours (track_id, hour, plays) VALUES ($1, $2, $3)", [Int64(1), hour(5).index, Int64(9)])
-        let outcome = Outcome()
-        let done = DispatchGroup()
-        done.enter()
-        Thread {
+        let failure = Locked<(any Error)?>(nil)
+        let run = BlockingThread(name: "test-batch") {
             do {
                 _ = try replace(PostgresBatchStore(url: url), hours(0, 24), [(1, 4, 2), (1, 5, 3), (2, 5, 1)])
             } catch {
-                outcome.error = error
+                failure.withLock { $0 = error }
             }
-            done.leave()
-        }.start()
+        }
         let admin = try PostgresConnection(url: url)
         let deadline = ContinuousClock.now + .seconds(60)
         func copyWaits() throws -> Bool {
             try admin.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY batch_hours%'")
                 .singleInt64 == 1
         }
-        while try !copyWaits(), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        while try !copyWaits(), ContinuousClock.now < deadline { BlockingThread.sleep(for: .milliseconds(20)) }
         #expect(try copyWaits())
         try intruder.execute("COMMIT")
-        done.wait()
+        run.join()
 
-        let error = try #require(outcome.error as? PostgresError)
+        let error = try #require(failure.withLock { $0 } as? PostgresError)
         #expect(error.kind == .constraint)
         #expect(error.operation.hasPrefix("COPY batch_hours"))
         #expect(!error.description.contains("\n"))
@@ -200,11 +198,5 @@ struct PostgresBatchCopyTests {
         #expect(try admin.query("SELECT count(*) FROM batch_runs").singleInt64 == 0)
         #expect(try admin.query("SELECT count(*) FROM batch_days").singleInt64 == 0)
         #expect(try store.coverage().ranges.isEmpty)
-    }
-
-    /// What the batch thread ends with: written before it leaves its `DispatchGroup`, read after
-    /// the test's `wait()` returns, which orders the two.
-    final class Outcome: @unchecked Sendable {
-        var error: (any Error)?
     }
 }

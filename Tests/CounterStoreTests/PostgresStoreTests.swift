@@ -3,6 +3,7 @@ import CounterpointCore
 import Foundation
 import PostgresDB
 import PostgresTestServer
+import Runtime
 import Testing
 
 /// What only the PostgreSQL backend has: several writer processes on one database, a server
@@ -124,14 +125,12 @@ struct PostgresStoreTests {
     }
 }
 
-/// A counter shared by test threads, with a wait for a number of `done()` calls.
-/// @unchecked Sendable: every field is guarded by `condition`.
-final class Counter: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var count = 0
+/// A counter shared by test threads.
+final class Counter: Sendable {
+    private let count = Locked(0)
 
-    var value: Int { condition.withLock { count } }
-    func add() { condition.withLock { count += 1 } }
+    var value: Int { count.value }
+    func add() { count.withLock { $0 += 1 } }
 }
 
 @Suite("SQLite to PostgreSQL copy")

@@ -10,6 +10,7 @@ import Kafka
 import Patience
 import Reader
 import Realtime
+import Scratch
 import Testing
 
 /// The builders the executable calls, called in-process: temp directories, port 0, the mock

@@ -7,14 +7,6 @@ import ServiceLifecycle
 /// Quiet: librdkafka's connection chatter would drown test output.
 let quietLogger = Logger(label: "app-tests") { _ in SwiftLogNoOpLogHandler() }
 
-/// A fresh directory under the system's temporary one, removed after `body`.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("app-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try await body(directory)
-}
-
 /// Runs `applications` as one `ServiceGroup` while `body` runs, then shuts the group down
 /// gracefully and waits until every component has stopped; rethrows a failure of either.
 func whileRunning<T: Sendable>(_ applications: [Application], _ body: () async throws -> T) async throws -> T {

@@ -1,6 +1,7 @@
 import Credentials
 import Foundation
 import Runtime
+import Scratch
 import SecurityFixtures
 import Testing
 
@@ -9,7 +10,7 @@ struct BasicAuthenticatorTests {
     /// alice and bob, hashed by `htpasswd -B`.
     static func withAuthenticator<T>(concurrentHashing: Int = 2, cost: Int = 5,
                                      _ body: (BasicAuthenticator, URL) throws -> T) throws -> T {
-        try withScratchDirectory { scratch in
+        try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("htpasswd")
             try htpasswd(file, user: "alice", password: "correct horse: battery", cost: cost)
             try htpasswd(file, user: "bob", password: "hunter2", cost: cost)
@@ -84,18 +85,15 @@ struct BasicAuthenticatorTests {
             #expect(authenticator.verdict(authorization: good) == .granted(user: "bob"))
             let outcomes = Tally()
             let stop = Tally()
-            let attackers = DispatchGroup()
-            for index in 0..<4 {
-                attackers.enter()
-                Thread {
-                    defer { attackers.leave() }
+            let attackers = (0..<4).map { index in
+                BlockingThread(name: "test-guesser-\(index)") {
                     var attempt = 0
                     while stop.count(of: "stop") == 0 && attempt < 500 {
                         let verdict = authenticator.verdict(authorization: basicHeader("bob", "guess \(index)-\(attempt)"))
                         outcomes.add(verdict == .busy ? "busy" : verdict == .denied ? "denied" : "granted")
                         attempt += 1
                     }
-                }.start()
+                }
             }
             var goodChecks = 0
             while goodChecks < 200 || (outcomes.count(of: "busy") == 0 && goodChecks < 100_000) {
@@ -103,7 +101,7 @@ struct BasicAuthenticatorTests {
                 goodChecks += 1
             }
             stop.add("stop")
-            attackers.wait()
+            for attacker in attackers { attacker.join() }
             #expect(outcomes.count(of: "granted") == 0)
             #expect(outcomes.count(of: "busy") > 0, "four guessers and one permit: some were turned away at once")
             #expect(outcomes.count(of: "denied") + 1 == authenticator.hashings, "only the permitted guesses were hashed")

@@ -1,5 +1,6 @@
 import Credentials
 import Foundation
+import Scratch
 import SecurityFixtures
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 struct PasswordFileTests {
     @Test("a file written by htpasswd -B loads with every user it names")
     func htpasswdFileLoads() throws {
-        try withScratchDirectory { scratch in
+        try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("htpasswd")
             try htpasswd(file, user: "alice", password: "first")
             try htpasswd(file, user: "bob", password: "second")
@@ -57,7 +58,7 @@ struct PasswordFileTests {
 
     @Test("a file that cannot be read is one error naming it")
     func unreadableFile() throws {
-        try withScratchDirectory { scratch in
+        try withTemporaryDirectory { scratch in
             let missing = scratch.appendingPathComponent("missing").path
             #expect(throws: CredentialsError.unreadableFile(what: "the password file", path: missing, reason: "No such file or directory")) {
                 try PasswordFile.load(path: missing)

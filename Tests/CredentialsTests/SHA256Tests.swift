@@ -1,5 +1,6 @@
 import Credentials
 import Foundation
+import Scratch
 import SecurityFixtures
 import Testing
 
@@ -8,7 +9,7 @@ struct SHA256Tests {
     @Test("digests agree with coreutils' sha256sum at every padding boundary", arguments: [0, 1, 55, 56, 63, 64, 65, 119, 120, 200])
     func agreesWithSha256sum(length: Int) throws {
         let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
-        try withScratchDirectory { scratch in
+        try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("input")
             try Data(bytes).write(to: file)
             let expected = try runTool("/usr/bin/sha256sum", [file.path]).prefix(64)

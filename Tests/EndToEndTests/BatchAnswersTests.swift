@@ -1,4 +1,5 @@
 import Foundation
+import Scratch
 import Testing
 
 extension EndToEnd {

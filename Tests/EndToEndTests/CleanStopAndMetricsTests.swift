@@ -1,4 +1,5 @@
 import Foundation
+import Scratch
 import Testing
 
 /// docs/runbook.md: SIGINT/SIGTERM stops cleanly, logging nothing at warning or error level, and the

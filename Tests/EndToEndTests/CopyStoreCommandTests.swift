@@ -1,5 +1,6 @@
 import Foundation
 import PostgresTestServer
+import Scratch
 import Testing
 
 /// `counterpoint copy-store`: the one-shot move of a SQLite store into PostgreSQL, through the

@@ -1,4 +1,5 @@
 import Foundation
+import Scratch
 import Testing
 
 /// `run --demo` generates its history at the live traffic's rate (README, "Run it"), so that the

@@ -1,4 +1,5 @@
 import Foundation
+import Scratch
 import Testing
 
 /// The compose file, the systemd units, HAProxy's configuration and the secrets script,

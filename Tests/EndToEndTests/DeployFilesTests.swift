@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Scratch
 import Testing
 
 /// What of deploy/ can be checked on a machine without a container engine.

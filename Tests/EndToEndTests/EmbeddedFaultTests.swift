@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Scratch
 import Testing
 
 /// `run --embedded-faults`: the faults of the Kafka drills injected into run's own broker, as

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Scratch
 import Testing
 
 /// The full-disk-at-start drills (see docs/faults.md) on a real, small tmpfs: `consume` and

@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Scratch
 import Testing
 
 /// The full-disk drills of docs/runbook.md on a real, small tmpfs: a reader needs no free space, a

@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Scratch
 import Testing
 
 /// A month of history through `run`: rankings over the last day, week, month, all time and random

@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Scratch
 import Testing
 
 /// `loadtest/run --smoke`: the load test's short mode, run against the binary under test so

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresTestServer
 import Patience
+import Scratch
 import Testing
 
 /// The stores on a real PostgreSQL server (docs/postgresql.md), end to end through the real processes:

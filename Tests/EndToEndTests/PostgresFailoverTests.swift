@@ -1,5 +1,7 @@
 import Foundation
+import Patience
 import PostgresTestServer
+import Scratch
 import Testing
 
 /// PostgreSQL streaming replication through the real processes (docs/postgresql.md, "Standbys

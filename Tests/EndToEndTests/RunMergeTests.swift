@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Scratch
 import Testing
 
 /// The all-in-one `run` over its embedded broker: events replayed into Kafka are counted by

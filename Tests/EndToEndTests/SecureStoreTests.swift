@@ -2,6 +2,7 @@ import Foundation
 import PostgresDB
 import PostgresTestServer
 import Patience
+import Scratch
 import Testing
 
 /// A PostgreSQL server of its own with TLS on (a test CA made by openssl) and a role that must

@@ -1,5 +1,7 @@
 import EventLogs
 import Foundation
+import Runtime
+import Scratch
 import Testing
 
 @Suite("Log compression")
@@ -53,12 +55,9 @@ struct LogCompressionTests {
         for name in names { try directory.write(name, String(repeating: #"{"event_id":"x"}"# + "\n", count: 2_000)) }
         let root = directory.path
         // A thread of its own, not a task: this test's loop keeps its task's thread busy.
-        let compressed = DispatchSemaphore(value: 0)
-        let compressor = Thread {
+        let compressor = BlockingThread(name: "test-compressor") {
             for name in names { _ = try? LogCompression.compress(path: root + "/" + name) }
-            compressed.signal()
         }
-        compressor.start()
         var passes = 0
         while true {
             let finished = FileManager.default.fileExists(atPath: root + "/" + names.last! + ".gz")
@@ -69,7 +68,7 @@ struct LogCompressionTests {
             passes += 1
             if finished { break }
         }
-        compressed.wait()
+        compressor.join()
         #expect(try LogDiscovery.inventory(of: [root]).files.allSatisfy(\.isGzip))
     }
 }

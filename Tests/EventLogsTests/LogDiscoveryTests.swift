@@ -1,6 +1,7 @@
 import CounterpointCore
 import EventLogs
 import Foundation
+import Scratch
 import Testing
 
 @Suite("Log discovery")

@@ -1,5 +1,6 @@
 import EventLogs
 import Foundation
+import Scratch
 import Testing
 
 @Suite("Log reader")

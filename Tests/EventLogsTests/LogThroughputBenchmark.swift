@@ -1,5 +1,6 @@
 import EventLogs
 import Foundation
+import Scratch
 import Testing
 
 /// Throughput figures for the reader and the writer on a ~500 MB event log. Off by default (it

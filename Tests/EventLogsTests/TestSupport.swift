@@ -1,19 +1,10 @@
 import EventLogs
 import Foundation
+import Runtime
+import Scratch
 
-/// A fresh directory under the system temp folder, removed with everything in it when the
-/// fixture goes away.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("eventlogs-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
+/// Scratch files for the log tests.
+extension TemporaryDirectory {
     /// Writes `contents` at `relativePath` (directories created) and returns the full path.
     @discardableResult
     func write(_ relativePath: String, _ contents: [UInt8]) throws -> String {
@@ -48,11 +39,10 @@ private func runFilter(_ executable: String, _ arguments: [String], input: [UInt
     process.standardOutput = stdout
     try process.run()
     // Write on another thread so a large output cannot dead-lock against a full input pipe.
-    let writer = Thread {
+    _ = BlockingThread(name: "test-stdin") {
         stdin.fileHandleForWriting.write(Data(input))
         try? stdin.fileHandleForWriting.close()
     }
-    writer.start()
     let output = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return [UInt8](output)

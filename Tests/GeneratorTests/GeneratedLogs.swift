@@ -2,19 +2,9 @@ import CounterpointCore
 import EventLogs
 import Foundation
 import Generator
+import Scratch
 
-/// A fresh directory under the system temp folder, removed with its contents afterwards.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("generator-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
+extension TemporaryDirectory {
     /// Every regular file below the directory, relative path → bytes.
     func contents() throws -> [String: Data] {
         var result: [String: Data] = [:]

@@ -2,6 +2,7 @@ import CounterpointCore
 import EventLogs
 import Foundation
 import Generator
+import Scratch
 import Testing
 
 /// Generator and reader throughput on a realistic data set (10 M events, ~2 GB). Off by

@@ -2,6 +2,7 @@ import CounterpointCore
 import EventLogs
 import Foundation
 import Generator
+import Scratch
 import Testing
 
 @Suite("Generator")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HTTPTestClient
+import Runtime
 
 /// What the handler saw, sent back as JSON so tests can check decoding end to end.
 struct EchoedRequest: Codable, Equatable {
@@ -36,12 +37,10 @@ func renderRejection(_ rejection: HTTPRejection) -> HTTPResponse {
 }
 
 /// Counts the contexts of one server that are alive, so a test can see them made and released.
-final class LiveContextCounter: @unchecked Sendable {
-    // `count` is only touched under `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    var live: Int { lock.withLock { count } }
-    func add(_ delta: Int) { lock.withLock { count += delta } }
+final class LiveContextCounter: Sendable {
+    private let count = Locked(0)
+    var live: Int { count.value }
+    func add(_ delta: Int) { count.withLock { $0 += delta } }
 }
 
 /// A worker context that reports its lifetime to a counter.
@@ -85,12 +84,10 @@ func makeEchoServer(
 }
 
 /// Collects log lines from any thread.
-final class LogLines: @unchecked Sendable {
-    // `lines` is only touched under `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
-    var all: [String] { lock.withLock { lines } }
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
+final class LogLines: Sendable {
+    private let lines = Locked<[String]>([])
+    var all: [String] { lines.value }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
 }
 
 func echoed(_ response: TestResponse) throws -> EchoedRequest {

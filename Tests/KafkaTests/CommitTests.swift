@@ -1,14 +1,15 @@
 import Kafka
+import KafkaTestSupport
+import Runtime
 import Testing
 
 @Suite("Committing offsets to Kafka")
 struct CommitTests {
     /// Commits every batch's next offsets from inside the handler, as the archiver does.
-    final class CommittingHandler: KafkaConsumerHandler, @unchecked Sendable {
-        // Safe to share: `consumer` is itself Sendable; all other state is in `Shared` boxes.
+    final class CommittingHandler: KafkaConsumerHandler, Sendable {
         let consumer: KafkaConsumer
-        let messages = Shared<[ReceivedMessage]>([])
-        let assignedStarts = Shared<[KafkaPartition: Int64]>([:])
+        let messages = Locked<[ReceivedMessage]>([])
+        let assignedStarts = Locked<[KafkaPartition: Int64]>([:])
         /// Commits only while fewer than this many messages have been consumed.
         let commitLimit: Int
 
@@ -45,9 +46,9 @@ struct CommitTests {
         let first = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         let firstHandler = CommittingHandler(consumer: first, commitLimit: 120)
         try await Fixtures.run(first, handler: firstHandler, until: Fixtures.stop(when: { firstHandler.messages.withLock { $0.count >= 120 } }))
-        let firstSeen = firstHandler.messages.snapshot
+        let firstSeen = firstHandler.messages.value
         #expect(firstSeen.count == 120)
-        #expect(firstHandler.assignedStarts.snapshot.isEmpty, "a new group has nothing committed")
+        #expect(firstHandler.assignedStarts.value.isEmpty, "a new group has nothing committed")
 
         let second = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         let committed = try second.committedOffsets(for: [0, 1].map { KafkaPartition(topic: "plays", id: $0) })
@@ -59,8 +60,8 @@ struct CommitTests {
 
         let secondHandler = CommittingHandler(consumer: second)
         try await Fixtures.run(second, handler: secondHandler, until: Fixtures.stop(when: { secondHandler.messages.withLock { $0.count >= 180 } }))
-        let secondSeen = secondHandler.messages.snapshot
-        #expect(secondHandler.assignedStarts.snapshot == expected)
+        let secondSeen = secondHandler.messages.value
+        #expect(secondHandler.assignedStarts.value == expected)
         // Together the two saw every message exactly once: the second began where the first committed.
         let values = (firstSeen + secondSeen).map { $0.value! }
         #expect(values.count == 300)
@@ -74,10 +75,9 @@ struct CommitTests {
         let configuration = Fixtures.consumerConfiguration(cluster, group: "closing")
         let partition = KafkaPartition(topic: "plays", id: 0)
 
-        final class CommitOnRevoke: KafkaConsumerHandler, @unchecked Sendable {
-            // Safe to share: `consumer` is Sendable; `next` is in a `Shared` box.
+        final class CommitOnRevoke: KafkaConsumerHandler, Sendable {
             let consumer: KafkaConsumer
-            let next = Shared<[KafkaPartition: Int64]>([:])
+            let next = Locked<[KafkaPartition: Int64]>([:])
             init(consumer: KafkaConsumer) { self.consumer = consumer }
             func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] { [:] }
             func consume(_ batch: KafkaMessageBatch) throws {
@@ -86,12 +86,12 @@ struct CommitTests {
                 }
             }
             func revoking(_ partitions: [KafkaPartition], reason: KafkaRevocationReason) throws {
-                try consumer.commit(next.snapshot)
+                try consumer.commit(next.value)
             }
         }
         let consumer = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         let handler = CommitOnRevoke(consumer: consumer)
-        try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { handler.next.snapshot[partition] == 50 }))
+        try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { handler.next.value[partition] == 50 }))
 
         let probe = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         #expect(try probe.committedOffsets(for: [partition]) == [partition: 50])

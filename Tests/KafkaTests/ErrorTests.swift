@@ -1,5 +1,6 @@
 import Kafka
 import Logging
+import Runtime
 import Testing
 
 @Suite("Errors say what went wrong")
@@ -51,7 +52,7 @@ struct ErrorTests {
         #expect(producerError.message.contains("Connection refused"))
 
         // librdkafka's own log lines reach swift-log, tagged with their facility.
-        #expect(logs.snapshot.contains { $0.metadata["kafka.facility"] != nil && $0.message.contains("Connection refused") })
+        #expect(logs.value.contains { $0.metadata["kafka.facility"] != nil && $0.message.contains("Connection refused") })
     }
 }
 
@@ -63,7 +64,7 @@ struct CapturingLogHandler: LogHandler {
         var metadata: Logger.Metadata
     }
 
-    typealias Records = Shared<[Record]>
+    typealias Records = Locked<[Record]>
 
     let records: Records
     var logLevel = Logger.Level.trace
@@ -79,6 +80,6 @@ struct CapturingLogHandler: LogHandler {
     }
 }
 
-extension Shared where Value == [CapturingLogHandler.Record] {
+extension Locked where State == [CapturingLogHandler.Record] {
     convenience init() { self.init([]) }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import Kafka
+import KafkaTestSupport
+import Runtime
 import Testing
 
 /// Other Kafka clients must be able to produce into the mock cluster that `counterpoint run` embeds.
@@ -52,7 +54,7 @@ struct InteropTests {
         let consumer = try KafkaConsumer(configuration: Fixtures.consumerConfiguration(cluster), logger: Fixtures.logger)
         let handler = RecordingHandler()
         try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { handler.count >= count }))
-        return handler.messages.snapshot
+        return handler.messages.value
     }
 
     /// Runs a program to completion, feeding it `input`; returns its exit status.

@@ -1,4 +1,5 @@
 import Kafka
+import KafkaTestSupport
 import Patience
 import Runtime
 import Testing
@@ -18,14 +19,14 @@ struct MockClusterFaultTests {
         let connection = { health.reports().first { $0.name == "faulted Kafka connection" }?.state }
         let consumer = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         // Progress kept outside Kafka and handed back on assignment, as the realtime store does.
-        let consumed = Shared<[ReceivedMessage]>([])
-        let handler = ConsumerGroupTests.StoreBackedHandler(name: "faulted", store: Shared([:]), log: Shared([]), consumed: consumed)
-        let finished = Shared(false)
+        let consumed = Locked<[ReceivedMessage]>([])
+        let handler = ConsumerGroupTests.StoreBackedHandler(name: "faulted", store: Locked([:]), log: Locked([]), consumed: consumed)
+        let finished = Locked(false)
         // Ended by `finished`; the limit only bounds a hang, longer than the phases below together.
         let run = Task {
-            try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { finished.snapshot }, orAfter: .seconds(600)))
+            try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { finished.value }, orAfter: .seconds(600)))
         }
-        try await eventually(within: .seconds(120)) { consumed.snapshot.count >= 600 }
+        try await eventually(within: .seconds(120)) { consumed.value.count >= 600 }
 
         try cluster.takeDown(broker: 2)
         try await Task.sleep(for: .seconds(2))
@@ -44,11 +45,11 @@ struct MockClusterFaultTests {
         cluster.inject(errors: [.disconnect, .disconnect], on: .fetch)
         try cluster.delay(.fetch, on: 1, by: .milliseconds(200), count: 3)
         try Fixtures.produce(600, to: cluster, from: 600)
-        try await eventually(within: .seconds(120)) { consumed.snapshot.count >= 1_200 }
+        try await eventually(within: .seconds(120)) { consumed.value.count >= 1_200 }
         finished.withLock { $0 = true }
         try await run.value
 
-        let received = consumed.snapshot
+        let received = consumed.value
         #expect(received.count == 1_200)
         #expect(Set(received.map { $0.value! }).count == 1_200, "every message once")
     }
@@ -65,14 +66,14 @@ struct MockClusterFaultTests {
         for broker in cluster.brokerIDs { try cluster.takeDown(broker: broker) }
         // librdkafka's own synchronous commit waited a minute and more here, holding the
         // archiver's poll loop; the limit below only bounds a hang.
-        let outcome = Shared<Result<Void, KafkaError>?>(nil)
+        let outcome = Locked<Result<Void, KafkaError>?>(nil)
         Task.detached {
             let result = Result { () throws(KafkaError) in try consumer.commit([partition: 7], timeout: .seconds(2)) }
             outcome.withLock { $0 = result }
         }
-        let answered = try await eventually(within: .seconds(40)) { outcome.snapshot != nil }
+        let answered = try await eventually(within: .seconds(40)) { outcome.value != nil }
         #expect(answered, "the commit did not give up while the cluster was down")
-        guard case .failure(let error)? = outcome.snapshot else {
+        guard case .failure(let error)? = outcome.value else {
             if answered { Issue.record("a commit succeeded while every broker was down") }
             return
         }

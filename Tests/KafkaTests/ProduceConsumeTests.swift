@@ -1,4 +1,5 @@
 import Kafka
+import Runtime
 import Testing
 
 @Suite("Producing to and consuming from the mock cluster")
@@ -24,7 +25,7 @@ struct ProduceConsumeTests {
         let handler = RecordingHandler()
         try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { handler.count >= 3_000 }))
 
-        let received = handler.messages.snapshot
+        let received = handler.messages.value
         #expect(received.count == 3_000)
         #expect(Set(received.map { [$0.key!, $0.value!] }) == Set(sent.map { [$0.key, $0.value] }))
         for partition in Int32(0)..<3 {
@@ -32,8 +33,8 @@ struct ProduceConsumeTests {
             #expect(offsets == Array(0..<Int64(offsets.count)), "partition \(partition) arrives in offset order without gaps")
         }
         let partitions = (Int32(0)..<3).map { KafkaPartition(topic: "plays", id: $0) }
-        #expect(handler.events.snapshot == [.assigned(partitions), .revoking(partitions, .closing)])
-        #expect(handler.resets.snapshot.isEmpty)
+        #expect(handler.events.value == [.assigned(partitions), .revoking(partitions, .closing)])
+        #expect(handler.resets.value.isEmpty)
     }
 
     @Test("the start offsets returned from assigned are honoured")
@@ -46,10 +47,10 @@ struct ProduceConsumeTests {
         let handler = RecordingHandler(startOffsets: [partition: 500])
         try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { handler.count >= 500 }))
 
-        let received = handler.messages.snapshot
+        let received = handler.messages.value
         #expect(received.map(\.offset) == Array(500..<1_000))
         #expect(received.first?.value == Array("v500".utf8))
-        #expect(handler.resets.snapshot.isEmpty)
+        #expect(handler.resets.value.isEmpty)
     }
 
     @Test("tombstones, empty values, large values and producer timestamps arrive as such")
@@ -66,14 +67,14 @@ struct ProduceConsumeTests {
         let handler = RecordingHandler()
         try await Fixtures.run(consumer, handler: handler, until: Fixtures.stop(when: { handler.count >= 3 }))
 
-        let received = handler.messages.snapshot
+        let received = handler.messages.value
         try #require(received.count == 3)
         #expect(received[0].key == Array("gone".utf8))
         #expect(received[0].value == nil)
         #expect(received[1].key == nil)
         #expect(received[1].value == [])
         #expect(received[2].value == large)
-        #expect(handler.timestamps.snapshot.first == 1_795_000_000_123)
+        #expect(handler.timestamps.value.first == 1_795_000_000_123)
     }
 
     @Test("watermarks report the partition's offsets, cached after fetching and on request")

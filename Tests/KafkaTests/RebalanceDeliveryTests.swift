@@ -1,29 +1,29 @@
 import Kafka
 import KafkaTestSupport
 import Patience
+import Runtime
 import Testing
 
 @Suite("Messages and rebalances")
 struct RebalanceDeliveryTests {
     /// Keeps its progress outside Kafka, as the realtime processor does: only for the partitions
     /// it holds, since another member may read them next.
-    final class OwningHandler: KafkaConsumerHandler, @unchecked Sendable {
-        // Safe to share: all state is in `Shared` boxes.
+    final class OwningHandler: KafkaConsumerHandler, Sendable {
         let name: String
-        let store: Shared<[KafkaPartition: Int64]>
-        let consumed: Shared<[(String, ReceivedMessage)]>
-        let assignment = Shared<[KafkaPartition]>([])
+        let store: Locked<[KafkaPartition: Int64]>
+        let consumed: Locked<[(String, ReceivedMessage)]>
+        let assignment = Locked<[KafkaPartition]>([])
         /// Messages handed over for partitions this consumer did not hold.
-        let unheld = Shared<[ReceivedMessage]>([])
-        let revocations = Shared(0)
+        let unheld = Locked<[ReceivedMessage]>([])
+        let revocations = Locked(0)
 
-        init(name: String, store: Shared<[KafkaPartition: Int64]>, consumed: Shared<[(String, ReceivedMessage)]>) {
+        init(name: String, store: Locked<[KafkaPartition: Int64]>, consumed: Locked<[(String, ReceivedMessage)]>) {
             (self.name, self.store, self.consumed) = (name, store, consumed)
         }
 
         func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
             assignment.withLock { $0 = partitions }
-            return store.snapshot.filter { partitions.contains($0.key) }
+            return store.value.filter { partitions.contains($0.key) }
         }
 
         func revoking(_ partitions: [KafkaPartition], reason: KafkaRevocationReason) throws {
@@ -32,7 +32,7 @@ struct RebalanceDeliveryTests {
         }
 
         func consume(_ batch: KafkaMessageBatch) throws {
-            let held = Set(assignment.snapshot.map(\.id))
+            let held = Set(assignment.value.map(\.id))
             for message in batch {
                 let copy = ReceivedMessage(partition: message.partition, offset: message.offset, key: nil, value: message.value.map { Array($0) })
                 consumed.withLock { $0.append((name, copy)) }
@@ -49,18 +49,18 @@ struct RebalanceDeliveryTests {
     func noMessageAfterRevocation() async throws {
         let cluster = try Fixtures.cluster(partitions: 1)
         try Fixtures.produce(10, to: cluster)
-        let store = Shared<[KafkaPartition: Int64]>([:])
-        let consumed = Shared<[(String, ReceivedMessage)]>([])
+        let store = Locked<[KafkaPartition: Int64]>([:])
+        let consumed = Locked<[(String, ReceivedMessage)]>([])
         let first = OwningHandler(name: "A", store: store, consumed: consumed)
         let second = OwningHandler(name: "B", store: store, consumed: consumed)
-        let done: @Sendable () -> Bool = { store.snapshot[KafkaPartition(topic: "plays", id: 0)] == 11 && first.revocations.snapshot > 0 }
+        let done: @Sendable () -> Bool = { store.value[KafkaPartition(topic: "plays", id: 0)] == 11 && first.revocations.value > 0 }
 
         var firstConfiguration = Fixtures.consumerConfiguration(cluster)
         firstConfiguration.options = KafkaClientOptions(PollWindow.debugOptions)
         let window = PollWindow()
         let firstConsumer = try KafkaConsumer(configuration: firstConfiguration, logger: window.logger(label: "first"), afterFirstMessage: { window.pass() })
         async let firstRun: Void = Fixtures.run(firstConsumer, handler: first, until: Fixtures.stop(when: done))
-        try await eventually(within: .seconds(120)) { store.snapshot[KafkaPartition(topic: "plays", id: 0)] == 10 }
+        try await eventually(within: .seconds(120)) { store.value[KafkaPartition(topic: "plays", id: 0)] == 10 }
 
         // The first consumer takes offset 10 and is held there while a second member joins.
         window.arm()
@@ -74,8 +74,8 @@ struct RebalanceDeliveryTests {
         try await secondRun
 
         #expect(window.isHolding && window.revocationIsQueued, "the consumer was not held while a revocation was queued")
-        #expect(first.unheld.snapshot.isEmpty, "handed over after its partition was revoked: \(first.unheld.snapshot.map(\.offset))")
-        let offsets = consumed.snapshot.map(\.1.offset)
-        #expect(offsets.sorted() == Array(0...10), "consumed: \(consumed.snapshot.map { "\($0.0)@\($0.1.offset)" })")
+        #expect(first.unheld.value.isEmpty, "handed over after its partition was revoked: \(first.unheld.value.map(\.offset))")
+        let offsets = consumed.value.map(\.1.offset)
+        #expect(offsets.sorted() == Array(0...10), "consumed: \(consumed.value.map { "\($0.0)@\($0.1.offset)" })")
     }
 }

@@ -1,31 +1,8 @@
 import Foundation
 import Kafka
+import KafkaTestSupport
 import Logging
-
-/// A lock-protected value for state shared between a consumer thread and the test.
-final class Shared<Value>: @unchecked Sendable {
-    // Safe to share: every access goes through `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-
-    var snapshot: Value { withLock { $0 } }
-}
-
-/// A consumed message copied out of librdkafka's buffers.
-struct ReceivedMessage: Hashable, Sendable {
-    var partition: Int32
-    var offset: Int64
-    var key: [UInt8]?
-    var value: [UInt8]?
-}
+import Runtime
 
 enum Fixtures {
     /// Quiet by default: librdkafka's connection chatter would drown test output.
@@ -61,16 +38,7 @@ enum Fixtures {
 
     /// Runs the blocking consumer loop on its own thread, as the service does, and waits for it.
     static func run(_ consumer: KafkaConsumer, handler: some KafkaConsumerHandler & Sendable, until shouldStop: @escaping @Sendable () -> Bool) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread {
-                do {
-                    try consumer.run(until: shouldStop, handler: handler)
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
-        }
+        try await BlockingThread.run(name: "test-consumer") { try consumer.run(until: shouldStop, handler: handler) }
     }
 
     /// A stop condition that also gives up after `limit`, so a broken consumer fails the test instead of hanging it.
@@ -83,23 +51,22 @@ enum Fixtures {
 }
 
 /// Records everything a consumer hands it; starts partitions where `startOffsets` says.
-final class RecordingHandler: KafkaConsumerHandler, @unchecked Sendable {
-    // Safe to share: all state is in `Shared` boxes.
+final class RecordingHandler: KafkaConsumerHandler, Sendable {
     enum Event: Equatable {
         case assigned([KafkaPartition])
         case revoking([KafkaPartition], KafkaRevocationReason)
     }
 
-    let messages = Shared<[ReceivedMessage]>([])
-    let events = Shared<[Event]>([])
-    let resets = Shared<[KafkaOffsetReset]>([])
-    let timestamps = Shared<[Int64?]>([])
-    let startOffsets: Shared<[KafkaPartition: Int64]>
+    let messages = Locked<[ReceivedMessage]>([])
+    let events = Locked<[Event]>([])
+    let resets = Locked<[KafkaOffsetReset]>([])
+    let timestamps = Locked<[Int64?]>([])
+    let startOffsets: Locked<[KafkaPartition: Int64]>
     /// Called with each event, for tests that order events across consumers.
     let onEvent: @Sendable (Event) -> Void
 
     init(startOffsets: [KafkaPartition: Int64] = [:], onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
-        self.startOffsets = Shared(startOffsets)
+        self.startOffsets = Locked(startOffsets)
         self.onEvent = onEvent
     }
 
@@ -107,7 +74,7 @@ final class RecordingHandler: KafkaConsumerHandler, @unchecked Sendable {
 
     func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
         record(.assigned(partitions.sorted()))
-        return startOffsets.snapshot
+        return startOffsets.value
     }
 
     func revoking(_ partitions: [KafkaPartition], reason: KafkaRevocationReason) throws {
@@ -115,9 +82,7 @@ final class RecordingHandler: KafkaConsumerHandler, @unchecked Sendable {
     }
 
     func consume(_ batch: KafkaMessageBatch) throws {
-        let copies = batch.map {
-            ReceivedMessage(partition: $0.partition, offset: $0.offset, key: $0.key.map { Array($0) }, value: $0.value.map { Array($0) })
-        }
+        let copies = batch.map(ReceivedMessage.init)
         messages.withLock { $0.append(contentsOf: copies) }
         timestamps.withLock { $0.append(contentsOf: batch.map(\.timestampMilliseconds)) }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import KafkaTestSupport
 import Testing
 
 /// Throughput into and out of the mock cluster, for comparing changes; off unless asked for:
@@ -13,26 +14,6 @@ struct ThroughputBenchmark {
     static let messages = 1_000_000
     static let partitions = 64
 
-    /// Counts messages and touches each value, as the cheapest real consumer would.
-    final class CountingHandler: KafkaConsumerHandler, @unchecked Sendable {
-        // Safe to share: written only on the consumer thread, read after `run` returns.
-        let starts: [KafkaPartition: Int64]
-        var count = 0
-        var bytes = 0
-        var first: ContinuousClock.Instant?
-        var last: ContinuousClock.Instant?
-
-        init(starts: [KafkaPartition: Int64]) { self.starts = starts }
-
-        func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] { starts }
-
-        func consume(_ batch: KafkaMessageBatch) throws {
-            if first == nil { first = .now }
-            for message in batch { bytes &+= message.value?.count ?? 0 }
-            count += batch.count
-            last = .now
-        }
-    }
 
     @Test("producing and consuming a million 200-byte events through the mock cluster")
     func produceThenConsume() async throws {

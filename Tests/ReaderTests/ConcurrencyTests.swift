@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import HTTPTestClient
+import Runtime
 import StoreTestSupport
 import Testing
 
@@ -45,12 +46,9 @@ struct ConcurrencyTests {
             let backend = reader.store
             let port = reader.server.port
 
-            var clients: [Thread] = []
-            let clientsFinished = DispatchGroup()
+            var clients: [BlockingThread] = []
             for index in 0..<8 {
-                clientsFinished.enter()
-                let thread = Thread {
-                    defer { clientsFinished.leave() }
+                let thread = BlockingThread(name: "client-\(index)") {
                     do {
                         let client = try TestClient(port: port)
                         var round = 0
@@ -64,7 +62,7 @@ struct ConcurrencyTests {
                         results.add(try Self.totals(of: client.request(target), target: target))
                         // A server thread may answer from snapshots up to `snapshotAge` old
                         // (ReaderConfiguration): once that has passed, every answer is the newest.
-                        Thread.sleep(forTimeInterval: 0.1)
+                        BlockingThread.sleep(for: .milliseconds(100))
                         results.addFinal(try Self.totals(of: client.request(targets[0]), target: targets[0]))
                     } catch {
                         results.fail("\(error)")
@@ -72,12 +70,9 @@ struct ConcurrencyTests {
                 }
                 clients.append(thread)
             }
-            for thread in clients { thread.start() }
 
-            let writerFinished = DispatchGroup()
-            writerFinished.enter()
-            let writer = Thread {
-                defer { writerDone.set(); writerFinished.leave() }
+            let writer = BlockingThread(name: "writer") {
+                defer { writerDone.set() }
                 do {
                     let batch = try backend.openBatchWriter()
                     for round in 0..<Self.replaceCount {
@@ -87,9 +82,8 @@ struct ConcurrencyTests {
                     results.fail("replace failed: \(error)")
                 }
             }
-            writer.start()
-            writerFinished.wait()
-            clientsFinished.wait()
+            writer.join()
+            for client in clients { client.join() }
 
             let outcome = results.snapshot
             #expect(outcome.failures.isEmpty)
@@ -130,27 +124,19 @@ struct Observed: Sendable, CustomStringConvertible {
 }
 
 /// What the client threads saw, gathered under a lock.
-final class ResultBox: @unchecked Sendable {
-    // @unchecked: every stored property is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var totals: [Observed] = []
-    private var finals: [Observed] = []
-    private var failures: [String] = []
+final class ResultBox: Sendable {
+    private let seen = Locked((totals: [Observed](), finals: [Observed](), failures: [String]()))
 
-    func add(_ observed: [Observed]) { lock.withLock { totals += observed } }
-    func addFinal(_ observed: [Observed]) { lock.withLock { finals += observed } }
-    func fail(_ message: String) { lock.withLock { failures.append(message) } }
+    func add(_ observed: [Observed]) { seen.withLock { $0.totals += observed } }
+    func addFinal(_ observed: [Observed]) { seen.withLock { $0.finals += observed } }
+    func fail(_ message: String) { seen.withLock { $0.failures.append(message) } }
 
-    var snapshot: (totals: [Observed], finals: [Observed], failures: [String]) {
-        lock.withLock { (totals, finals, failures) }
-    }
+    var snapshot: (totals: [Observed], finals: [Observed], failures: [String]) { seen.withLock { $0 } }
 }
 
 /// A flag one thread sets and others poll.
-final class Flag: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
+final class Flag: Sendable {
+    private let value = Locked(false)
+    func set() { value.set(true) }
+    var isSet: Bool { value.value }
 }

@@ -4,6 +4,7 @@ import HTTPTestClient
 import Logging
 @testable import Reader
 import Runtime
+import Scratch
 import SecurityFixtures
 import StoreTestSupport
 import Testing
@@ -20,7 +21,7 @@ struct ReaderSecurityTests {
     }
 
     static func withGuardedReader<T>(_ body: (ReaderFixture) throws -> T) throws -> T {
-        try withScratchDirectory { scratch in
+        try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("htpasswd")
             try htpasswd(file, user: "dashboard", password: "s3cret: with a colon")
             try htpasswd(file, user: "grafana", password: "another one")
@@ -108,7 +109,7 @@ struct ReaderSecurityTests {
             try ReaderFixture.with(.sqlite, configure: { $0.server.host = host; $0.passwordFile = passwordFile }, logger: logger) { _ in }
             return lines.value.filter { $0.hasPrefix("warning ") }
         }
-        try withScratchDirectory { scratch in
+        try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("htpasswd")
             try htpasswd(file, user: "dashboard", password: "s3cret")
 
@@ -129,7 +130,7 @@ struct ReaderSecurityTests {
 
     @Test("a malformed password file stops the reader at start with an error naming its line")
     func malformedPasswordFile() throws {
-        try withScratchDirectory { scratch in
+        try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("htpasswd")
             try htpasswd(file, user: "dashboard", password: "s3cret")
             let handle = try FileHandle(forWritingTo: file)

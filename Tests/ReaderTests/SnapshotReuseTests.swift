@@ -1,6 +1,7 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import Runtime
 import StoreTestSupport
 import Testing
 
@@ -27,7 +28,7 @@ struct SnapshotReuseTests {
             // Within the snapshot age a thread may still answer from its snapshot: old or new,
             // never anything else.
             #expect([before, 40].contains(try plays()))
-            Thread.sleep(forTimeInterval: 0.25)
+            BlockingThread.sleep(for: .milliseconds(250))
             #expect(try plays() == 40)
         }
     }
@@ -46,7 +47,7 @@ struct SnapshotReuseTests {
             }
             #expect(try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(20), plays: 1)],
                                        progress: progress, flushedAt: standardFlushedAt) == .committed)
-            Thread.sleep(forTimeInterval: 0.3)
+            BlockingThread.sleep(for: .milliseconds(300))
             // `busy` (the first column) is 1 when a reader's snapshot pins the log.
             let checkpoint = try Self.sqlite(fixture.location.realtimePath, "PRAGMA wal_checkpoint(TRUNCATE);")
             #expect(checkpoint.hasPrefix("0|"), "checkpoint answered \(checkpoint)")

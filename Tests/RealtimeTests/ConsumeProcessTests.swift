@@ -5,6 +5,7 @@ import Generator
 import Kafka
 import Patience
 import Runtime
+import Scratch
 import Testing
 
 /// `counterpoint consume` as a process, against a mock cluster hosted by the test process.
@@ -146,11 +147,11 @@ struct ConsumeProcessTests {
         var sent = 0
         while true {
             if sent == count - holdingBackLast {
-                while !release() { Thread.sleep(forTimeInterval: 0.01) }
+                while !release() { BlockingThread.sleep(for: .milliseconds(10)) }
             }
             if sent % 1_000 == 0 {
                 let due = start + .milliseconds(sent * 1_000 / rate)
-                if due > .now { Thread.sleep(forTimeInterval: (due - .now).timeInterval) }
+                if due > .now { BlockingThread.sleep(for: due - .now) }
             }
             sent += 1
             line.removeAll(keepingCapacity: true)

@@ -3,10 +3,12 @@ import CounterStore
 import Foundation
 import Generator
 import Kafka
+import KafkaTestSupport
 import PostgresDB
 import PostgresTestServer
 import Realtime
 import SQLiteDB
+import Scratch
 import Testing
 
 /// Ingest speed and memory of the realtime layer; off unless asked for:
@@ -23,26 +25,6 @@ struct IngestBenchmark {
     /// Rounds of SQLite then PostgreSQL ingest (`COUNTERPOINT_BENCHMARK_ROUNDS`, default 3).
     static let rounds = max(1, Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_ROUNDS"] ?? "") ?? 3)
 
-    /// The yardstick: a consume loop that only counts messages and touches their bytes.
-    final class CountingHandler: KafkaConsumerHandler, @unchecked Sendable {
-        // Safe to share: written only on the consumer thread, read after `run` returns.
-        let starts: [KafkaPartition: Int64]
-        var count = 0
-        var bytes = 0
-        var first: ContinuousClock.Instant?
-        var last: ContinuousClock.Instant?
-
-        init(starts: [KafkaPartition: Int64]) { self.starts = starts }
-
-        func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] { starts }
-
-        func consume(_ batch: KafkaMessageBatch) throws {
-            if first == nil { first = .now }
-            for message in batch { bytes &+= message.value?.count ?? 0 }
-            count += batch.count
-            last = .now
-        }
-    }
 
     @Test("ingest into committed counts on SQLite and on PostgreSQL versus a bare librdkafka loop that only counts, over the same pre-loaded events")
     func ingestVersusBareLoop() async throws {

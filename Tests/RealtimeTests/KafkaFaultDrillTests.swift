@@ -5,6 +5,7 @@ import Foundation
 import Kafka
 import Patience
 import Runtime
+import Scratch
 import Testing
 
 /// The Kafka faults of docs/faults.md on librdkafka's mock cluster with three brokers: `consume`

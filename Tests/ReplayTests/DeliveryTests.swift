@@ -3,6 +3,7 @@ import EventLogs
 import Foundation
 import Kafka
 import Replay
+import Scratch
 import Testing
 
 @Suite("Replaying log files into Kafka")
@@ -116,7 +117,7 @@ struct DeliveryTests {
 
     @Test("without loop the logs are replayed once, and a limit stops earlier")
     func limitWithoutLoop() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             try Fixtures.generate(into: directory, events: 500)
             let cluster = try Fixtures.cluster(partitions: 2)
             let source = try ReplaySource.logs(at: [directory.path])
@@ -148,7 +149,7 @@ struct DeliveryTests {
 
     @Test("no logs under the paths, or a missing path, is an error naming them")
     func missingLogs() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             #expect {
                 try ReplaySource.logs(at: [directory.path])
             } throws: { error in

@@ -79,21 +79,21 @@ struct PacingTests {
         var configuration = ReplayConfiguration()
         configuration.rate = 5_000
         let replayer = Replayer(source: .synthetic(.init()), producer: producer, configuration: configuration, logger: Fixtures.logger)
-        let progressCalls = Shared(0)
-        let outcome = Shared<Result<ReplaySummary, ReplayError>?>(nil)
+        let progressCalls = Locked(0)
+        let outcome = Locked<Result<ReplaySummary, ReplayError>?>(nil)
         let stop = StopSignal()
-        Thread {
+        _ = BlockingThread(name: "test-replayer") {
             let result = Result { () throws(ReplayError) in try replayer.run(until: stop) { _ in progressCalls.withLock { $0 += 1 } } }
             outcome.withLock { $0 = result }
-        }.start()
+        }
         try await eventually(within: .seconds(30), every: .milliseconds(10)) { producer.deliveryStatistics.delivered >= 1_000 }
         stop.request()
-        try await eventually(within: .seconds(30), every: .milliseconds(10)) { outcome.snapshot != nil }
-        let summary = try #require(try outcome.snapshot?.get())
+        try await eventually(within: .seconds(30), every: .milliseconds(10)) { outcome.value != nil }
+        let summary = try #require(try outcome.value?.get())
         #expect(summary.stopReason == .stopped)
         #expect(summary.events >= 1_000)
         #expect(summary.delivered == summary.events)
-        #expect(progressCalls.snapshot >= 1)
+        #expect(progressCalls.value >= 1)
     }
 
     @Test("configurations out of range are refused before anything is sent")

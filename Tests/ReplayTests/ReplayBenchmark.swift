@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Replay
+import Scratch
 import Testing
 
 /// Figures for docs/performance.md, off unless asked for:
@@ -11,7 +12,7 @@ import Testing
 struct ReplayBenchmark {
     @Test("as fast as possible: 200-byte events from a log file into the mock cluster")
     func unpaced() async throws {
-        try await withTemporaryDirectory { directory in
+        try withTemporaryDirectory { directory in
             // 20,000 distinct lines of exactly 200 bytes, looped: parsing and keying are measured
             // with the producing, and 64 partitions keep the mock's retention from deleting anything.
             let lines = (0..<20_000).map { index -> String in

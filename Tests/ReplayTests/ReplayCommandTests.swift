@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Scratch
 import Testing
 
 /// `counterpoint replay` as a process, against a mock cluster hosted in the test process.

@@ -3,50 +3,22 @@ import EventLogs
 import Foundation
 import Generator
 import Kafka
+import KafkaTestSupport
 import Logging
 import Replay
+import Runtime
 import Testing
 
-/// A lock-protected value for state shared between a consumer thread and the test.
-final class Shared<Value>: @unchecked Sendable {
-    // Safe to share: every access goes through `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-
-    var snapshot: Value { withLock { $0 } }
-}
-
-/// A consumed message copied out of librdkafka's buffers.
-struct ReceivedMessage: Hashable, Sendable {
-    var partition: Int32
-    var offset: Int64
-    var key: [UInt8]?
-    var value: [UInt8]?
-
-    var keyText: String? { key.map { String(decoding: $0, as: UTF8.self) } }
-}
-
 /// Records every message a consumer hands it.
-final class RecordingHandler: KafkaConsumerHandler, @unchecked Sendable {
-    // Safe to share: all state is in a `Shared` box.
-    let messages = Shared<[ReceivedMessage]>([])
+final class RecordingHandler: KafkaConsumerHandler, Sendable {
+    let messages = Locked<[ReceivedMessage]>([])
 
     var count: Int { messages.withLock { $0.count } }
 
     func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] { [:] }
 
     func consume(_ batch: KafkaMessageBatch) throws {
-        let copies = batch.map {
-            ReceivedMessage(partition: $0.partition, offset: $0.offset, key: $0.key.map { Array($0) }, value: $0.value.map { Array($0) })
-        }
+        let copies = batch.map(ReceivedMessage.init)
         messages.withLock { $0.append(contentsOf: copies) }
     }
 }
@@ -92,17 +64,10 @@ enum Fixtures {
         #expect(stored == Int64(count), "the topic holds exactly the replayed messages")
         let handler = RecordingHandler()
         let deadline = ContinuousClock.now + .seconds(60)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread {
-                do {
-                    try consumer.run(until: { handler.count >= count || ContinuousClock.now >= deadline }, handler: handler)
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
+        try await BlockingThread.run(name: "test-consumer") {
+            try consumer.run(until: { handler.count >= count || ContinuousClock.now >= deadline }, handler: handler)
         }
-        return handler.messages.snapshot
+        return handler.messages.value
     }
 
     /// Lines that are not blank, as `ReplaySource.logFiles` produces them, from every log under `paths`.
@@ -132,14 +97,6 @@ enum Fixtures {
         configuration.seed = seed
         return try Generator.generate(configuration, into: directory.path)
     }
-}
-
-/// A fresh folder under the system's temporary directory, removed when `body` ends.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("counterpoint-replay-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url)
 }
 
 /// The track id of a valid event, nil for anything else.

@@ -169,21 +169,6 @@ func runCounterpointJSON(_ arguments: [String], scratch: URL) async throws -> [S
     return object
 }
 
-/// A fresh scratch folder under the system's temporary directory, removed when `body` ends.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("counterpoint-e2e-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    do {
-        let value = try await body(url)
-        try? FileManager.default.removeItem(at: url)
-        return value
-    } catch {
-        try? FileManager.default.removeItem(at: url)
-        throw error
-    }
-}
-
 /// Creates an empty file (a `.closed` marker), failing the test step if it cannot.
 func touch(_ url: URL) throws {
     guard FileManager.default.createFile(atPath: url.path, contents: nil) else {

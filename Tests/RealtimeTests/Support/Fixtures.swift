@@ -7,6 +7,7 @@ import Logging
 import Patience
 import Realtime
 import Runtime
+import Scratch
 import StoreTestSupport
 
 /// A (track, hour) counter key, as the tests compare them.
@@ -127,8 +128,7 @@ extension Fixtures {
     /// Every message value the topic holds now, read from offset 0 of each partition by a
     /// consumer of a group of its own: what the log really has, whatever producers were told.
     static func loggedValues(_ cluster: KafkaMockCluster, partitions: Int, topic: String = "plays") async throws -> [[UInt8]] {
-        final class Collector: KafkaConsumerHandler, @unchecked Sendable {
-            // Safe to share: the values are behind a lock.
+        final class Collector: KafkaConsumerHandler, Sendable {
             let values = Locked<[[UInt8]]>([])
             func assigned(_ partitions: [KafkaPartition]) throws -> [KafkaPartition: Int64] {
                 Dictionary(uniqueKeysWithValues: partitions.map { ($0, 0) })
@@ -202,14 +202,6 @@ struct FixtureError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A fresh scratch folder under the system's temporary directory, removed when `body` ends.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("counterpoint-realtime-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url)
-}
-
 /// A fresh, empty store of `kind` (its SQLite files in a scratch folder) for `body`, removed
 /// when `body` ends.
 func withStore<T>(_ kind: StoreKind, _ body: (StoreBackend) async throws -> T) async throws -> T {
@@ -228,21 +220,6 @@ func mismatch(_ actual: [CountKey: Int64], _ expected: [CountKey: Int64]) -> Str
     let total = (actual.values.reduce(0, +), expected.values.reduce(0, +))
     return "\(keys.count) keys differ (plays \(total.0) vs \(total.1)); e.g. " +
         keys.prefix(5).map { "\($0): \(actual[$0] ?? 0) vs \(expected[$0] ?? 0)" }.joined(separator: ", ")
-}
-
-/// A lock-protected value shared between a test and the threads it starts.
-final class Locked<Value>: @unchecked Sendable {
-    // Safe to share: every access goes through `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
 }
 
 extension Duration {

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresDB
+import Runtime
 
 /// What a client needs to check the server's certificate.
 public struct TestCertificates: Sendable {
@@ -70,7 +71,7 @@ extension PostgresTestServer {
         try admin.execute("SELECT pg_reload_conf()")
         for _ in 0..<200 {
             if loaded() { return }
-            usleep(50_000)
+            BlockingThread.sleep(for: .milliseconds(50))
         }
         throw TestServerError(message: "the server did not load its new configuration")
     }

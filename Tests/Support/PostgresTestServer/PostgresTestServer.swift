@@ -1,5 +1,6 @@
 import Foundation
 import PostgresDB
+import Runtime
 
 /// A real PostgreSQL server for the tests: Debian's `postgresql` binaries, a cluster created
 /// by `initdb` in a temporary directory, listening on a free loopback port with trust
@@ -18,22 +19,21 @@ public final class PostgresTestServer: Sendable {
     /// Extra `-c name=value` settings this server starts with (see `PostgresTestServer+Standby.swift`).
     let settings: [String]
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var started: Result<PostgresTestServer, Error>?
+    private static let started = Locked<Result<PostgresTestServer, any Error>?>(nil)
 
     /// The server of this test process, started on first use.
     public static func shared() throws -> PostgresTestServer {
-        lock.lock()
-        defer { lock.unlock() }
-        if started == nil {
-            started = Result { try PostgresTestServer() }
-            if case .success = started { atexit { PostgresTestServer.stopShared() } }
+        try started.withLock { started in
+            if started == nil {
+                started = Result { try PostgresTestServer() }
+                if case .success = started { atexit { PostgresTestServer.stopShared() } }
+            }
+            return try started!.get()
         }
-        return try started!.get()
     }
 
     private static func stopShared() {
-        if case let .success(server)? = started { server.stop() }
+        if case let .success(server)? = started.withLock({ $0 }) { server.stop() }
     }
 
     /// A server of its own, for a test that restarts or stops it; `stop()` it when done.

@@ -7,14 +7,6 @@ public struct ToolFailure: Error, CustomStringConvertible {
     public var description: String
 }
 
-/// A scratch folder, removed when `body` ends.
-public func withScratchDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("security-fixtures-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try body(url)
-}
-
 /// Runs a tool to the end; its output on failure becomes the error.
 @discardableResult
 public func runTool(_ executable: String, _ arguments: [String]) throws -> String {

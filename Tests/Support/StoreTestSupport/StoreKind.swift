@@ -1,6 +1,7 @@
 import CounterStore
 import Foundation
 import PostgresTestServer
+import Scratch
 
 /// The backends a store-using suite runs on: every test that takes a `StoreKind` argument runs
 /// once on SQLite files and once on a real PostgreSQL server (`PostgresTestServer`), through
@@ -30,11 +31,10 @@ public enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
     /// `makeStore` in a temporary directory for `body`, both removed afterwards. `body` gets the
     /// store and the directory (for scratch files and logs).
     public func withStore<T>(_ body: (StoreBackend, String) throws -> T) throws -> T {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(rawValue)-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try makeStore(directory: directory + "/data")
-        defer { Self.remove(store) }
-        return try body(store, directory)
+        try withTemporaryDirectory("store-\(rawValue)") { directory in
+            let store = try makeStore(directory: directory.path + "/data")
+            defer { Self.remove(store) }
+            return try body(store, directory.path)
+        }
     }
 }
