@@ -70,7 +70,9 @@ struct PostgresEndToEndTests {
             do {
                 let (run, broker) = try await Self.startRun(store: store, scratch: scratch, processes: processes)
                 let consume = try await Self.startConsume(store: store, broker: broker, scratch: scratch, processes: processes)
-                let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "2000", "--json"],
+                // 15 s of stream: a test's sleep can wake seconds late while other tests hold the
+                // cooperative threads (a 500 ms sleep once outlasted a 6 s stream).
+                let replay = try processes.start(["replay", "--brokers", broker, "--logs", logs.path, "--rate", "800", "--json"],
                                                  scratch: scratch)
                 try await Task.sleep(for: .milliseconds(500))
                 // The batch replaces the covered hours while both consumers keep flushing. It must

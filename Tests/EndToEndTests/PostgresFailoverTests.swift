@@ -127,6 +127,11 @@ struct PostgresFailoverTests {
 
                 let stopped = ContinuousClock.now
                 try await Task.detached { try primary.stopImmediately() }.value
+                // What the new primary will hold: with the old one gone, the reader that prefers a
+                // standby answers from the standby alone.
+                let onStandby = try #require(try await eventualValue(within: .seconds(30)) {
+                    try? PostgresEndToEndTests.committed(readers[1])
+                }, "the reader on the standby did not answer")
                 // A batch started while there is no primary: it waits for one.
                 let batch = try processes.start([
                     "batch", "--store", writers, "--data-dir", scratch.appendingPathComponent("batch-data").path,
@@ -136,10 +141,11 @@ struct PostgresFailoverTests {
                 try await Task.detached { try standby.promote() }.value
                 let promoted = ContinuousClock.now
 
-                // Recovered: the consumers commit past what the old primary had when it stopped.
+                // Recovered: the consumers commit on the new primary past what it held when promoted
+                // (unless it held every event already).
                 var recovered: ContinuousClock.Instant?
-                while recovered == nil, ContinuousClock.now < promoted + .seconds(60) {
-                    if let now = try? PostgresEndToEndTests.committed(run), now > committedBefore { recovered = .now }
+                while onStandby < exact.valid, recovered == nil, ContinuousClock.now < promoted + .seconds(60) {
+                    if let now = try? PostgresEndToEndTests.committed(run), now > onStandby { recovered = .now }
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 let produced = try await PostgresEndToEndTests.finish(replay)
@@ -163,13 +169,18 @@ struct PostgresFailoverTests {
                 }
                 #expect(consume.isRunning, "consume stopped:\n\(consume.stderr.suffix(2_000))")
                 #expect(run.command.isRunning, "run stopped:\n\(run.command.stderr.suffix(2_000))")
-                // The flushes the new primary lacked were fenced and counted again from its offsets.
+                // How the consumers learnt what the new primary lacked (a fenced flush, or offsets
+                // read again after a failed one) is theirs to choose; the totals above show the result.
                 let fenced = [run.command, consume].reduce(0) { $0 + $1.stderr.components(separatedBy: "flush discarded").count - 1 }
-                print("failover: \(produced) events, \(committedBefore) committed on the primary when it stopped; promoted after " +
-                      "\(promoted - stopped); consumers committing again \(recovered.map { "\($0 - stopped)" } ?? "never") " +
-                      "after the stop; \(fenced) flushes fenced")
-                #expect(recovered != nil, "the consumers did not commit on the new primary")
-                #expect(fenced > 0, "no flush met the offsets the new primary lacked")
+                print("failover: \(produced) events, \(committedBefore) committed on the primary when it stopped, \(onStandby) on the " +
+                      "standby; promoted after \(promoted - stopped); consumers committing again " +
+                      "\(recovered.map { "\($0 - stopped)" } ?? "never") after the stop; \(fenced) flushes fenced")
+                // A loaded run can end the stream before the standby falls behind: then the new
+                // primary lacks nothing and there is nothing to commit again (the idle case with
+                // commits lost is `StoreFailoverTests`, RealtimeTests).
+                if onStandby < exact.valid {
+                    #expect(recovered != nil, "the consumers did not commit on the new primary")
+                }
 
                 for reader in readers { try await reader.stop(timeout: .seconds(10)) }
                 try await Server(command: consume, port: 0).stop(timeout: .seconds(15))

@@ -27,3 +27,20 @@ public func eventualValue<Value>(within limit: Duration, every interval: Duratio
     }
     return try await probe()
 }
+
+/// Asks `progress` every `interval` until it reaches `target`, for as long as it keeps rising:
+/// gives up only once it has not risen for `stall` (a hang), however long the whole takes on a
+/// loaded machine. `progress` answers nil when waiting is pointless (the process it watches has
+/// ended). Returns the last value it gave.
+@discardableResult
+public func progressValue(reaching target: Int, stall: Duration, every interval: Duration = .milliseconds(100),
+                          _ progress: () async throws -> Int?) async throws -> Int? {
+    guard var last = try await progress() else { return nil }
+    var lastRise = ContinuousClock.now
+    while last < target, ContinuousClock.now - lastRise < stall {
+        try await Task.sleep(for: interval)
+        guard let now = try await progress() else { return last }
+        if now > last { (last, lastRise) = (now, .now) }
+    }
+    return last
+}
