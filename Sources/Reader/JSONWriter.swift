@@ -97,17 +97,19 @@ struct JSONWriter {
     mutating func value(_ hour: Hour) { time(epochSeconds: hour.epochSeconds) }
 
     mutating func time(epochSeconds: Int64) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        UTCTime.append(epochSeconds: epochSeconds, to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
+        quoted { UTCTime.append(epochSeconds: epochSeconds, to: &$0) }
     }
 
     /// Every answer's freshness has one: written in place, not through a string.
     mutating func time(epochMilliseconds: Int64) {
+        quoted { UTCTime.append(epochMilliseconds: epochMilliseconds, to: &$0) }
+    }
+
+    /// A string value whose bytes `write` appends, none of them needing an escape.
+    private mutating func quoted(_ write: (inout [UInt8]) -> Void) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        UTCTime.append(epochMilliseconds: epochMilliseconds, to: &bytes)
+        write(&bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
