@@ -11,10 +11,15 @@ _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL("libc.so.6", use_errno=True)
 
 
+_STOPPING_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _die_with_parent():
     # Runs in the child between fork and exec: if the harness dies, even of SIGKILL, the
-    # kernel sends the child SIGTERM, so no replay or wrk outlives a killed load test.
+    # kernel sends the child SIGTERM, so no replay or wrk outlives a killed load test. The
+    # child gets back the signals `Children.start` holds (the mask is inherited across exec).
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING_SIGNALS)
 
 
 class Child:
@@ -73,9 +78,17 @@ class Children:
         self.all = []
 
     def start(self, name, argv, env=None):
-        child = Child(name, argv, os.path.join(self.directory, f"{name}.out"),
-                      os.path.join(self.directory, f"{name}.err"), env=env)
-        self.all.append(child)
+        # The harness stops on SIGINT or SIGTERM by raising from its handler. Raised between
+        # the fork and the append below, it would leave a child running that `stop_all` does
+        # not know of, so the two signals wait until the child is registered (the harness
+        # runs with them unblocked, `main` sees to that).
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING_SIGNALS)
+            child = Child(name, argv, os.path.join(self.directory, f"{name}.out"),
+                          os.path.join(self.directory, f"{name}.err"), env=env)
+            self.all.append(child)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING_SIGNALS)
         return child
 
     def stop_all(self):
