@@ -44,6 +44,7 @@ final class RequestDispatcher: Sendable {
             return reject(.targetTooLong(byteCount: target.count))
         }
         var collector = HeaderCollector(byteLimit: maxHeaderBytes, countLimit: maxHeaderCount)
+        collector.headers.reserveCapacity(8)  // Most requests have a few: one allocation, not three.
         withUnsafeMutablePointer(to: &collector) {
             _ = MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader, $0)
         }
@@ -68,7 +69,9 @@ final class RequestDispatcher: Sendable {
         guard let mhdResponse = created else { return .NO }  // Out of memory: MHD closes the connection.
         defer { MHD_destroy_response(mhdResponse) }
         for (name, value) in response.headers where !isContentLength(name) {
-            _ = MHD_add_response_header(mhdResponse, name, value)
+            // `withCString` lends a native string's own bytes; passing the strings as pointer
+            // arguments directly copied each into a new array first.
+            _ = name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } }
         }
         let status = (200...599).contains(response.status) ? response.status : 500
         return MHD_queue_response(connection, UInt32(status), mhdResponse)

@@ -71,23 +71,35 @@ struct Route: Sendable {
     /// names its route, so that a typo in an id is told apart from a typo in the route and
     /// `/v1/tracks/0/plays` is counted under its route.
     static func match(_ path: String) -> (route: Route, trackID: Result<Int64, APIError>)? {
-        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard parts.first?.isEmpty == true else { return nil }
-        let segments = parts.dropFirst()
-        for route in table where route.segments.count == segments.count {
+        let bytes = path.utf8
+        guard bytes.first == UInt8(ascii: "/") else { return nil }
+        for route in table {
             var trackID: Int64? = 0
-            let fits = zip(route.segments, segments).allSatisfy { segment, part in
-                switch segment {
-                case .literal(let literal): return part.elementsEqual(literal)
-                case .trackID:
-                    trackID = QueryValues.trackID(part)
-                    return true
-                }
-            }
-            guard fits else { continue }
+            guard route.matches(bytes, trackID: &trackID) else { continue }
             guard let trackID else { return (route, .failure(.invalidTrackID)) }
             return (route, .success(trackID))
         }
         return nil
+    }
+
+    /// Whether `path`, which starts with `/`, has exactly this route's segments; an `{id}`
+    /// segment sets `trackID` (nil when it is not a valid id). Walks the bytes in place: a
+    /// lookup allocates nothing here.
+    private func matches(_ path: String.UTF8View, trackID: inout Int64?) -> Bool {
+        var start = path.index(after: path.startIndex)
+        for (position, segment) in segments.enumerated() {
+            let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.endIndex
+            let part = path[start..<end]
+            switch segment {
+            case .literal(let literal):
+                guard part.elementsEqual(literal) else { return false }
+            case .trackID:
+                trackID = QueryValues.trackID(part)
+            }
+            if position == segments.count - 1 { return end == path.endIndex }
+            guard end != path.endIndex else { return false }
+            start = path.index(after: end)
+        }
+        return false
     }
 }
