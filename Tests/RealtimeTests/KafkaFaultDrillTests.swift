@@ -40,7 +40,7 @@ struct KafkaFaultDrillTests {
                                requestBursts: [(.fetch, 20), (.offsetCommit, 10), (.heartbeat, 3), (.joinGroup, 2), (.syncGroup, 2)],
                                disconnects: 5, slowFetches: 5)
 
-        static var chosen: Plan { ProcessInfo.processInfo.environment["COUNTERPOINT_LONG_DRILL"] == "1" ? .long : .short }
+        static var chosen: Plan { Fixtures.isLongDrill ? .long : .short }
     }
 
     static let partitions = 12

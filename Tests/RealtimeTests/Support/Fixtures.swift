@@ -30,6 +30,10 @@ struct ProducedEvents: Sendable {
 }
 
 enum Fixtures {
+    /// True under `scripts/drill` (COUNTERPOINT_LONG_DRILL=1): the drills run their long versions,
+    /// `scripts/test` their short ones.
+    static var isLongDrill: Bool { ProcessInfo.processInfo.environment["COUNTERPOINT_LONG_DRILL"] == "1" }
+
     /// Quiet by default: librdkafka's connection chatter would drown test output.
     static let logger = Logger(label: "realtime-tests") { _ in SwiftLogNoOpLogHandler() }
 
