@@ -30,7 +30,7 @@ extension CounterReader {
     /// layer's blobs (in the coarsest rollups that tile them), the rest from the realtime layer's.
     public func dimensions(track: Int64, in range: HourRange) throws -> TrackDimensions {
         try withSnapshot { state in
-            let plan = MergePlan(range: range, coverage: state.coverage)
+            let plan = self.plan(range, state)
             var merged: [UInt8] = []
             var scratch: [UInt8] = []
             let plays = try layers.trackDimensions(track: track, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps) { blob in

@@ -32,7 +32,7 @@ extension CounterReader {
     /// `CounterStoreError.malformedListeners` when a stored sketch does not decode.
     public func listeners(track: Int64, in range: HourRange) throws -> TrackListeners {
         try withSnapshot { state in
-            let plan = MergePlan(range: range, coverage: state.coverage)
+            let plan = self.plan(range, state)
             let plays = try plays(track: track, plan: plan)
             var union = SketchUnion(trackID: track)
             for part in plan.batchParts {
@@ -53,7 +53,7 @@ extension CounterReader {
         guard !range.isEmpty else { return [] }
         let buckets = TimelineBuckets(range: range, step: step)
         return try withSnapshot { state in
-            let plan = MergePlan(range: range, coverage: state.coverage, coarsest: step == .day ? .day : .hour)
+            let plan = self.plan(range, state, coarsest: step == .day ? .day : .hour)
             var unions = [SketchUnion](repeating: SketchUnion(trackID: track), count: buckets.count)
             for span in plan.batchSpans {
                 try layers.batchListenerBuckets(track: track, in: span) { key, plays, sketch in

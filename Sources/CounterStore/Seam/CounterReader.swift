@@ -29,6 +29,8 @@ public final class CounterReader {
     private var heldState: SnapshotState?
     /// The last realtime window a ranking summed (see `realtimeWindow`).
     private var lastWindow: RealtimeWindow?
+    /// The last merge plan worked out, and what it was worked out from (see `plan`).
+    private var lastPlan: (range: HourRange, coarsest: RollupLevel, coverage: Coverage, plan: MergePlan)?
 
     /// Keeps one snapshot of each layer open, so that the queries that follow — across
     /// requests — read them without taking new ones each time. The answers are then as of the
@@ -69,12 +71,25 @@ public final class CounterReader {
         return try body(state)
     }
 
+    /// The merge plan of `range` under `state`'s coverage. Consecutive queries of a dashboard ask
+    /// for the same range on the same coverage (the held snapshots change it only when a batch
+    /// commits), so the last plan is kept and reused while both are unchanged: working one out
+    /// allocates its arrays, which a point lookup would otherwise pay every time.
+    func plan(_ range: HourRange, _ state: SnapshotState, coarsest: RollupLevel = .month) -> MergePlan {
+        if let last = lastPlan, last.range == range, last.coarsest == coarsest, last.coverage == state.coverage {
+            return last.plan
+        }
+        let plan = MergePlan(range: range, coverage: state.coverage, coarsest: coarsest)
+        lastPlan = (range, coarsest, state.coverage, plan)
+        return plan
+    }
+
     // MARK: Totals
 
     /// Merged plays of `track` over `range`.
     public func plays(track: Int64, in range: HourRange) throws -> TrackPlays {
         try withSnapshot { state in
-            try plays(track: track, plan: MergePlan(range: range, coverage: state.coverage))
+            try plays(track: track, plan: plan(range, state))
         }
     }
 
@@ -82,7 +97,7 @@ public final class CounterReader {
     public func plays(tracks: [Int64], in range: HourRange) throws -> [TrackPlays] {
         guard !tracks.isEmpty else { return [] }
         return try withSnapshot { state in
-            try plays(tracks: tracks, plan: MergePlan(range: range, coverage: state.coverage))
+            try plays(tracks: tracks, plan: plan(range, state))
         }
     }
 
@@ -102,7 +117,7 @@ public final class CounterReader {
         guard !range.isEmpty else { return [] }
         let buckets = TimelineBuckets(range: range, step: step)
         return try withSnapshot { state in
-            let plan = MergePlan(range: range, coverage: state.coverage, coarsest: step == .day ? .day : .hour)
+            let plan = self.plan(range, state, coarsest: step == .day ? .day : .hour)
             var plays = [Int64](repeating: 0, count: buckets.count)
             for span in plan.batchSpans {
                 try layers.batchBuckets(track: track, in: span) { key, count in
@@ -134,7 +149,7 @@ public final class CounterReader {
     public func top(in range: HourRange, limit: Int) throws -> [TrackPlays] {
         guard limit > 0, !range.isEmpty else { return [] }
         return try withSnapshot { state in
-            let plan = MergePlan(range: range, coverage: state.coverage)
+            let plan = self.plan(range, state)
             let window = try realtimeWindow(plan.realtimeGaps, state: state)
             let realtimeTotals = window.totals
             var lists: [RankedList] = []
