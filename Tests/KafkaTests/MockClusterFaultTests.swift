@@ -88,17 +88,17 @@ struct MockClusterFaultTests {
         // coordinator is back, possibly after the one above: the group may read 7 for a moment,
         // as the timeout's error says ("may still land"). The archiver, the one caller, re-reads
         // from an older offset then, at least once. A commit after that one is the last word.
-        let seen = Locked<[Int64?]>([])
+        var seen: [Int64?] = []
         let settled = try await eventually(within: .seconds(30), every: .milliseconds(100)) {
             let committed = try consumer.committedOffsets(for: [partition])[partition]
-            seen.withLock { $0.append(committed) }
+            seen.append(committed)
             if committed == 9 { return true }
             _ = try? consumer.commit([partition: 9])
             return false
         }
-        #expect(settled, "the group's committed offsets read \(seen.value)")
-        #expect(Set(seen.value).isSubset(of: [7, 9]), "the group's committed offsets read \(seen.value)")
-        print("committed offsets read after the cluster came back: \(seen.value)")
+        #expect(settled, "the group's committed offsets read \(seen)")
+        #expect(Set(seen).isSubset(of: [7, 9]), "the group's committed offsets read \(seen)")
+        print("committed offsets read after the cluster came back: \(seen)")
     }
 
     @Test("a fault schedule reads every kind of fault and names what is wrong with a bad one")

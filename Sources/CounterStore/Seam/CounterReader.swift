@@ -30,7 +30,7 @@ public final class CounterReader {
     /// The last realtime window a ranking summed (see `realtimeWindow`).
     private var lastWindow: RealtimeWindow?
     /// The last merge plan worked out, and what it was worked out from (see `plan`).
-    private var lastPlan: (range: HourRange, coarsest: RollupLevel, coverage: Coverage, plan: MergePlan)?
+    private var lastPlan: (coarsest: RollupLevel, coverage: Coverage, plan: MergePlan)?
 
     /// Keeps one snapshot of each layer open, so that the queries that follow — across
     /// requests — read them without taking new ones each time. The answers are then as of the
@@ -76,11 +76,11 @@ public final class CounterReader {
     /// commits), so the last plan is kept and reused while both are unchanged: working one out
     /// allocates its arrays, which a point lookup would otherwise pay every time.
     func plan(_ range: HourRange, _ state: SnapshotState, coarsest: RollupLevel = .month) -> MergePlan {
-        if let last = lastPlan, last.range == range, last.coarsest == coarsest, last.coverage == state.coverage {
+        if let last = lastPlan, last.plan.range == range, last.coarsest == coarsest, last.coverage == state.coverage {
             return last.plan
         }
         let plan = MergePlan(range: range, coverage: state.coverage, coarsest: coarsest)
-        lastPlan = (range, coarsest, state.coverage, plan)
+        lastPlan = (coarsest, state.coverage, plan)
         return plan
     }
 
