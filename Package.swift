@@ -115,14 +115,15 @@ let package = Package(
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
         .target(name: "Patience", dependencies: ["Runtime"], path: "Tests/Support/Patience"),
         .target(name: "Scratch", path: "Tests/Support/Scratch"),
+        .target(name: "Programs", dependencies: ["Patience", "Runtime", "Scratch"], path: "Tests/Support/Programs"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
             "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "Scratch"]),
-        .target(name: "PostgresTestServer", dependencies: ["PostgresDB", "Patience", "Runtime"], path: "Tests/Support/PostgresTestServer"),
-        .target(name: "KafkaTestSupport", dependencies: ["Kafka", "Runtime", .product(name: "Logging", package: "swift-log")],
+        .target(name: "PostgresTestServer", dependencies: ["PostgresDB", "Patience", "Programs", "Runtime"], path: "Tests/Support/PostgresTestServer"),
+        .target(name: "KafkaTestSupport", dependencies: ["Kafka", "Programs", "Runtime", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/Support/KafkaTestSupport"),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "PostgresTestServer", "CounterpointCore", "Generator"]),
         .target(name: "StoreTestSupport", dependencies: ["CounterStore", "PostgresTestServer", "Scratch"],
@@ -131,13 +132,13 @@ let package = Package(
             "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator", "Runtime", "Scratch",
         ]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient", "Runtime"]),
-        .target(name: "SecurityFixtures", path: "Tests/Support/SecurityFixtures"),
-        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Runtime", "SecurityFixtures", "Scratch"]),
-        .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore", "Runtime", "Scratch"]),
+        .target(name: "SecurityFixtures", dependencies: ["Programs"], path: "Tests/Support/SecurityFixtures"),
+        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Programs", "Runtime", "SecurityFixtures", "Scratch"]),
+        .testTarget(name: "EventLogsTests", dependencies: ["EventLogs", "CounterpointCore", "Programs", "Runtime", "Scratch"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Generator", "EventLogs", "CounterpointCore", "Scratch"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "Runtime", "Patience"]),
         .testTarget(name: "ReplayTests", dependencies: [
-            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime", "Patience", "Scratch", "KafkaTestSupport",
+            "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime", "Patience", "Programs", "Scratch", "KafkaTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BatchJobTests", dependencies: [
@@ -145,14 +146,14 @@ let package = Package(
         ]),
         .testTarget(name: "ReaderTests", dependencies: [
             "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "StoreTestSupport", "Credentials", "Runtime",
-            "SecurityFixtures", "Scratch", .product(name: "Logging", package: "swift-log"),
+            "SecurityFixtures", "Programs", "Scratch", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArchiveTests", dependencies: [
-            "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "Patience",
+            "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "Patience", "Programs",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",
-            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport", "Patience", "Scratch",
+            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport", "Patience", "Programs", "Scratch",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
@@ -161,7 +162,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures", "Patience", "Scratch",
+            "CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures", "Patience", "Programs", "Scratch",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,35 +2,16 @@ import CounterpointCore
 import EventLogs
 import Foundation
 import Patience
+import Programs
 import Testing
-
-/// The `counterpoint` executable built beside the tests (as in EndToEndTests), or `COUNTERPOINT_BINARY`.
-private let executablePath: String = {
-    if let override = ProcessInfo.processInfo.environment["COUNTERPOINT_BINARY"], !override.isEmpty { return override }
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let candidates = [
-        Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("counterpoint").path,
-        packageRoot.appendingPathComponent(".build/debug/counterpoint").path,
-    ]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
-}()
 
 @Suite("A crashing archive process")
 struct ArchiveCrashTests {
     /// Starts `counterpoint archive` on the workspace's broker and log root.
-    private func startArchive(_ workspace: ArchiveWorkspace, round: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executablePath)
-        process.arguments = ["archive", "--brokers", workspace.cluster.bootstrapServers, "--topic", workspace.topic,
-                             "--logs", workspace.logs, "--log-level", "warning"]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("COUNTERPOINT_") }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        let stderrPath = workspace.root + "/archive-\(round).stderr"
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        try process.run()
-        return process
+    private func startArchive(_ workspace: ArchiveWorkspace) throws -> RunningProgram {
+        try Executable.start(["archive", "--brokers", workspace.cluster.bootstrapServers, "--topic", workspace.topic,
+                              "--logs", workspace.logs, "--log-level", "warning"],
+                             scratch: URL(fileURLWithPath: workspace.root))
     }
 
     /// Event ids of the valid events in the archive's files, and how many lines they hold.
@@ -67,26 +48,25 @@ struct ArchiveCrashTests {
             }
         }
         var kills = 0
-        for (round, fraction) in [0.2, 0.5].enumerated() {
-            let process = try startArchive(workspace, round: round)
+        for fraction in [0.2, 0.5] {
+            let process = try startArchive(workspace)
             try await eventually(within: .seconds(60)) {
                 archived(workspace).ids.count >= Int(Double(distinct) * fraction) || !process.isRunning
             }
             #expect(process.isRunning, "the archiver ran until it was killed")
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { kills += 1 }
+            process.signal(SIGKILL)
+            if try await process.exit(within: .seconds(10)) == Termination(status: SIGKILL, exited: false) { kills += 1 }
         }
         try await producing.value
 
-        let final = try startArchive(workspace, round: 9)
+        let final = try startArchive(workspace)
         try await eventually(within: .seconds(90)) {
             archived(workspace).ids.count == distinct && (10...12).allSatisfy { workspace.isClosed(hour(Int64($0))) }
         }
-        final.terminate()
-        final.waitUntilExit()
+        final.signal(SIGTERM)
+        let ended = try await final.exit(within: .seconds(60))
         #expect(kills == 2)
-        #expect(final.terminationReason == .exit && final.terminationStatus == 0)
+        #expect(ended == Termination(status: 0, exited: true), "the archiver ended with \(ended.map(String.init(describing:)) ?? "no exit in 60 s"): \(final.stderr.suffix(2_000))")
 
         let files = archived(workspace)
         #expect(files.ids.count == distinct)

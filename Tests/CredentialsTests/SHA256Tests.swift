@@ -1,5 +1,6 @@
 import Credentials
 import Foundation
+import Programs
 import Scratch
 import SecurityFixtures
 import Testing
@@ -12,7 +13,7 @@ struct SHA256Tests {
         try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("input")
             try Data(bytes).write(to: file)
-            let expected = try runTool("/usr/bin/sha256sum", [file.path]).prefix(64)
+            let expected = try Program.checkBlocking("/usr/bin/sha256sum", [file.path]).prefix(64)
             let actual = SHA256.digest(bytes).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
             #expect(actual == expected)
         }

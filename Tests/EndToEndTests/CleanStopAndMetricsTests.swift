@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import Testing
 
@@ -38,18 +39,8 @@ extension EndToEnd {
                     let response = try server.request("/metrics")
                     #expect(response.status == 200)
                     #expect(response.text.contains("# HELP counterpoint_ingest_events_total "))
-                    let exposition = scratch.appendingPathComponent("metrics.txt")
-                    try Data(response.body).write(to: exposition)
-
-                    let check = Process()
-                    check.executableURL = URL(fileURLWithPath: "/bin/sh")
-                    check.arguments = ["-c", "\(promtool) check metrics < '\(exposition.path)' 2>&1"]
-                    let pipe = Pipe()
-                    check.standardOutput = pipe
-                    try check.run()
-                    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    check.waitUntilExit()
-                    #expect(check.terminationStatus == 0 && output.isEmpty, "promtool says:\n\(output)")
+                    let check = try await Program.run(promtool, ["check", "metrics"], input: response.body, mergingErrors: true)
+                    #expect(check.status == 0 && check.text.isEmpty, "promtool says:\n\(check.text)")
                     try await server.stop(timeout: .seconds(15))
                 } catch {
                     await run.killIfRunning()
@@ -59,8 +50,8 @@ extension EndToEnd {
         }
 
         /// `run --demo` with a small history, once its realtime layer has flushed.
-        static func startDemo(scratch: URL) async throws -> RunningCommand {
-            let run = try RunningCommand([
+        static func startDemo(scratch: URL) async throws -> RunningProgram {
+            let run = try Executable.start([
                 "run", "--demo", "--demo-events", "20000", "--demo-rate", "500", "--partitions", "4",
                 "--data-dir", scratch.appendingPathComponent("data").path, "--listen", "127.0.0.1:0",
             ], scratch: scratch)

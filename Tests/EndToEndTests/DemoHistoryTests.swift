@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import Testing
 
@@ -10,7 +11,7 @@ extension EndToEnd {
         @Test("without --demo-events, the first batch run counts 48 hours of history at --demo-rate events per second")
         func historyAtTheLiveRate() async throws {
             try await withTemporaryDirectory { scratch in
-                let run = try RunningCommand([
+                let run = try Executable.start([
                     "run", "--demo", "--demo-rate", "0.5", "--partitions", "2",
                     "--data-dir", scratch.appendingPathComponent("data").path, "--listen", "127.0.0.1:0",
                 ], scratch: scratch)

@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -33,22 +34,9 @@ struct DeployFilesTests {
         }
     }
 
+    /// Runs `arguments` through `/usr/bin/env` to its end; its status and output (errors included).
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("describe-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
-            throw CommandError(description: "cannot create \(output.path)")
-        }
-        defer { try? FileManager.default.removeItem(at: output) }
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        try await eventually(within: .seconds(300), every: .milliseconds(50)) { !process.isRunning }
-        if process.isRunning { process.terminate() }
-        try handle.close()
-        return (process.isRunning ? -1 : process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
+        let outcome = try await Program.run("/usr/bin/env", arguments, mergingErrors: true)
+        return (outcome.status, outcome.text)
     }
 }

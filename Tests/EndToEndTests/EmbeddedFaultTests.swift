@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -22,7 +23,7 @@ struct EmbeddedFaultTests {
             try await Steps.generate(into: logs, scratch: scratch, events: 10_000, tracks: 500, seed: 21)
             let truth = try LogTruth(logs: logs)
 
-            let run = try RunningCommand([
+            let run = try Executable.start([
                 "run", "--data-dir", scratch.appendingPathComponent("data").path, "--logs", archive.path,
                 "--listen", "127.0.0.1:0", "--partitions", "6", "--flush-interval-ms", "100",
                 "--batch-interval-seconds", "100000", "--embedded-faults", Self.schedule,

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Programs
 import Scratch
 import Testing
 
@@ -26,7 +27,7 @@ struct FullDiskAtStartTests {
             let arguments = ["consume", "--brokers", drill.cluster.bootstrapServers, "--data-dir", data.path,
                              "--flush-interval-ms", "100"]
 
-            let first = try RunningCommand(arguments, scratch: scratch)
+            let first = try Executable.start(arguments, scratch: scratch)
             do {
                 try await drill.replay(0, scratch: scratch)
                 try await withServer(dataDirectory: data, scratch: scratch) { try await Self.waitUntilStored($0, events: drill.events(0)) }
@@ -37,7 +38,7 @@ struct FullDiskAtStartTests {
             }
 
             try disk.fill()
-            let second = try RunningCommand(arguments, scratch: scratch)
+            let second = try Executable.start(arguments, scratch: scratch)
             do {
                 try await drill.replay(1, scratch: scratch)
                 try await Drill.waitUntil(timeout: .seconds(60)) { Self.saysWhyItCannotFlush(second.stderr) }
@@ -69,7 +70,7 @@ struct FullDiskAtStartTests {
                  "--flush-interval-ms", "100", "--batch-interval-seconds", "100000"]
             }
 
-            let first = try RunningCommand(arguments(1), scratch: scratch)
+            let first = try Executable.start(arguments(1), scratch: scratch)
             do {
                 let server = Server(command: first, port: try await Self.port(of: first))
                 try await drill.replay(0, scratch: scratch)
@@ -81,7 +82,7 @@ struct FullDiskAtStartTests {
             }
 
             try disk.fill()
-            let second = try RunningCommand(arguments(2), scratch: scratch)
+            let second = try Executable.start(arguments(2), scratch: scratch)
             do {
                 let server = Server(command: second, port: try await Self.port(of: second))
                 try await drill.replay(1, scratch: scratch)
@@ -151,7 +152,7 @@ struct FullDiskAtStartTests {
     }
 
     /// Ends a process as `leftovers` says and checks that the store's files are as expected.
-    static func stop(_ command: RunningCommand, leaving leftovers: Leftovers, data: URL) async throws {
+    static func stop(_ command: RunningProgram, leaving leftovers: Leftovers, data: URL) async throws {
         command.signal(leftovers.signal)
         let exit = try await command.waitForExit(timeout: .seconds(15))
         #expect(exit != nil, "\(command.stderr.suffix(2_000))")
@@ -177,7 +178,7 @@ struct FullDiskAtStartTests {
     }
 
     /// The reader's port, from `run`'s announcement.
-    static func port(of run: RunningCommand) async throws -> Int {
+    static func port(of run: RunningProgram) async throws -> Int {
         try await Drill.waitUntil(timeout: .seconds(30)) {
             run.stdout.contains("reader listening on") || !run.isRunning
         }

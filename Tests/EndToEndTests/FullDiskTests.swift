@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -72,7 +73,7 @@ extension EndToEnd {
                     try await Steps.generate(into: during, scratch: scratch, events: 30_000, tracks: 4_000, seed: 9)
                     let truths = [try LogTruth(logs: before), try LogTruth(logs: during)]
 
-                    let run = try RunningCommand([
+                    let run = try Executable.start([
                         "run", "--data-dir", disk.root.appendingPathComponent("data").path,
                         "--logs", scratch.appendingPathComponent("archive").path, "--listen", "127.0.0.1:0",
                         "--partitions", "4", "--flush-interval-ms", "100", "--batch-interval-seconds", "100000",
@@ -121,7 +122,7 @@ extension EndToEnd {
                     let archive = disk.root.appendingPathComponent("archive")
                     try disk.fill()
 
-                    let run = try RunningCommand([
+                    let run = try Executable.start([
                         "run", "--data-dir", scratch.appendingPathComponent("data").path, "--logs", archive.path,
                         "--listen", "127.0.0.1:0", "--partitions", "2", "--batch-interval-seconds", "100000",
                     ], scratch: scratch)

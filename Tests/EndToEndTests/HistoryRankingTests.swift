@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -24,7 +25,7 @@ struct HistoryRankingTests {
             let exact = try LogTruth(logs: logs)
             let everyCopy = try RunMergeTests.countEveryCopy(logs: logs)
 
-            let run = try RunningCommand([
+            let run = try Executable.start([
                 "run", "--data-dir", data.path, "--logs", scratch.appendingPathComponent("archive").path,
                 "--listen", "127.0.0.1:0", "--partitions", "4", "--flush-interval-ms", "100",
                 "--batch-interval-seconds", "3600", "--snapshot-age-ms", "0",
@@ -129,16 +130,9 @@ struct HistoryRankingTests {
     }
 
     static func sqliteCount(_ path: String, _ sql: String) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-readonly", path, sql]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard let count = Int(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw CommandError(description: "sqlite3 \(sql) printed \(String(decoding: output, as: UTF8.self))")
+        let output = try Program.checkBlocking("/usr/bin/sqlite3", ["-readonly", path, sql], mergingErrors: false)
+        guard let count = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw CommandError(description: "sqlite3 \(sql) printed \(output)")
         }
         return count
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -19,7 +20,7 @@ extension EndToEnd {
                 let message = result.stderrMessages.first ?? ""
                 #expect(message.contains("refused the connection") && message.contains("SSL handshake failed"), "\(result.summary)")
                 // And the log said it as it happened.
-                #expect(result.stderr.split(separator: "\n").contains { CommandResult.isLogLine(String($0)) && $0.contains("SSL handshake failed") })
+                #expect(result.stderr.split(separator: "\n").contains { RunningProgram.isLogLine(String($0)) && $0.contains("SSL handshake failed") })
             }
         }
 
@@ -55,13 +56,13 @@ extension EndToEnd {
         func lostClusterIsReported() async throws {
             try await withTemporaryDirectory { scratch in
                 // One run's embedded broker is the cluster of another run, until it is killed.
-                let cluster = try RunningCommand([
+                let cluster = try Executable.start([
                     "run", "--data-dir", scratch.appendingPathComponent("cluster").path, "--listen", "127.0.0.1:0", "--partitions", "2",
                 ], scratch: scratch)
-                var client: RunningCommand?
+                var client: RunningProgram?
                 do {
                     let (broker, _) = try await RunMergeTests.addresses(of: cluster)
-                    let started = try RunningCommand([
+                    let started = try Executable.start([
                         "run", "--brokers", broker, "--data-dir", scratch.appendingPathComponent("client").path,
                         "--listen", "127.0.0.1:0", "--batch-interval-seconds", "3600",
                     ], scratch: scratch)

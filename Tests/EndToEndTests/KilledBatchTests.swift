@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import Testing
 
@@ -38,7 +39,7 @@ extension EndToEnd {
                 for (attempt, band) in [0.02...0.3, 0.3...0.6, 0.6...0.85].enumerated() {
                     let fraction = Double.random(in: band, using: &random)
                     let moment = "attempt \(attempt + 1), killed at \(Int(fraction * 100))% of the logs read"
-                    let batch = try RunningCommand(["batch", "--logs", largeLogs.path, "--data-dir", data.path, "--json",
+                    let batch = try Executable.start(["batch", "--logs", largeLogs.path, "--data-dir", data.path, "--json",
                                                     "--workers", "1"],
                                                    scratch: scratch)
                     let reached = try await batch.waitUntilRead(Int64(Double(logBytes) * fraction), timeout: .seconds(120))
@@ -59,7 +60,7 @@ extension EndToEnd {
 
                 // Killed once every byte is read — while it aggregates and commits, or just after:
                 // the store then holds one batch or the other, never a mix of the two.
-                let lateBatch = try RunningCommand(["batch", "--logs", largeLogs.path, "--data-dir", data.path, "--json"],
+                let lateBatch = try Executable.start(["batch", "--logs", largeLogs.path, "--data-dir", data.path, "--json"],
                                                    scratch: scratch)
                 _ = try await lateBatch.waitUntilRead(logBytes, timeout: .seconds(120))
                 lateBatch.signal(SIGKILL)
@@ -109,7 +110,7 @@ extension EndToEnd {
                                  "--from", "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z"]
 
                 let fraction = Double.random(in: 0.2...0.8)
-                let batch = try RunningCommand(arguments, scratch: scratch)
+                let batch = try Executable.start(arguments, scratch: scratch)
                 let reached = try await batch.waitUntilRead(Int64(Double(everything.count) * fraction), timeout: .seconds(120))
                 batch.signal(SIGKILL)
                 _ = try await batch.waitForExit(timeout: .seconds(10))

@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -93,11 +94,11 @@ extension EndToEnd {
 
         /// Starts `loadtest/run --smoke` on the binary under test; returns it, its report folder
         /// and its work folder (which every process it starts names in its arguments).
-        static func startSmokeRun(in scratch: URL) throws -> (RunningCommand, out: URL, work: URL) {
+        static func startSmokeRun(in scratch: URL) throws -> (RunningProgram, out: URL, work: URL) {
             let out = scratch.appendingPathComponent("report")
             let work = scratch.appendingPathComponent("work")
-            let run = try RunningCommand(["--smoke", "--binary", Executable.path, "--out", out.path, "--work", work.path],
-                                         scratch: scratch, executable: script)
+            let run = try RunningProgram(script, ["--smoke", "--binary", Executable.path, "--out", out.path, "--work", work.path],
+                                         scratch: scratch, environment: Executable.childEnvironment, workingDirectory: scratch)
             return (run, out, work)
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresTestServer
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -270,14 +271,14 @@ struct PostgresEndToEndTests {
     }
 
     /// How many assignments a process has logged (`run` logs its archiver's and its realtime consumer's).
-    static func assignments(_ command: RunningCommand) -> Int {
+    static func assignments(_ command: RunningProgram) -> Int {
         command.stderr.components(separatedBy: "[Kafka] partitions assigned").count - 1
     }
 
     /// Waits until `command` has logged `count` assignments. A joining member waits for the
     /// group's other members to rejoin, which on the mock cluster under a full test run's load
     /// took longer than 30 s once: the limit is generous, it only bounds a hang.
-    static func waitForAssignments(_ command: RunningCommand, atLeast count: Int) async throws {
+    static func waitForAssignments(_ command: RunningProgram, atLeast count: Int) async throws {
         let assigned = try await eventually(within: .seconds(90)) { assignments(command) >= count || !command.isRunning }
         guard assigned, assignments(command) >= count else {
             throw CommandError(description: "no partitions assigned to \(command.arguments.first ?? ""):\n\(command.stderr.suffix(2_000))")
@@ -296,7 +297,7 @@ struct PostgresEndToEndTests {
 
     /// A second member of `run`'s consumer group, on the same store, returned once it holds
     /// partitions.
-    static func startConsume(store: String, broker: String, scratch: URL, processes: Processes) async throws -> RunningCommand {
+    static func startConsume(store: String, broker: String, scratch: URL, processes: Processes) async throws -> RunningProgram {
         let command = try processes.start([
             "consume", "--store", store, "--data-dir", scratch.appendingPathComponent("consume-data").path,
             "--brokers", broker, "--group", "counterpoint-realtime", "--flush-interval-ms", "100",
@@ -317,7 +318,7 @@ struct PostgresEndToEndTests {
     }
 
     /// Waits for a replay to end successfully; returns the events it produced.
-    static func finish(_ replay: RunningCommand) async throws -> Int {
+    static func finish(_ replay: RunningProgram) async throws -> Int {
         guard let result = try await replay.waitForExit(timeout: .seconds(60)) else {
             throw CommandError(description: "replay still running after 60 s")
         }
@@ -370,15 +371,15 @@ struct PostgresEndToEndTests {
 
 /// Every process a test started, so that a failure leaves none behind.
 final class Processes {
-    private var commands: [RunningCommand] = []
+    private var commands: [RunningProgram] = []
 
-    func start(_ arguments: [String], scratch: URL) throws -> RunningCommand {
-        let command = try RunningCommand(arguments, scratch: scratch)
+    func start(_ arguments: [String], scratch: URL) throws -> RunningProgram {
+        let command = try Executable.start(arguments, scratch: scratch)
         commands.append(command)
         return command
     }
 
-    func add(_ command: RunningCommand) { commands.append(command) }
+    func add(_ command: RunningProgram) { commands.append(command) }
 
     func killAll() async {
         for command in commands { await command.killIfRunning() }

@@ -1,5 +1,6 @@
 import Foundation
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -23,7 +24,7 @@ struct RunMergeTests {
             let everyCopy = try Self.countEveryCopy(logs: logs)
             #expect(exact.duplicates > 0)
 
-            let run = try RunningCommand([
+            let run = try Executable.start([
                 "run", "--data-dir", data.path, "--logs", archive.path, "--listen", "127.0.0.1:0",
                 "--partitions", "4", "--flush-interval-ms", "100", "--batch-interval-seconds", "3600",
             ], scratch: scratch)
@@ -38,7 +39,7 @@ struct RunMergeTests {
 
     /// Replays the logs into `run`, checks the realtime answers, runs a batch over the first
     /// two hours and checks the merged answers; stops `run` with SIGTERM (exit 0).
-    static func check(_ run: RunningCommand, logs: URL, data: URL, scratch: URL, exact: LogTruth,
+    static func check(_ run: RunningProgram, logs: URL, data: URL, scratch: URL, exact: LogTruth,
                       everyCopy: [Int64: [Int64: Int]]) async throws {
         let first = TestDay.firstHour
         let (broker, port) = try await Self.addresses(of: run)
@@ -131,7 +132,7 @@ struct RunMergeTests {
     }
 
     /// The embedded broker's and the reader's addresses, from `run`'s first stdout lines.
-    static func addresses(of run: RunningCommand) async throws -> (broker: String, port: Int) {
+    static func addresses(of run: RunningProgram) async throws -> (broker: String, port: Int) {
         try await eventually(within: .seconds(30)) { announcedAddresses(in: run.stdout) != nil || !run.isRunning }
         if let addresses = announcedAddresses(in: run.stdout) { return addresses }
         throw CommandError(description: "run did not announce its addresses:\n\(run.stdout)\n\(run.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import SecurityFixtures
 import Testing
@@ -36,7 +37,7 @@ extension EndToEnd {
                     .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":", maxSplits: 1)[1]
                 let secrets = [SecuredPostgres.password, Self.kafkaFlagSecret, Self.kafkaFileSecret, Self.kafkaKeySecret,
                                Self.httpPassword, String(hash), basicHeader("dashboard", Self.httpPassword)]
-                let run = try RunningCommand([
+                let run = try Executable.start([
                     "run", "--store", store, "--data-dir", scratch.appendingPathComponent("data").path,
                     "--listen", "127.0.0.1:0", "--partitions", "2", "--demo", "--demo-events", "2000", "--demo-rate", "200",
                     "--log-level", "debug", "--kafka-config", try Self.kafkaConfig(in: scratch),

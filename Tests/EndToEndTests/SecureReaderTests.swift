@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import SecurityFixtures
 import Testing
@@ -18,19 +19,10 @@ extension EndToEnd {
 
         static func curl(_ arguments: [String], scratch: URL) throws -> CurlOutcome {
             let bodyFile = scratch.appendingPathComponent("curl-body-\(UUID().uuidString)")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = ["--silent", "--show-error", "--max-time", "10", "--output", bodyFile.path,
-                                 "--write-out", "%{http_code}"] + arguments
-            let output = Pipe(), errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            let outcome = try Program.runBlocking("/usr/bin/curl", ["--silent", "--show-error", "--max-time", "10", "--output", bodyFile.path,
+                                                                    "--write-out", "%{http_code}"] + arguments)
             let body = (try? String(contentsOf: bodyFile, encoding: .utf8)) ?? ""
-            return CurlOutcome(exitStatus: process.terminationStatus, httpStatus: Int(status) ?? 0, body: body, stderr: stderr)
+            return CurlOutcome(exitStatus: outcome.status, httpStatus: Int(outcome.text) ?? 0, body: body, stderr: outcome.errors)
         }
 
         @Test("with --tls-cert and --tls-key a TLS client that trusts the CA gets the right answers; plain HTTP, TLS 1.1 and untrusting clients get none")
@@ -127,7 +119,7 @@ extension EndToEnd {
                 let data = scratch.appendingPathComponent("data")
                 func warnings(_ server: Server) -> [String] {
                     server.command.stderr.split(separator: "\n").map(String.init)
-                        .filter { CommandResult.isLogLine($0) && $0.contains(" warning ") }
+                        .filter { RunningProgram.isLogLine($0) && $0.contains(" warning ") }
                 }
                 let exposed = try await Server.start(dataDirectory: data, scratch: scratch, listen: "0.0.0.0:0")
                 let exposedWarnings = warnings(exposed)

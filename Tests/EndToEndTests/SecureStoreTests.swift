@@ -2,6 +2,7 @@ import Foundation
 import PostgresDB
 import PostgresTestServer
 import Patience
+import Programs
 import Scratch
 import Testing
 
@@ -79,7 +80,7 @@ extension EndToEnd {
                                                        "--data-dir", scratch.appendingPathComponent("data").path],
                                                       scratch: scratch, environment: environment)
                 #expect(batch.status == 0, "\(batch.summary)")
-                let serve = try RunningCommand(["serve", "--store", store, "--listen", "127.0.0.1:0"], scratch: scratch,
+                let serve = try Executable.start(["serve", "--store", store, "--listen", "127.0.0.1:0"], scratch: scratch,
                                                environment: environment)
                 let server = try await Self.started(serve)
                 let track = exact.trackIDs.first!
@@ -132,7 +133,7 @@ extension EndToEnd {
                 let name = try setup.database("").name
                 let port = String(setup.server.port)
                 // Everything from the environment, over the server's Unix socket.
-                let fromEnvironment = try RunningCommand(
+                let fromEnvironment = try Executable.start(
                     ["serve", "--store", "postgresql:///\(name)", "--listen", "127.0.0.1:0"], scratch: scratch,
                     environment: ["PGHOST": setup.server.directory, "PGPORT": port, "PGUSER": "postgres"])
                 let first = try await Self.started(fromEnvironment)
@@ -142,7 +143,7 @@ extension EndToEnd {
                 // writable one); and a socket directory as host=.
                 for store in ["postgresql://postgres@127.0.0.1:1,localhost:\(port)/\(name)?target_session_attrs=read-write&connect_timeout=5",
                               "postgresql:///\(name)?host=\(setup.server.directory)&port=\(port)&user=postgres"] {
-                    let server = try await Self.started(try RunningCommand(["serve", "--store", store, "--listen", "127.0.0.1:0"],
+                    let server = try await Self.started(try Executable.start(["serve", "--store", store, "--listen", "127.0.0.1:0"],
                                                                            scratch: scratch))
                     #expect(try int(server.json("/v1/tracks/1/plays")["plays"]) == 0, "\(store)")
                     try await server.stop()
@@ -163,7 +164,7 @@ extension EndToEnd {
         }
 
         /// Waits for the line announcing the reader's port (`serve` and `run` print it).
-        static func started(_ command: RunningCommand) async throws -> Server {
+        static func started(_ command: RunningProgram) async throws -> Server {
             let announcement = /reader listening on http:\/\/127\.0\.0\.1:([0-9]+)\//
             let started = try await eventually(within: .seconds(30)) {
                 command.stdout.contains(announcement) || !command.isRunning

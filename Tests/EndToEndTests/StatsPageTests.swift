@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import Testing
 
@@ -211,7 +212,7 @@ extension EndToEnd {
         @Test("on `run --demo` the page shows both layers, and full-page PNGs of it at 1280 and 360 px stay small")
         func demoScreenshots() async throws {
             try await withTemporaryDirectory { scratch in
-                let run = try RunningCommand([
+                let run = try Executable.start([
                     "run", "--demo", "--demo-events", "100000", "--demo-rate", "200",
                     "--data-dir", scratch.appendingPathComponent("data").path, "--listen", "127.0.0.1:0",
                 ], scratch: scratch)

@@ -1,5 +1,6 @@
 import EventLogs
 import Foundation
+import Programs
 import Runtime
 import Scratch
 
@@ -31,21 +32,9 @@ func systemGunzip(_ bytes: [UInt8]) throws -> [UInt8] {
 }
 
 private func runFilter(_ executable: String, _ arguments: [String], input: [UInt8]) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    try process.run()
-    // Write on another thread so a large output cannot dead-lock against a full input pipe.
-    _ = BlockingThread(name: "test-stdin") {
-        stdin.fileHandleForWriting.write(Data(input))
-        try? stdin.fileHandleForWriting.close()
-    }
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return [UInt8](output)
+    let outcome = try Program.runBlocking(executable, arguments, input: input)
+    _ = try outcome.checked(executable, arguments)
+    return outcome.output
 }
 
 /// One line as the reader delivered it, with its line number.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestClient
+import Programs
 import StoreTestSupport
 import Testing
 
@@ -10,16 +11,7 @@ import Testing
 struct DashboardPageTests {
     /// SHA-256 by coreutils' `sha256sum`, independent of the reader's own implementation.
     static func sha256Base64(_ bytes: [UInt8]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(bytes))
-        try input.fileHandleForWriting.close()
-        let hex = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
-        process.waitUntilExit()
+        let hex = try Program.checkBlocking("/usr/bin/sha256sum", [], input: bytes).prefix(64)
         var digest = Data()
         var index = hex.startIndex
         while index < hex.endIndex {

@@ -1,6 +1,7 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import Programs
 import Runtime
 import StoreTestSupport
 import Testing
@@ -55,14 +56,6 @@ struct SnapshotReuseTests {
     }
 
     static func sqlite(_ path: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path, sql]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try Program.runBlocking("/usr/bin/sqlite3", [path, sql]).text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Generator
 import Kafka
 import Patience
+import Programs
 import Runtime
 import Scratch
 import Testing
@@ -47,7 +48,7 @@ struct ConsumeProcessTests {
             var moments: [Int] = []
             var killsWhileProducing = 0
             for _ in 0..<Self.kills {
-                let process = try CounterpointProcess(arguments, scratch: directory)
+                let process = try Executable.start(arguments, scratch: directory)
                 // A random moment after it got its partitions: mid-batch, mid-flush or in between.
                 try await eventually(within: .seconds(60)) {
                     process.stderr.contains("partitions assigned") || !process.isRunning
@@ -57,7 +58,7 @@ struct ConsumeProcessTests {
                 try await Task.sleep(for: .milliseconds(moment))
                 let stillRunning = process.isRunning
                 process.signal(SIGKILL)
-                _ = try await process.waitForExit(timeout: .seconds(10))
+                _ = try await process.exit(within: .seconds(10))
                 #expect(stillRunning, "consume ended before it was killed: \(process.stderr.suffix(2_000))")
                 if producing.withLock({ $0 }) { killsWhileProducing += 1 }
             }
@@ -65,14 +66,14 @@ struct ConsumeProcessTests {
             let truth = try await production.value
             #expect(killsWhileProducing >= 5, "killed while events flowed: \(killsWhileProducing) of \(Self.kills)")
 
-            let last = try CounterpointProcess(arguments, scratch: directory)
+            let last = try Executable.start(arguments, scratch: directory)
             // The debug build catching up on most of the events beside the other suites can
             // take minutes; only a minute without any progress is a hang.
             try await progressValue(reaching: Self.crashEvents, stall: .seconds(60), every: .milliseconds(500)) {
                 last.isRunning ? try StoreContents.read(.sqlite(location)).storedMessages : nil
             }
             last.signal(SIGTERM)
-            let exit = try await last.waitForExit(timeout: .seconds(10))
+            let exit = try await last.exit(within: .seconds(10))
             await last.killIfRunning()
             #expect(exit?.exited == true && exit?.status == 0, "consume did not exit 0 after SIGTERM: \(last.stderr.suffix(2_000))")
 
@@ -92,7 +93,7 @@ struct ConsumeProcessTests {
             try Fixtures.produce(events.values, to: cluster)
             let dataDirectory = directory.appendingPathComponent("data").path
             // No flush on the interval: while messages keep coming only SIGTERM's flush stores them.
-            let process = try CounterpointProcess(
+            let process = try Executable.start(
                 ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", dataDirectory, "--flush-interval-ms", "3600000"],
                 scratch: directory)
             try await eventually(within: .seconds(60)) { process.stderr.contains("partitions assigned") || !process.isRunning }
@@ -100,7 +101,7 @@ struct ConsumeProcessTests {
             // cluster (it came within 300 ms before the kafkasec merge; cause not found yet).
             try await Task.sleep(for: .milliseconds(2000))
             process.signal(SIGTERM)
-            let exit = try await process.waitForExit(timeout: .seconds(10))
+            let exit = try await process.exit(within: .seconds(10))
             await process.killIfRunning()
             #expect(exit?.exited == true && exit?.status == 0, "\(process.stderr.suffix(2_000))")
 
@@ -114,11 +115,11 @@ struct ConsumeProcessTests {
     @Test("consume with an unreachable broker fails with one line and a non-zero status")
     func unreachableBroker() async throws {
         try await withTemporaryDirectory { directory in
-            let process = try CounterpointProcess(
+            let process = try Executable.start(
                 ["consume", "--brokers", "127.0.0.1:1", "--data-dir", directory.appendingPathComponent("data").path,
                  "--log-level", "critical"],
                 scratch: directory)
-            let exit = try await process.waitForExit(timeout: .seconds(60))
+            let exit = try await process.exit(within: .seconds(60))
             await process.killIfRunning()
             #expect(exit?.exited == true && exit?.status != 0)
             let lines = process.stderr.split(separator: "\n")

@@ -10,11 +10,6 @@ import Testing
 
 @Suite("Rebalances, offset gaps and other producers")
 struct GroupAndGapTests {
-    static let kcat = "/usr/bin/kcat"
-    static let python = "/usr/bin/python3"
-    static let hasKcat = FileManager.default.isExecutableFile(atPath: kcat)
-    static let hasKafkaPython = (try? run(python, ["-c", "import kafka"])) == 0
-
     @Test("two consumers in one group over 8 partitions, one stopped and restarted mid-stream, count every event once", arguments: StoreKind.allCases)
     func rebalance(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
@@ -124,13 +119,13 @@ struct GroupAndGapTests {
         }
     }
 
-    @Test("events produced by kcat are counted exactly", .enabled(if: hasKcat, "kcat is not installed at /usr/bin/kcat"), arguments: StoreKind.allCases)
+    @Test("events produced by kcat are counted exactly", .enabled(if: OtherClients.hasKcat, "kcat is not installed at /usr/bin/kcat"), arguments: StoreKind.allCases)
     func kcatProducer(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 3)
             let events = Fixtures.events(3_000)
             let input = events.values.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n"
-            try #require(try Self.run(Self.kcat, ["-P", "-b", cluster.bootstrapServers, "-t", "plays"], input: input) == 0)
+            try await OtherClients.kcat(["-P", "-b", cluster.bootstrapServers, "-t", "plays"], input: input)
 
             let configuration = Fixtures.configuration(cluster, store: store)
             let consumer = try await Fixtures.consumeUntilStored(3_000, configuration: configuration)
@@ -142,7 +137,7 @@ struct GroupAndGapTests {
     }
 
     @Test("events produced by kafka-python are counted exactly",
-          .enabled(if: hasKafkaPython, "kafka-python is not installed for /usr/bin/python3"), arguments: StoreKind.allCases)
+          .enabled(if: OtherClients.hasKafkaPython, "kafka-python is not installed for /usr/bin/python3"), arguments: StoreKind.allCases)
     func kafkaPythonProducer(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 3)
@@ -159,7 +154,7 @@ struct GroupAndGapTests {
                 producer.close()
                 """
             let input = events.values.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n"
-            try #require(try Self.run(Self.python, ["-c", script, cluster.bootstrapServers], input: input) == 0)
+            try await OtherClients.python(script, [cluster.bootstrapServers], input: input)
 
             let configuration = Fixtures.configuration(cluster, store: store)
             let consumer = try await Fixtures.consumeUntilStored(3_000, configuration: configuration)
@@ -192,21 +187,5 @@ struct GroupAndGapTests {
             #expect(contents.offsets == (try Fixtures.highWatermarks(cluster, partitions: partitions)), sourceLocation: sourceLocation)
             #expect(mismatch(contents.counts, produced.truth) == nil, sourceLocation: sourceLocation)
         }
-    }
-
-    /// Runs a program to completion, feeding it `input`; returns its exit status.
-    static func run(_ executable: String, _ arguments: [String], input: String = "") throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

@@ -6,6 +6,7 @@ import Kafka
 import KafkaTestSupport
 import PostgresDB
 import PostgresTestServer
+import Programs
 import Realtime
 import SQLiteDB
 import Scratch
@@ -221,7 +222,7 @@ struct IngestBenchmark {
             let location = StoreLocation(directory: dataDirectory)
             // The first flush comes 15 s after start: joining and consuming take far less, so
             // every track is in memory at once, and then in one flush.
-            let process = try CounterpointProcess(
+            let process = try Executable.start(
                 ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", dataDirectory, "--flush-interval-ms", "15000"],
                 scratch: directory)
             let deadline = ContinuousClock.now + .seconds(300)
@@ -232,7 +233,7 @@ struct IngestBenchmark {
             }
             peak = max(peak, process.memoryKilobytes?.peak ?? 0)
             process.signal(SIGTERM)
-            let exit = try await process.waitForExit(timeout: .seconds(60))
+            let exit = try await process.exit(within: .seconds(60))
             await process.killIfRunning()
             #expect(exit?.status == 0)
             let contents = try StoreContents.read(.sqlite(location))

@@ -4,6 +4,7 @@ import EventLogs
 import Foundation
 import Kafka
 import Patience
+import Programs
 import Runtime
 import Scratch
 import Testing
@@ -55,8 +56,8 @@ struct KafkaFaultDrillTests {
             let archive = directory.appendingPathComponent("archive")
             let consumeArguments = ["consume", "--brokers", cluster.bootstrapServers, "--data-dir", data.path,
                                     "--flush-interval-ms", "100", "--session-timeout-ms", "6000"]
-            var consume = try CounterpointProcess(consumeArguments, scratch: directory)
-            let archiver = try CounterpointProcess(["archive", "--brokers", cluster.bootstrapServers, "--logs", archive.path,
+            var consume = try Executable.start(consumeArguments, scratch: directory)
+            let archiver = try Executable.start(["archive", "--brokers", cluster.bootstrapServers, "--logs", archive.path,
                                                     "--commit-interval-ms", "200"], scratch: directory)
             var injected: [String: Int] = [:]
             do {
@@ -101,9 +102,9 @@ struct KafkaFaultDrillTests {
 
                 // The consumer dies mid-flow and a new one takes over from the stored offsets.
                 consume.signal(SIGKILL)
-                _ = try await consume.waitForExit(timeout: .seconds(10))
+                _ = try await consume.exit(within: .seconds(10))
                 injected["SIGKILL", default: 0] += 1
-                consume = try CounterpointProcess(consumeArguments, scratch: directory)
+                consume = try Executable.start(consumeArguments, scratch: directory)
                 try await eventually(within: .seconds(60)) { consume.stderr.contains("partitions assigned") }
 
                 // The whole cluster unreachable for seconds: both say so, then recover by themselves.
@@ -149,7 +150,7 @@ struct KafkaFaultDrillTests {
                 }
                 for process in [consume, archiver] {
                     process.signal(SIGTERM)
-                    let exit = try await process.waitForExit(timeout: .seconds(20))
+                    let exit = try await process.exit(within: .seconds(20))
                     #expect(exit?.exited == true && exit?.status == 0, "\(process.arguments[0]): \(process.stderr.suffix(2_000))")
                 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Programs
 import Scratch
 import Testing
 
@@ -14,7 +15,7 @@ struct ReplayCommandTests {
             let lines = try Fixtures.eventLines(under: [logs.path])
             let cluster = try Fixtures.cluster(topic: "load", partitions: 3)
 
-            let command = try CounterpointProcess(
+            let command = try Executable.start(
                 ["replay", "--brokers", cluster.bootstrapServers, "--logs", logs.path, "--topic", "load", "--json"], scratch: directory)
             let status = try await command.waitForExit()
             #expect(status == 0, "stderr: \(command.stderr)")
@@ -39,7 +40,7 @@ struct ReplayCommandTests {
             try Fixtures.generate(into: logs, events: 200)
             let cluster = try Fixtures.cluster(partitions: 2)
 
-            let command = try CounterpointProcess(
+            let command = try Executable.start(
                 ["replay", "--brokers", cluster.bootstrapServers, "--logs", logs.path, "--loop", "--rate", "2000", "--json"],
                 scratch: directory)
             #expect(try await command.waitForStderr(containing: "replay starting"))
@@ -61,7 +62,7 @@ struct ReplayCommandTests {
         try await withTemporaryDirectory { directory in
             let logs = directory.appendingPathComponent("logs")
             try Fixtures.generate(into: logs, events: 10)
-            let command = try CounterpointProcess(
+            let command = try Executable.start(
                 ["replay", "--brokers", "127.0.0.1:1", "--logs", logs.path, "--connect-timeout", "1"], scratch: directory)
             let status = try await command.waitForExit()
             #expect(status != 0)
@@ -77,7 +78,7 @@ struct ReplayCommandTests {
         try await withTemporaryDirectory { directory in
             let empty = directory.appendingPathComponent("empty")
             try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
-            let command = try CounterpointProcess(["replay", "--brokers", "127.0.0.1:1", "--logs", empty.path], scratch: directory)
+            let command = try Executable.start(["replay", "--brokers", "127.0.0.1:1", "--logs", empty.path], scratch: directory)
             let status = try await command.waitForExit()
             #expect(status != 0)
             #expect(command.stderrMessages == ["counterpoint: replay: no event logs found in \(empty.path)"])

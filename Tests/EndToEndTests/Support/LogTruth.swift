@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 
 /// The counts a correct batch must produce, computed by the test itself from the NDJSON files
 /// with `JSONSerialization` and a few lines of rules (docs/event-format.md) — deliberately naive and
@@ -84,16 +85,9 @@ struct LogTruth {
     }
 
     static func gunzip(_ file: URL) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-dc", file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: file.path]) }
-        return data
+        let outcome = try Program.runBlocking("/bin/gzip", ["-dc", file.path])
+        guard outcome.status == 0 else { throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: file.path]) }
+        return Data(outcome.output)
     }
 
     /// Plays of one track in the hours [from, to).

@@ -1,9 +1,10 @@
 import Foundation
+import Programs
 import Testing
 
 /// A running `counterpoint serve` on a kernel-chosen port, and a client for it.
 struct Server {
-    let command: RunningCommand
+    let command: RunningProgram
     let port: Int
     var client: HTTPClient { HTTPClient(port: port) }
 
@@ -37,7 +38,7 @@ struct Server {
     /// line, `counterpoint: reader listening on http://127.0.0.1:PORT/` (`https://` with TLS).
     static func start(dataDirectory: URL, scratch: URL, extraArguments: [String] = [],
                       listen: String = "127.0.0.1:0") async throws -> Server {
-        let command = try RunningCommand(
+        let command = try Executable.start(
             ["serve", "--data-dir", dataDirectory.path, "--listen", listen] + extraArguments, scratch: scratch)
         guard let line = try await command.firstStdoutLine(timeout: .seconds(30)) else {
             await command.killIfRunning()

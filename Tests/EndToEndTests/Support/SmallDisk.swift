@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 
 /// A small tmpfs mounted for one test, to fill up on purpose: the full-disk drills of docs/runbook.md.
 /// Mounting needs root (CI and the sessions run as root); elsewhere the drills are disabled
@@ -55,16 +56,8 @@ final class SmallDisk {
     }
 
     private static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        let outcome = try Program.runBlocking(tool, arguments, mergingErrors: true)
+        return (outcome.status, outcome.text)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresDB
+import Programs
 import Runtime
 
 /// A real PostgreSQL server for the tests: Debian's `postgresql` binaries, a cluster created
@@ -18,7 +19,6 @@ public final class PostgresTestServer: Sendable {
     let runAs: String?
     /// Extra `-c name=value` settings this server starts with (see `PostgresTestServer+Standby.swift`).
     let settings: [String]
-
     private static let started = Locked<Result<PostgresTestServer, any Error>?>(nil)
 
     /// The server of this test process, started on first use.
@@ -156,39 +156,14 @@ public final class PostgresTestServer: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Runs a command to completion with posix_spawn and waitpid — not Foundation's `Process`,
-    /// whose exit monitoring did not return here while test threads were blocked — its output
-    /// going to a file (a pipe would stay open in the server `pg_ctl start` leaves running).
+    /// Runs one of PostgreSQL's tools to its end (as `runAs`); its output, or an error saying `what` failed.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], runAs: String? = nil, what: String) throws -> String {
-        // Through a shell that first moves to "/": the server's tools need a working directory
-        // their user can read.
-        let argv = ["/bin/sh", "-c", "cd / && exec \"$@\"", "sh"]
-            + (runAs.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [executable]
-        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("pg-command-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArguments = (argv + arguments).map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard spawned == 0 else {
-            throw TestServerError(message: "\(what): cannot start \(argv[0]): \(String(cString: strerror(spawned)))")
+        let outcome = try Program.runBlocking(executable, arguments, mergingErrors: true, runAs: runAs)
+        guard outcome.status == 0 else {
+            throw TestServerError(message: "\(what) failed (status \(outcome.status)): \(outcome.text.suffix(2_000))")
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        let exited = status & 0x7f == 0
-        let code = (status >> 8) & 0xff
-        guard exited && code == 0 else {
-            throw TestServerError(message: "\(what) failed (status \(status)): \(text.suffix(2_000))")
-        }
-        return text
+        return outcome.text
     }
 }
 

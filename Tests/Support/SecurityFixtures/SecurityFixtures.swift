@@ -1,36 +1,14 @@
 import Foundation
+import Programs
 
 // Password files and certificates made by the tools operators use (Apache's htpasswd, openssl),
 // never by the code under test.
-
-public struct ToolFailure: Error, CustomStringConvertible {
-    public var description: String
-}
-
-/// Runs a tool to the end; its output on failure becomes the error.
-@discardableResult
-public func runTool(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw ToolFailure(description: "\(executable) \(arguments.joined(separator: " ")) → \(process.terminationStatus): \(text)")
-    }
-    return text
-}
 
 /// Adds `user` with `password` to `file` (creating it) with Apache's `htpasswd -B -b`, so the
 /// hashes under test are the ones operators really have.
 public func htpasswd(_ file: URL, user: String, password: String, cost: Int = 5) throws {
     let create = FileManager.default.fileExists(atPath: file.path) ? [] : ["-c"]
-    try runTool("/usr/bin/htpasswd", ["-B", "-C", String(cost), "-b"] + create + [file.path, user, password])
+    try Program.checkBlocking("/usr/bin/htpasswd", ["-B", "-C", String(cost), "-b"] + create + [file.path, user, password])
 }
 
 /// `Basic base64(user:password)`, encoded by Foundation.
@@ -55,15 +33,15 @@ public struct TestCertificates {
         let request = directory.appendingPathComponent("server.csr")
         let extensions = directory.appendingPathComponent("server.ext")
         let openssl = "/usr/bin/openssl"
-        try runTool(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        try Program.checkBlocking(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                               "-keyout", authorityKey.path, "-out", authority.path, "-days", "2",
                               "-subj", "/CN=Counterpoint test CA"])
-        try runTool(openssl, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        try Program.checkBlocking(openssl, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                               "-keyout", key.path, "-out", request.path, "-subj", "/CN=127.0.0.1"])
         try "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
             .write(to: extensions, atomically: true, encoding: .utf8)
-        try runTool(openssl, ["x509", "-req", "-in", request.path, "-CA", authority.path, "-CAkey", authorityKey.path,
+        try Program.checkBlocking(openssl, ["x509", "-req", "-in", request.path, "-CA", authority.path, "-CAkey", authorityKey.path,
                               "-CAcreateserial", "-out", certificate.path, "-days", "2", "-extfile", extensions.path])
-        try runTool(openssl, ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", strayKey.path])
+        try Program.checkBlocking(openssl, ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", strayKey.path])
     }
 }
