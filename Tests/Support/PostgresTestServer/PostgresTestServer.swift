@@ -19,13 +19,25 @@ public final class PostgresTestServer: Sendable {
     let runAs: String?
     /// Extra `-c name=value` settings this server starts with (see `PostgresTestServer+Standby.swift`).
     let settings: [String]
+    /// Whether `makeDatabase()` hands out databases made ahead (the shared server's).
+    private let keepsSpares: Bool
+    /// Databases made ahead, on a thread of their own: `CREATE DATABASE` writes and syncs a copy
+    /// of the template (0.2 s on a quiet machine, more under the full run), which a test would
+    /// otherwise wait for while holding one of the cooperative pool's two threads.
+    private let spares = Locked(Spares())
+    private struct Spares {
+        var ready: [String] = []
+        var making = false
+    }
+    private static let spareCount = 4
+
     private static let started = Locked<Result<PostgresTestServer, any Error>?>(nil)
 
     /// The server of this test process, started on first use.
     public static func shared() throws -> PostgresTestServer {
         try started.withLock { started in
             if started == nil {
-                started = Result { try PostgresTestServer() }
+                started = Result { try PostgresTestServer(keepsSpares: true) }
                 if case .success = started { atexit { PostgresTestServer.stopShared() } }
             }
             return try started!.get()
@@ -42,7 +54,8 @@ public final class PostgresTestServer: Sendable {
         try PostgresTestServer(settings: settings)
     }
 
-    private init(settings: [String] = []) throws {
+    private init(settings: [String] = [], keepsSpares: Bool = false) throws {
+        self.keepsSpares = keepsSpares
         binaries = try Self.findBinaries()
         runAs = getuid() == 0 ? "postgres" : nil
         self.settings = settings
@@ -64,6 +77,7 @@ public final class PostgresTestServer: Sendable {
         self.binaries = binaries
         self.runAs = runAs
         self.settings = settings
+        keepsSpares = false
     }
 
     /// The URI of `database` on this server.
@@ -73,10 +87,38 @@ public final class PostgresTestServer: Sendable {
 
     /// A new, empty database; returns its URI.
     public func makeDatabase() throws -> String {
+        guard keepsSpares else { return url(database: try createDatabase()) }
+        let spare = spares.withLock { $0.ready.popLast() }
+        makeSpares()
+        return url(database: try spare ?? createDatabase())
+    }
+
+    private func createDatabase() throws -> String {
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let admin = try PostgresConnection(url: url(database: "postgres"))
         try admin.execute("CREATE DATABASE \(name)")
-        return url(database: name)
+        return name
+    }
+
+    /// Tops the spare databases up to `spareCount` on a thread of its own, unless one is at it.
+    private func makeSpares() {
+        let start = spares.withLock { spares -> Bool in
+            guard !spares.making, spares.ready.count < Self.spareCount else { return false }
+            spares.making = true
+            return true
+        }
+        guard start else { return }
+        _ = BlockingThread(name: "pg-spares") { [self] in
+            var more = true
+            while more {
+                let name = try? createDatabase()
+                more = spares.withLock { spares in
+                    if let name { spares.ready.append(name) }
+                    spares.making = name != nil && spares.ready.count < Self.spareCount
+                    return spares.making
+                }
+            }
+        }
     }
 
     /// The database named in a URI made by `url(database:)` or `makeDatabase()`.
