@@ -64,6 +64,7 @@ public final class TestClient {
             let written = bytes[offset...].withUnsafeBytes {
                 Glibc.send(socketDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
+            if written < 0 && errno == EINTR { continue }   // a signal came first: send again
             guard written > 0 else { throw TestClientError(description: "send failed: errno \(errno)") }
             offset += written
         }
@@ -123,7 +124,10 @@ public final class TestClient {
     /// Reads what is available; false at end of stream or on a reset connection.
     private func receive() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
+        var count = 0
+        repeat {   // a signal that comes first (EINTR) is not the peer's doing: receive again
+            count = chunk.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
+        } while count < 0 && errno == EINTR
         if count > 0 {
             buffer.append(contentsOf: chunk[..<count])
             return true
