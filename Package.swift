@@ -153,7 +153,7 @@ let package = Package(
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",
-            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport", "Patience", "Programs", "Scratch",
+            "PostgresTestServer", "StoreTestSupport", "KafkaTestSupport", "Patience", "Programs", "Runtime", "Scratch",
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",

@@ -8,6 +8,7 @@ import PostgresDB
 import PostgresTestServer
 import Programs
 import Realtime
+import Runtime
 import SQLiteDB
 import Scratch
 import Testing
@@ -48,11 +49,18 @@ struct IngestBenchmark {
             }
             let handler = CountingHandler(starts: starts)
             let expected = Self.events
-            try await Self.run(bareConsumer, handler: handler, until: { handler.count >= expected })
+            // The process's CPU from the first message on (when the loop first sees one) to the last.
+            let cpuAtFirst = Locked<Duration?>(nil)
+            try await Self.run(bareConsumer, handler: handler, until: {
+                if handler.count > 0 { cpuAtFirst.withLock { $0 = $0 ?? CPUUse.processCPU() } }
+                return handler.count >= expected
+            })
             let bareDuration = try #require(handler.last) - #require(handler.first)
+            let bareUse = CPUUse(cpu: CPUUse.processCPU() - (try #require(cpuAtFirst.withLock { $0 })), wall: bareDuration)
 
             let bareRate = Double(expected) / bareDuration.timeInterval
-            print("bare librdkafka loop: \(expected) events (\(handler.bytes / 1_000_000) MB) in \(bareDuration): \(Int(bareRate)) events/s")
+            print("bare librdkafka loop: \(expected) events (\(handler.bytes / 1_000_000) MB) in \(bareDuration): \(Int(bareRate)) events/s; "
+                  + bareUse.summary(events: expected))
 
             // The realtime consumer into each store, the same events from the start (a group and
             // a store of its own each time): from its first message to the flush that commits the
@@ -82,7 +90,7 @@ struct IngestBenchmark {
                     print("""
                         round \(round): realtime ingest into committed counts on \(name): \(expected) events in \(run.duration): \
                         \(Int(rate)) events/s = \(String(format: "%.2f", rate / bareRate)) of the bare loop (all read after \
-                        \(run.consumedAll)); last flush \(run.lastFlush)
+                        \(run.consumedAll)); last flush \(run.lastFlush); \(run.use.summary(events: expected))
                         """)
                 }
                 ratios.append(sqliteRun.duration.timeInterval / postgresRun.duration.timeInterval)
@@ -169,6 +177,27 @@ struct IngestBenchmark {
         var duration: Duration
         var consumedAll: Duration
         var lastFlush: String
+        var use: CPUUse
+    }
+
+    /// The CPU this test process used (user + system, every thread: the mock broker's, librdkafka's,
+    /// the consumer's and its store's) from the first message to the last one counted: how much
+    /// of the two cores a path takes.
+    struct CPUUse {
+        var cpu: Duration
+        var wall: Duration
+
+        static func processCPU() -> Duration {
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
+            return duration(usage.ru_utime) + duration(usage.ru_stime)
+        }
+
+        func summary(events: Int) -> String {
+            String(format: "process CPU %.2f s over those %.2f s (%.2f cores, %.2f µs an event)",
+                   cpu.timeInterval, wall.timeInterval, cpu.timeInterval / wall.timeInterval, cpu.timeInterval * 1e6 / Double(events))
+        }
     }
 
     /// Runs a realtime consumer of `group` into `store` until its flushes have committed every
@@ -188,21 +217,24 @@ struct IngestBenchmark {
         try consumer.start()
         let reader = try store.openReader()
         var first: ContinuousClock.Instant?
+        var cpuAtFirst = Duration.zero
         var committed: ContinuousClock.Instant?
         var consumedAll: ContinuousClock.Instant?
         let deadline = ContinuousClock.now + .seconds(300)
         while committed == nil, ContinuousClock.now < deadline {
             let consumed = consumer.status().eventsConsumed
-            if first == nil, consumed > 0 { first = .now }
+            if first == nil, consumed > 0 { (first, cpuAtFirst) = (.now, CPUUse.processCPU()) }
             if consumedAll == nil, consumed >= events { consumedAll = .now }
             if first != nil, try reader.partitions().reduce(0, { $0 + $1.nextOffset }) >= Int64(events) { committed = .now }
             try await Task.sleep(for: .milliseconds(2))
         }
+        let cpu = CPUUse.processCPU() - cpuAtFirst
         let status = consumer.status()
         try consumer.stop()
         let start = try #require(first)
+        let use = CPUUse(cpu: cpu, wall: try #require(committed) - start)
         return IngestRun(duration: try #require(committed) - start, consumedAll: (consumedAll ?? .now) - start,
-                         lastFlush: status.lastFlush.map { "\($0.rows) rows in \($0.duration)" } ?? "none")
+                         lastFlush: status.lastFlush.map { "\($0.rows) rows in \($0.duration)" } ?? "none", use: use)
     }
 
     @Test("resident memory of consume holding a million distinct tracks before one flush")
@@ -253,16 +285,9 @@ struct IngestBenchmark {
     }
 
     static func run(_ consumer: KafkaConsumer, handler: some KafkaConsumerHandler & Sendable, until done: @escaping @Sendable () -> Bool) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let deadline = ContinuousClock.now + .seconds(300)
-            Thread {
-                do {
-                    try consumer.run(until: { done() || ContinuousClock.now >= deadline }, handler: handler)
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
+        let deadline = ContinuousClock.now + .seconds(300)
+        try await BlockingThread.run(name: "bench-consume") {
+            try consumer.run(until: { done() || ContinuousClock.now >= deadline }, handler: handler)
         }
     }
 }
