@@ -14,14 +14,16 @@ import Scratch
 public enum Program {
     /// What a program left when it ended.
     public struct Outcome: Sendable {
-        /// The exit status, or 128 + the signal's number when a signal ended it (as a shell says).
-        public var status: Int32
+        /// How it ended.
+        public var ended: Termination
         /// What it wrote to standard output (and to standard error, when `mergingErrors`).
         public var output: [UInt8]
         /// What it wrote to standard error, when not merged into `output`.
         public var errors: String
 
         public var text: String { String(decoding: output, as: UTF8.self) }
+        /// The exit status, or 128 + the signal's number when a signal ended it (as a shell says).
+        public var status: Int32 { ended.exited ? ended.status : 128 + ended.status }
     }
 
     /// A program that ended with a status other than 0, with what it printed.
@@ -62,16 +64,13 @@ public enum Program {
         guard FileManager.default.createFile(atPath: inputPath, contents: Data(input)) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: inputPath])
         }
-        // As another user from "/": PostgreSQL's tools need a working directory their user can read.
         let pid = try Spawn.start(executable, arguments, environment: nil, input: inputPath, output: outputPath,
-                                  errors: mergingErrors ? nil : errorsPath, workingDirectory: runAs.map { _ in "/" }, runAs: runAs)
+                                  errors: mergingErrors ? nil : errorsPath, runAs: runAs)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let ended = Spawn.termination(status)
         let output = FileManager.default.contents(atPath: outputPath) ?? Data()
         let errors = mergingErrors ? Data() : (FileManager.default.contents(atPath: errorsPath) ?? Data())
-        return Outcome(status: ended.exited ? ended.status : 128 + ended.status,
-                       output: [UInt8](output), errors: String(decoding: errors, as: UTF8.self))
+        return Outcome(ended: Spawn.termination(status), output: [UInt8](output), errors: String(decoding: errors, as: UTF8.self))
     }
 
     /// `runBlocking`, throwing `Failure` unless the program ended with status 0; returns its output.

@@ -49,10 +49,7 @@ public final class RunningProgram: Sendable {
 
     /// How the program ended; nil while it runs.
     public var termination: Termination? {
-        ended.withLock { ended in
-            if ended == nil { ended = reap() }
-            return ended
-        }
+        ended.withLock { reaped(&$0) }
     }
 
     public var isRunning: Bool { termination == nil }
@@ -62,8 +59,7 @@ public final class RunningProgram: Sendable {
     /// Sends `signal` while the program runs (never to a process that has taken its id since).
     public func signal(_ signal: Int32) {
         ended.withLock { ended in
-            if ended == nil { ended = reap() }
-            if ended == nil { kill(processIdentifier, signal) }
+            if reaped(&ended) == nil { kill(processIdentifier, signal) }
         }
     }
 
@@ -82,21 +78,32 @@ public final class RunningProgram: Sendable {
     /// Bytes the program has read so far through read(2)/pread(2) (`rchar` in Linux's
     /// /proc/<pid>/io); nil once it has ended.
     public var bytesRead: Int64? {
-        procField(file: "io", "rchar").map(Int64.init)
+        procFile("io").flatMap { Self.field("rchar", in: $0) }.map(Int64.init)
     }
 
     /// Resident memory now (VmRSS) and at its peak (VmHWM), in KiB; nil once it has ended.
     public var memoryKilobytes: (current: Int, peak: Int)? {
-        guard let current = procField(file: "status", "VmRSS"), let peak = procField(file: "status", "VmHWM") else { return nil }
+        guard let status = procFile("status"), let current = Self.field("VmRSS", in: status),
+              let peak = Self.field("VmHWM", in: status) else { return nil }
         return (current, peak)
     }
 
-    private func procField(file: String, _ name: String) -> Int? {
-        guard isRunning, let text = try? String(contentsOfFile: "/proc/\(processIdentifier)/\(file)", encoding: .utf8) else {
-            return nil
-        }
+    /// The text of /proc/<pid>/`file` while the program runs.
+    private func procFile(_ file: String) -> String? {
+        guard isRunning else { return nil }
+        return try? String(contentsOfFile: "/proc/\(processIdentifier)/\(file)", encoding: .utf8)
+    }
+
+    /// The number after `name:` on its line of a /proc file.
+    private static func field(_ name: String, in text: String) -> Int? {
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
         return Int(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+    }
+
+    /// `ended`, reaping the program first if it has ended since it was last asked.
+    private func reaped(_ ended: inout Termination?) -> Termination? {
+        if ended == nil { ended = reap() }
+        return ended
     }
 
     private func reap() -> Termination? {

@@ -8,9 +8,10 @@ enum Spawn {
     /// starts with every signal at its default action and none blocked, whatever the test
     /// process (or the thread calling) has set, and with no file of ours open beyond its three
     /// streams: a listening socket of an in-process mock broker, inherited, would go on
-    /// accepting connections for a broker the test has taken down. With a `workingDirectory` or a user to `runAs`
-    /// (through `runuser`), it is started by a shell that moves there first and then `exec`s it,
-    /// so its process id is the one returned.
+    /// accepting connections for a broker the test has taken down. With a `workingDirectory`, or
+    /// a user to `runAs` (through `runuser`, from "/" unless told otherwise: PostgreSQL's tools
+    /// need a working directory their user can read), it is started by a shell that moves there
+    /// first and then `exec`s it, so its process id is the one returned.
     static func start(_ executable: String, _ arguments: [String], environment: [String: String]?,
                       input: String, output: String, errors: String?,
                       workingDirectory: String? = nil, runAs: String? = nil) throws -> pid_t {
