@@ -14,7 +14,8 @@ import Scratch
 import Testing
 
 /// Ingest speed and memory of the realtime layer; off unless asked for:
-/// `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter IngestBenchmark`.
+/// `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter IngestBenchmark`
+/// (`COUNTERPOINT_BENCHMARK_EVENTS`, `_ROUNDS`, `_STORES=sqlite,postgres`, `_FLUSH_MS` and `_KAFKA` vary it).
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads,
 /// the polling thread and the store thread share the same cores.
 @Suite("Realtime ingest benchmark", .serialized,
@@ -28,6 +29,10 @@ struct IngestBenchmark {
     static let rounds = max(1, Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_ROUNDS"] ?? "") ?? 3)
 
 
+    /// Which stores the ingest rounds write (`COUNTERPOINT_BENCHMARK_STORES`, default "sqlite,postgres").
+    static let stores = (ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_STORES"] ?? "sqlite,postgres")
+        .split(separator: ",").map(String.init)
+
     @Test("ingest into committed counts on SQLite and on PostgreSQL versus a bare librdkafka loop that only counts, over the same pre-loaded events")
     func ingestVersusBareLoop() async throws {
         try await withTemporaryDirectory { directory in
@@ -35,72 +40,141 @@ struct IngestBenchmark {
             try Self.produceEvents(to: cluster) { producer, key, line in
                 try producer.send(topic: "plays", key: key, value: line)
             }
-
-            // The bare loop, with explicit start offsets as the realtime consumer hands them back.
-            var bare = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "bench-bare", topics: ["plays"])
-            bare.sessionTimeoutMilliseconds = 6_000
-            bare.heartbeatIntervalMilliseconds = 500
-            let bareConsumer = try KafkaConsumer(configuration: bare, logger: Fixtures.logger)
-            var starts: [KafkaPartition: Int64] = [:]
-            for id in Int32(0)..<Int32(Self.partitions) {
-                let watermarks = try bareConsumer.queryWatermarks(topic: "plays", partition: id)
-                try #require(watermarks.low ?? 0 == 0, "the mock's retention deleted events")
-                starts[KafkaPartition(topic: "plays", id: id)] = 0
-            }
-            let handler = CountingHandler(starts: starts)
             let expected = Self.events
-            // The process's CPU from the first message on (when the loop first sees one) to the last.
-            let cpuAtFirst = Locked<Duration?>(nil)
-            try await Self.run(bareConsumer, handler: handler, until: {
-                if handler.count > 0 { cpuAtFirst.withLock { $0 = $0 ?? CPUUse.processCPU() } }
-                return handler.count >= expected
-            })
-            let bareDuration = try #require(handler.last) - #require(handler.first)
-            let bareUse = CPUUse(cpu: CPUUse.processCPU() - (try #require(cpuAtFirst.withLock { $0 })), wall: bareDuration)
 
-            let bareRate = Double(expected) / bareDuration.timeInterval
-            print("bare librdkafka loop: \(expected) events (\(handler.bytes / 1_000_000) MB) in \(bareDuration): \(Int(bareRate)) events/s; "
-                  + bareUse.summary(events: expected))
-
-            // The realtime consumer into each store, the same events from the start (a group and
-            // a store of its own each time): from its first message to the flush that commits the
-            // last. Rounds alternate which store goes first, so that the machine's load falls on both alike.
-            let server = try PostgresTestServer.shared()
-            var ratios: [Double] = []
+            // Each round reads the same events from the start once per path (a group and a store
+            // of its own each time), the bare loop included, in an order that alternates between
+            // rounds so that the machine's load falls on every path alike; each ratio is to the
+            // bare loop of the same round.
+            let server = Self.stores.contains("postgres") ? try PostgresTestServer.shared() : nil
+            var ratios: [String: [Double]] = [:]
             for round in 1...Self.rounds {
                 let location = StoreLocation(directory: directory.appendingPathComponent("round-\(round)").path)
-                let postgresURL = try server.makeDatabase()
-                defer { server.dropDatabase(url: postgresURL) }
-                var sqlite: IngestRun?
-                var postgres: IngestRun?
-                for store in round % 2 == 1 ? ["sqlite", "postgres"] : ["postgres", "sqlite"] {
-                    if store == "sqlite" {
-                        sqlite = try await Self.ingest(cluster, into: .sqlite(location), group: "bench-sqlite-\(round)")
-                    } else {
-                        postgres = try await Self.ingest(cluster, into: .postgres(url: postgresURL), group: "bench-postgres-\(round)")
+                let postgresURL = try server?.makeDatabase()
+                defer { if let postgresURL { server?.dropDatabase(url: postgresURL) } }
+                var runs: [String: IngestRun] = [:]
+                let paths = ["bare"] + Self.stores
+                for path in round % 2 == 1 ? paths : paths.reversed() {
+                    switch path {
+                    case "bare": runs[path] = try await Self.bareLoop(cluster, group: "bench-bare-\(round)")
+                    case "sqlite": runs[path] = try await Self.ingest(cluster, into: .sqlite(location), group: "bench-sqlite-\(round)")
+                    case "postgres": runs[path] = try await Self.ingest(cluster, into: .postgres(url: try #require(postgresURL)), group: "bench-postgres-\(round)")
+                    default: Issue.record("unknown store \(path) in COUNTERPOINT_BENCHMARK_STORES (sqlite, postgres)")
                     }
                 }
-                let (sqliteRun, postgresRun) = (try #require(sqlite), try #require(postgres))
-                let sqliteRows = try StoreContents.read(.sqlite(location))
-                #expect(sqliteRows.counts.values.reduce(0, +) == Int64(expected))
-                let postgresTotal = try PostgresConnection(url: postgresURL).query("SELECT sum(plays)::bigint FROM realtime_counts").singleInt64
-                #expect(postgresTotal == Int64(expected))
-                for (name, run) in [("SQLite", sqliteRun), ("PostgreSQL", postgresRun)] {
+                let bare = try #require(runs["bare"])
+                let bareRate = Double(expected) / bare.duration.timeInterval
+                print("round \(round): bare librdkafka loop: \(expected) events in \(bare.duration): \(Int(bareRate)) events/s; "
+                      + bare.use.summary(events: expected))
+                for (path, name) in [("sqlite", "SQLite"), ("postgres", "PostgreSQL")] {
+                    guard let run = runs[path] else { continue }
                     let rate = Double(expected) / run.duration.timeInterval
+                    ratios[name, default: []].append(rate / bareRate)
                     print("""
                         round \(round): realtime ingest into committed counts on \(name): \(expected) events in \(run.duration): \
                         \(Int(rate)) events/s = \(String(format: "%.2f", rate / bareRate)) of the bare loop (all read after \
                         \(run.consumedAll)); last flush \(run.lastFlush); \(run.use.summary(events: expected))
                         """)
                 }
-                ratios.append(sqliteRun.duration.timeInterval / postgresRun.duration.timeInterval)
-                print("round \(round): PostgreSQL / SQLite ingest \(String(format: "%.2f", ratios.last!)); \(sqliteRows.counts.count) (track, hour) rows")
-                let bytes = try Self.bytesInUse(location)
-                print("round \(round): realtime.sqlite \(bytes) bytes in use = \(bytes / max(1, sqliteRows.counts.count)) per (track, hour) row")
+                if runs["sqlite"] != nil {
+                    let sqliteRows = try StoreContents.read(.sqlite(location))
+                    #expect(sqliteRows.counts.values.reduce(0, +) == Int64(expected))
+                    let bytes = try Self.bytesInUse(location)
+                    print("round \(round): realtime.sqlite \(bytes) bytes in use = \(bytes / max(1, sqliteRows.counts.count)) per (track, hour) row")
+                }
+                if runs["postgres"] != nil, let postgresURL {
+                    let postgresTotal = try PostgresConnection(url: postgresURL).query("SELECT sum(plays)::bigint FROM realtime_counts").singleInt64
+                    #expect(postgresTotal == Int64(expected))
+                }
             }
-            print("PostgreSQL / SQLite ingest over \(ratios.count) rounds: median \(String(format: "%.2f", ratios.sorted()[ratios.count / 2])), "
-                  + "range \(String(format: "%.2f", ratios.min()!))–\(String(format: "%.2f", ratios.max()!))")
+            for name in ["SQLite", "PostgreSQL"] {
+                guard let values = ratios[name] else { continue }
+                print("realtime ingest into \(name) ÷ the bare loop over \(values.count) rounds: "
+                      + values.map { String(format: "%.2f", $0) }.joined(separator: ", ")
+                      + "; median \(String(format: "%.2f", values.sorted()[values.count / 2]))")
+            }
         }
+    }
+
+    @Test("the polling thread's work alone, without Kafka or a store: parsing, and parsing then counting into the flush's tables")
+    func parsingAndCountingAlone() throws {
+        var configuration = GeneratorConfiguration()
+        configuration.events = Self.events
+        configuration.start = Hour(epochSeconds: 1_795_000_000)
+        var synthesizer = EventSynthesizer(configuration: configuration)
+        var bytes: [UInt8] = []
+        var ends: [Int] = []
+        var truth = PlayCounts()
+        while let event = synthesizer.appendNext(to: &bytes) {
+            ends.append(bytes.count)
+            truth.add(trackID: event.trackID, hour: event.hour)
+        }
+        let events = ends.count
+        print("\(events) events, \(bytes.count / events) bytes each on average")
+
+        /// Nanoseconds an event for `body` over every event's bytes.
+        func nanosecondsPerEvent(_ body: (UnsafeRawBufferPointer) -> Void) -> Double {
+            let start = ContinuousClock.now
+            bytes.withUnsafeBytes { all in
+                var from = 0
+                for end in ends {
+                    body(UnsafeRawBufferPointer(rebasing: all[from..<end]))
+                    from = end
+                }
+            }
+            return (ContinuousClock.now - start).timeInterval * 1e9 / Double(events)
+        }
+
+        var parsing: [Double] = [], counting: [Double] = []
+        for round in 1...Self.rounds {
+            var dimensions = PlayDimensions()
+            var valid = 0
+            parsing.append(nanosecondsPerEvent { event in
+                if case .success = EventParser.parse(event, dimensions: &dimensions) { valid += 1 }
+            })
+            #expect(valid == events)
+            var counts = PlayCounts(minimumCapacity: 1 << 16)
+            var dimensionCounts = DimensionCounts(minimumCapacity: 1 << 16)
+            var listeners = ListenerCounts(minimumCapacity: 1 << 16)
+            counting.append(nanosecondsPerEvent { event in
+                guard case .success(let play) = EventParser.parse(event, dimensions: &dimensions) else { return }
+                counts.add(trackID: play.trackID, hour: play.hour)
+                dimensionCounts.add(trackID: play.trackID, hour: play.hour, dimensions)
+                listeners.add(trackID: play.trackID, hour: play.hour, listenerID: dimensions.listenerID)
+            })
+            #expect(counts.count == truth.count && counts.totalPlays == truth.totalPlays)
+            print(String(format: "round %d: parsing %.0f ns an event; parsing and counting %.0f ns an event (%d (track, hour) keys)",
+                         round, parsing.last!, counting.last!, counts.count))
+        }
+        print(String(format: "median over %d rounds: parsing %.0f ns an event, parsing and counting %.0f ns an event",
+                     Self.rounds, parsing.sorted()[parsing.count / 2], counting.sorted()[counting.count / 2]))
+    }
+
+    /// A bare librdkafka loop of `group` that only counts the messages, from offset 0 of every
+    /// partition (explicit start offsets, as the realtime consumer hands them back), until it has
+    /// seen them all: from its first message to its last.
+    static func bareLoop(_ cluster: KafkaMockCluster, group: String) async throws -> IngestRun {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: group, topics: ["plays"])
+        configuration.sessionTimeoutMilliseconds = 6_000
+        configuration.heartbeatIntervalMilliseconds = 500
+        let consumer = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
+        var starts: [KafkaPartition: Int64] = [:]
+        for id in Int32(0)..<Int32(Self.partitions) {
+            let watermarks = try consumer.queryWatermarks(topic: "plays", partition: id)
+            try #require(watermarks.low ?? 0 == 0, "the mock's retention deleted events")
+            starts[KafkaPartition(topic: "plays", id: id)] = 0
+        }
+        let handler = CountingHandler(starts: starts)
+        let expected = Self.events
+        // The process's CPU from the first message on (when the loop first sees one) to the last.
+        let cpuAtFirst = Locked<Duration?>(nil)
+        try await Self.run(consumer, handler: handler, until: {
+            if handler.count > 0 { cpuAtFirst.withLock { $0 = $0 ?? CPUUse.processCPU() } }
+            return handler.count >= expected
+        })
+        let duration = try #require(handler.last) - #require(handler.first)
+        let use = CPUUse(cpu: CPUUse.processCPU() - (try #require(cpuAtFirst.withLock { $0 })), wall: duration)
+        return IngestRun(duration: duration, consumedAll: duration, lastFlush: "none", use: use)
     }
 
     @Test("ingest into committed counts on SQLite with listener sketches versus the same events without listener_id")
@@ -225,7 +299,9 @@ struct IngestBenchmark {
             let consumed = consumer.status().eventsConsumed
             if first == nil, consumed > 0 { (first, cpuAtFirst) = (.now, CPUUse.processCPU()) }
             if consumedAll == nil, consumed >= events { consumedAll = .now }
-            if first != nil, try reader.partitions().reduce(0, { $0 + $1.nextOffset }) >= Int64(events) { committed = .now }
+            // The store is asked only once every event is read, so that the watching takes no CPU
+            // from the path while it reads.
+            if consumedAll != nil, try reader.partitions().reduce(0, { $0 + $1.nextOffset }) >= Int64(events) { committed = .now }
             try await Task.sleep(for: .milliseconds(2))
         }
         let cpu = CPUUse.processCPU() - cpuAtFirst
