@@ -27,6 +27,13 @@ public struct DimensionValue: Hashable, Sendable, Comparable, CustomStringConver
         self.count = UInt8(count)
     }
 
+    /// The `count` (≤ 8) bytes of `word`'s low lanes (little-endian), the others zero.
+    @inline(__always)
+    init(lowBytesOf word: UInt64, count: Int) {
+        words.0 = UInt64(littleEndian: count == 8 ? word : word & ((1 << UInt64(8 &* count)) &- 1))
+        self.count = UInt8(count)
+    }
+
     /// `nil` when `text` is longer than 32 bytes.
     public init?(_ text: String) {
         var copy = text

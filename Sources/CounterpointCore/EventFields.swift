@@ -39,6 +39,41 @@ enum EventField: Int, CaseIterable {
         }
     }
 
+    /// The field that producers usually write after this one: the order of docs/event-format.md's
+    /// example, which the parser tries first (`EventParsing.matchesKey`).
+    @inline(__always)
+    var usualSuccessor: EventField {
+        switch self {
+        case .eventID: .type
+        case .type: .trackID
+        case .trackID: .listenerID
+        case .listenerID: .occurredAt
+        case .occurredAt: .positionMilliseconds
+        case .positionMilliseconds: .durationMilliseconds
+        case .durationMilliseconds: .client
+        case .client: .country
+        case .country: .eventID
+        }
+    }
+
+    /// The member's opening bytes, `"name":`, as the little-endian words at its start and at its
+    /// end (overlapping: 8-byte words for names of 6 bytes or more, 4-byte ones for `type`).
+    struct KeyPattern {
+        var length: Int
+        var head: UInt64
+        var tail: UInt64
+    }
+
+    /// `keyPatterns[field.rawValue]`.
+    static let keyPatterns: [KeyPattern] = allCases.map { field in
+        let bytes = Array("\"\(field.name)\":".utf8)
+        let width = bytes.count >= 8 ? 8 : 4
+        func word(at offset: Int) -> UInt64 {
+            bytes[offset..<offset + width].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        return KeyPattern(length: bytes.count, head: word(at: 0), tail: word(at: bytes.count - width))
+    }
+
     /// The field named by the key bytes, compared a few words at a time.
     @inline(__always)
     static func matching(_ key: UnsafeRawPointer, length: Int) -> EventField? {

@@ -36,6 +36,12 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
     @inline(__always)
     init?(validating source: UnsafeRawPointer, count: Int) {
         guard count >= 1 && count <= EventID.maxLength && EventID.allAllowed(source, count: count) else { return nil }
+        self.init(copying: source, count: count)
+    }
+
+    /// Copies `count` (1…64) bytes at `source` that the caller has found allowed.
+    @inline(__always)
+    init(copying source: UnsafeRawPointer, count: Int) {
         var words: Words = (0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: source, byteCount: count) }
         self.init(words: words, length: UInt8(count))

@@ -4,7 +4,11 @@
 /// The whole input must be exactly one JSON object (RFC 8259), optionally surrounded by JSON
 /// whitespace. Unknown fields of any shape are skipped but still validated as JSON, nested at
 /// most `maxNestingDepth` deep. The parser works in place on the borrowed bytes and allocates
-/// nothing for a valid event; messages are built only once an event has failed.
+/// nothing for a valid event; messages are built only once an event has failed. Members written
+/// the usual way (`"key":` with no space, in docs/event-format.md's order; plain ids, `"play"`,
+/// short strings and integers) are read by word-at-a-time shortcuts, which fall back to the
+/// general path whenever the bytes are anything else; a randomized test and the fuzz target hold
+/// both to the same answers.
 ///
 /// Decisions where docs/event-format.md is silent:
 /// - **Which reason wins** when an event breaks several rules: `too_large` (decided from the
@@ -43,13 +47,21 @@ public enum EventParser {
     /// unspecified for a rejected one). Written through `inout` rather than returned in the
     /// event, so that callers that do not count by dimension copy nothing more per event.
     public static func parse(_ bytes: UnsafeRawBufferPointer, dimensions: inout PlayDimensions) -> Result<PlayEvent, EventRejection> {
+        parse(bytes, dimensions: &dimensions, fastPaths: true)
+    }
+
+    /// `fastPaths: false` reads every member by the general path only: the tests hold the
+    /// shortcuts for the usual shape of an event (`EventParsing.matchesKey` and the value
+    /// shortcuts) to the same answers, offsets in messages included.
+    @inline(__always)
+    static func parse(_ bytes: UnsafeRawBufferPointer, dimensions: inout PlayDimensions, fastPaths: Bool) -> Result<PlayEvent, EventRejection> {
         guard bytes.count <= EventLimits.maxEventBytes else {
             return .failure(EventRejection(
                 reason: .tooLarge,
                 message: "event is \(bytes.count) bytes, more than the limit of \(EventLimits.maxEventBytes)"))
         }
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .failure(emptyRejection) }
-        var parsing = EventParsing(base: base, count: bytes.count)
+        var parsing = EventParsing(base: base, count: bytes.count, fastPaths: fastPaths)
         let result = parsing.run()
         if case .success = result { dimensions = parsing.dimensions }
         return result

@@ -18,10 +18,14 @@ struct EventParsing {
     var listenerID: Int64 = 0
     var client = DimensionValue()
     var country = DimensionValue()
+    /// Whether the shortcuts for the usual shape of an event are tried before the general path
+    /// (always, but for the tests that compare the two).
+    let fastPaths: Bool
 
     @inline(__always)
-    init(base: UnsafeRawPointer, count: Int) {
+    init(base: UnsafeRawPointer, count: Int, fastPaths: Bool = true) {
         scanner = JSONScanner(base: base, count: count, maxDepth: EventParser.maxNestingDepth)
+        self.fastPaths = fastPaths
     }
 
     mutating func run() -> Result<PlayEvent, EventRejection> {
@@ -72,20 +76,28 @@ struct EventParsing {
 
     @inline(__always)
     mutating func scanMembers() throws(SyntaxFault) {
+        // The field whose key is tried first: the usual successor of the last one seen.
+        var expected = EventField.eventID
         while true {
-            guard scanner.current == UInt8(ascii: "\"") else { throw scanner.fault(.expectedKey) }
-            scanner.position &+= 1
-            let keyStart = scanner.position
-            let keyHasEscapes = try scanner.scanString()
-            let keyLength = scanner.position &- 1 &- keyStart
-            let field = keyHasEscapes
-                ? escapedKeyField(from: keyStart, to: keyStart &+ keyLength)
-                : EventField.matching(scanner.base + keyStart, length: keyLength)
-            scanner.skipWhitespace()
-            guard scanner.current == UInt8(ascii: ":") else { throw scanner.fault(.expectedColon) }
-            scanner.position &+= 1
+            let field: EventField?
+            if fastPaths && matchesKey(expected) {
+                field = expected
+            } else {
+                guard scanner.current == UInt8(ascii: "\"") else { throw scanner.fault(.expectedKey) }
+                scanner.position &+= 1
+                let keyStart = scanner.position
+                let keyHasEscapes = try scanner.scanString()
+                let keyLength = scanner.position &- 1 &- keyStart
+                field = keyHasEscapes
+                    ? escapedKeyField(from: keyStart, to: keyStart &+ keyLength)
+                    : EventField.matching(scanner.base + keyStart, length: keyLength)
+                scanner.skipWhitespace()
+                guard scanner.current == UInt8(ascii: ":") else { throw scanner.fault(.expectedColon) }
+                scanner.position &+= 1
+            }
             scanner.skipWhitespace()
             if let field {
+                expected = field.usualSuccessor
                 try scanValue(of: field)
             } else {
                 try scanner.skipValue(depth: 1)
@@ -102,6 +114,23 @@ struct EventParsing {
                 throw scanner.fault(.expectedCommaOrBrace)
             }
         }
+    }
+
+    /// Whether the bytes at the cursor are exactly `"name":` for `field` (a key without escapes
+    /// or whitespace, as producers write them): if so, moves past them. The same member as the
+    /// general path would read, in a few word compares.
+    @inline(__always)
+    mutating func matchesKey(_ field: EventField) -> Bool {
+        let pattern = EventField.keyPatterns[field.rawValue]
+        guard scanner.position &+ pattern.length <= scanner.end else { return false }
+        let start = scanner.base + scanner.position
+        let matches = pattern.length >= 8
+            ? UInt64(littleEndian: start.loadUnaligned(as: UInt64.self)) == pattern.head
+                && UInt64(littleEndian: start.loadUnaligned(fromByteOffset: pattern.length &- 8, as: UInt64.self)) == pattern.tail
+            : UInt64(UInt32(littleEndian: start.loadUnaligned(as: UInt32.self))) == pattern.head
+                && UInt64(UInt32(littleEndian: start.loadUnaligned(fromByteOffset: pattern.length &- 4, as: UInt32.self))) == pattern.tail
+        if matches { scanner.position &+= pattern.length }
+        return matches
     }
 
     func escapedKeyField(from start: Int, to stop: Int) -> EventField? {
@@ -163,6 +192,10 @@ struct EventParsing {
     /// notes it invalid (any other value, skipped) and returns `nil`.
     @inline(__always)
     mutating func scanInteger(_ field: EventField) throws(SyntaxFault) -> Int64? {
+        if fastPaths, let value = scanner.scanShortInteger() {
+            note(field, .valid)
+            return value
+        }
         let first = scanner.current
         if first == UInt8(ascii: "-") || first &- UInt8(ascii: "0") < 10 {
             if let value = try scanner.scanNumber() {
@@ -192,6 +225,19 @@ struct EventParsing {
 
     @inline(__always)
     mutating func scanEventID() throws(SyntaxFault) {
+        // Usually a run of allowed bytes and a closing quote: then that run is the whole string
+        // (no allowed byte needs escaping in JSON) and a valid id, found in one pass.
+        if fastPaths && scanner.current == UInt8(ascii: "\"") {
+            let start = scanner.position &+ 1
+            let limit = min(scanner.end, start &+ EventID.maxLength &+ 1)
+            var index = start
+            while index < limit && EventID.isAllowed(scanner.byte(at: index)) { index &+= 1 }
+            if index < limit && index > start && scanner.byte(at: index) == UInt8(ascii: "\"") {
+                eventID = EventID(copying: scanner.base + start, count: index &- start)
+                scanner.position = index &+ 1
+                return note(.eventID, .valid)
+            }
+        }
         guard let string = try scanStringValue() else { return note(.eventID, .invalid) }
         let id = string.hasEscapes
             ? scanner.decodedString(from: string.start, to: string.stop).withUnsafeBytes { EventID(validating: $0) }
@@ -207,6 +253,13 @@ struct EventParsing {
     @inline(__always)
     mutating func scanType() throws(SyntaxFault) {
         unsupportedType = nil
+        // `"play"`, quotes included, as the little-endian bytes of two overlapping words.
+        if fastPaths && scanner.position &+ 6 <= scanner.end
+            && scanner.base.loadUnaligned(fromByteOffset: scanner.position, as: UInt32.self) == UInt32(littleEndian: 0x616C_7022)
+            && scanner.base.loadUnaligned(fromByteOffset: scanner.position &+ 2, as: UInt32.self) == UInt32(littleEndian: 0x2279_616C) {
+            scanner.position &+= 6
+            return note(.type, .valid)
+        }
         guard let string = try scanStringValue() else { return note(.type, .invalid) }
         note(.type, .valid)
         let length = string.stop &- string.start
@@ -245,6 +298,19 @@ struct EventParsing {
 
     @inline(__always)
     mutating func scanShortString(_ field: EventField) throws(SyntaxFault) {
+        // Usually a few plain ASCII bytes and the closing quote within the next word: then the
+        // value is that word's lanes before the quote.
+        if fastPaths && scanner.current == UInt8(ascii: "\"") && scanner.position &+ 9 <= scanner.end {
+            let word = UInt64(littleEndian: scanner.base.loadUnaligned(fromByteOffset: scanner.position &+ 1, as: UInt64.self))
+            let special = JSONScanner.specialStringBytes(word)
+            let length = special.trailingZeroBitCount >> 3
+            if special != 0 && scanner.byte(at: scanner.position &+ 1 &+ length) == UInt8(ascii: "\"") {
+                let value = DimensionValue(lowBytesOf: word, count: length)
+                if field == .client { client = value } else { country = value }
+                scanner.position &+= length &+ 2
+                return note(field, .valid)
+            }
+        }
         guard let string = try scanStringValue() else { return note(field, .invalid) }
         let value: DimensionValue?
         if string.hasEscapes {

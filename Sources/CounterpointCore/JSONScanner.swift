@@ -232,6 +232,31 @@ struct JSONScanner {
         return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
+    /// The usual integer field, read a word at a time: one to seven digits without a leading
+    /// zero, then a byte that ends a number (not `.`, `e` or `E`). Moves past it and returns its
+    /// value; otherwise moves nowhere and returns `nil`, for `scanNumber` to read.
+    @inline(__always)
+    mutating func scanShortInteger() -> Int64? {
+        guard position &+ 8 <= end else { return nil }
+        let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+        // The high nibble of each lane that is not an ASCII digit is set in `notDigit` (lowest lane
+        // exact: a carry of the addition starts only in a lane that is not a digit).
+        let highNibbles: UInt64 = 0xF0F0_F0F0_F0F0_F0F0, threes: UInt64 = 0x3030_3030_3030_3030
+        let notDigit = ((word & highNibbles) ^ threes) | (((word &+ 0x0606_0606_0606_0606) & highNibbles) ^ threes)
+        let digits = notDigit.trailingZeroBitCount >> 3
+        guard digits >= 1 && digits <= 7, word & 0xFF != UInt64(UInt8(ascii: "0")) || digits == 1 else { return nil }
+        let next = UInt8(truncatingIfNeeded: word >> UInt64(8 &* digits))
+        guard next != UInt8(ascii: "."), next | 0x20 != UInt8(ascii: "e") else { return nil }
+        // The digits in the top lanes, zeros (leading zeros of the number) below them; then pairs,
+        // quadruples and the eight lanes summed by multiplication.
+        var value = (word & 0x0F0F_0F0F_0F0F_0F0F) << UInt64(8 &* (8 &- digits))
+        value = (value &* 2561) >> 8 & 0x00FF_00FF_00FF_00FF
+        value = (value &* 6_553_601) >> 16 & 0x0000_FFFF_0000_FFFF
+        value = (value &* 42_949_672_960_001) >> 32
+        position &+= digits
+        return Int64(value)
+    }
+
     /// One or more digits, as a fraction or an exponent needs.
     mutating func scanDigits() throws(SyntaxFault) {
         let start = position

@@ -22,12 +22,17 @@ struct RandomInputs {
 
     /// An event-shaped object: the event fields in random order, some values replaced by random
     /// values, some fields dropped or duplicated, unknown fields added.
-    mutating func eventDocument() -> [UInt8] {
+    /// `shuffled: false` keeps the example's order, the one producers write, and adds the unknown
+    /// fields in random places.
+    mutating func eventDocument(shuffled: Bool = true) -> [UInt8] {
         var members: [(String, String)] = exampleFields.map { ($0.key, $0.value) }
         for index in members.indices where chance(15) { members[index].1 = value(depth: 1) }
         members.removeAll { _ in chance(5) }
-        for _ in 0..<int(0..<3) { members.append((chance(70) ? "x\(int(0..<100))" : pick(Self.knownKeys), value(depth: 1))) }
-        members.shuffle(using: &rng)
+        for _ in 0..<int(0..<3) {
+            let member = (chance(70) ? "x\(int(0..<100))" : pick(Self.knownKeys), value(depth: 1))
+            if shuffled { members.append(member) } else { members.insert(member, at: int(0..<(members.count + 1))) }
+        }
+        if shuffled { members.shuffle(using: &rng) }
         return Array(object(members).utf8)
     }
 

@@ -54,6 +54,43 @@ struct RandomizedParserTests {
         #expect(outcomes[nil, default: 0] > 0)
     }
 
+    @Test("the shortcuts for an event's usual shape give the general path's answer, offsets in messages included")
+    func shortcutsGiveTheGeneralAnswer() {
+        var inputs = RandomInputs(seed: 1_717)
+        func compare(_ bytes: [UInt8]) -> Bool {
+            var fastDimensions = PlayDimensions(), generalDimensions = PlayDimensions()
+            let (fast, general) = bytes.withUnsafeBytes {
+                (EventParser.parse($0, dimensions: &fastDimensions, fastPaths: true),
+                 EventParser.parse($0, dimensions: &generalDimensions, fastPaths: false))
+            }
+            #expect(fast == general, "\(String(decoding: bytes, as: UTF8.self))")
+            guard case .success = general else { return false }
+            #expect(fastDimensions == generalDimensions, "\(String(decoding: bytes, as: UTF8.self))")
+            return true
+        }
+        var valid = 0
+        for _ in 0..<40_000 {
+            let document = switch inputs.int(0..<3) {
+            case 0: Array(exampleEvent.utf8)
+            case 1: inputs.eventDocument(shuffled: false)
+            default: inputs.eventDocument()
+            }
+            if compare(inputs.chance(70) ? inputs.mutate(document, anyByte: true) : document) { valid += 1 }
+        }
+        // Short client values of every length up to past a word, holding every kind of byte the
+        // shortcut must leave to the general path, at the end of a document or cut off there.
+        let pieces = ["a", "Z", " ", "\\\"", "\\\\", "\\u0041", "é", "\u{1}", "\u{7F}"]
+        for length in 0...10 {
+            for _ in 0..<60 {
+                let value = (0..<length).map { _ in inputs.pick(pieces) }.joined()
+                let document = Array(eventJSON("client", "\"\(value)\"").utf8)
+                if compare(document) { valid += 1 }
+                for cut in 1...min(14, document.count) { _ = compare(Array(document.dropLast(cut))) }
+            }
+        }
+        #expect(valid > 5_000)
+    }
+
     /// Whether Foundation can read `bytes` as JSON.
     func foundationAccepts(_ bytes: [UInt8]) -> Bool {
         (try? JSONSerialization.jsonObject(with: Data(bytes))) != nil

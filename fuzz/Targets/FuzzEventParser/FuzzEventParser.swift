@@ -1,9 +1,10 @@
-import CounterpointCore
+@testable import CounterpointCore
 import FuzzSupport
 
 /// libFuzzer entry for the event parser (docs/fuzzing.md): any bytes, as one Kafka value or one
 /// log line. Besides "no crash", it checks what an accepted event promises the rest of the
-/// system, and that an accepted event written back as JSON parses to the same event.
+/// system, that an accepted event written back as JSON parses to the same event, and that the
+/// shortcuts for an event's usual shape give the general path's answer.
 @main
 enum FuzzDriver {
     static func main() { runLibFuzzer(fuzzEventParser) }
@@ -12,8 +13,12 @@ enum FuzzDriver {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEventParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
-    var dimensions = PlayDimensions()
-    switch EventParser.parse(bytes, dimensions: &dimensions) {
+    var dimensions = PlayDimensions(), generalDimensions = PlayDimensions()
+    let result = EventParser.parse(bytes, dimensions: &dimensions)
+    let general = EventParser.parse(bytes, dimensions: &generalDimensions, fastPaths: false)
+    check(result == general, "the shortcuts and the general path disagree")
+    if case .success = result { check(dimensions == generalDimensions, "the shortcuts and the general path read other dimensions") }
+    switch result {
     case .failure(let rejection):
         check(!rejection.message.isEmpty, "a rejection without a message")
         check((rejection.reason == .tooLarge) == (size > EventLimits.maxEventBytes), "too_large is decided by the size alone")
