@@ -162,7 +162,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "CounterpointCore", "Kafka", "PostgresTestServer", "SecurityFixtures", "Patience", "Programs", "Scratch",
+            "CounterpointCore", "HTTPTestClient", "Kafka", "PostgresTestServer", "SecurityFixtures", "Patience", "Programs", "Scratch",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Scratch
 import Testing
 
@@ -208,7 +209,7 @@ extension EndToEnd {
                 }
                 expectHealthy(server, after: "half-sent \(half.debugDescription)")
             }
-            var stalled: [HTTPClient.Connection] = []
+            var stalled: [TestClient] = []
             for half in halves {
                 let connection = try server.client.open()
                 try connection.send(Array(half.utf8))

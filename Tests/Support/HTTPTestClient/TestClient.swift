@@ -4,8 +4,10 @@ import Glibc
 import Darwin
 #endif
 
-/// The HTTP client the HTTPServer and Reader tests share: it talks to a real server over a real
-/// socket, byte for byte, so hostile requests can be sent exactly as written.
+/// The HTTP client every suite shares (the HTTPServer, Reader and end-to-end tests): it talks to a
+/// real server over a real socket, byte for byte, so hostile requests — broken request lines,
+/// 10,000-byte targets, odd methods, half-sent heads — can be sent exactly as written, which a
+/// real HTTP library would refuse or repair.
 public struct TestClientError: Error, CustomStringConvertible {
     public var description: String
     public init(description: String) { self.description = description }
@@ -23,17 +25,50 @@ public struct TestResponse {
     }
 }
 
-/// A tiny blocking HTTP client over one TCP connection to 127.0.0.1. Reads give up after a receive
-/// timeout, so a server that stops answering fails the test instead of hanging it.
+extension TestResponse {
+    /// The status line and headers of a response head (without its blank line).
+    init(head: [UInt8]) throws {
+        let text = String(decoding: head, as: UTF8.self)
+        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
+        let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
+        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]) else {
+            throw TestClientError(description: "bad status line in: \(text.prefix(300))")
+        }
+        let headers = lines.compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: " "))
+        }
+        self.init(status: status, headers: headers, body: [])
+    }
+
+    /// A whole response read until the server closed the connection (`Connection: close`): the
+    /// body is what follows the head, up to its Content-Length when it has one (none for `HEAD`).
+    public init(parsing bytes: [UInt8], isHead: Bool = false) throws {
+        guard let headEnd = TestClient.firstIndex(of: TestClient.headEnd, in: bytes) else {
+            throw TestClientError(description: "no end of headers in \(String(decoding: bytes.prefix(300), as: UTF8.self))")
+        }
+        try self.init(head: Array(bytes[..<headEnd]))
+        body = Array(bytes[(headEnd + 4)...])
+        if !isHead, let length = header("Content-Length").flatMap(Int.init), length < body.count {
+            body = Array(body.prefix(length))
+        }
+    }
+}
+
+/// A tiny blocking HTTP client over one TCP connection to 127.0.0.1, closed on deinit. Sends and
+/// receives give up after a timeout, so a server that stops answering fails the test instead of
+/// hanging it.
 public final class TestClient {
     private let socketDescriptor: Int32
     private var buffer: [UInt8] = []
+    static let headEnd: [UInt8] = [13, 10, 13, 10]
 
     public init(port: Int, receiveTimeoutSeconds: Int = 10) throws {
         socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketDescriptor >= 0 else { throw TestClientError(description: "socket: \(errno)") }
         var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
         setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socketDescriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -58,16 +93,29 @@ public final class TestClient {
         try send(Array(text.utf8))
     }
 
-    public func send(_ bytes: [UInt8]) throws {
+    /// Sends every byte. `whileOpen`: a server that answers early and closes (a 414 before the whole
+    /// target arrived) may reset the connection, which then ends the send instead of failing it.
+    public func send(_ bytes: [UInt8], whileOpen: Bool = false) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes {
                 Glibc.send(socketDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
             if written < 0 && errno == EINTR { continue }   // a signal came first: send again
-            guard written > 0 else { throw TestClientError(description: "send failed: errno \(errno)") }
+            if written < 0 && whileOpen && (errno == EPIPE || errno == ECONNRESET) { return }
+            guard written > 0 else { throw TestClientError(description: "send failed: \(String(cString: strerror(errno)))") }
             offset += written
         }
+    }
+
+    /// Tells the server nothing more will be sent (a half-close).
+    public func closeWriteSide() { shutdown(socketDescriptor, Int32(SHUT_WR)) }
+
+    /// Everything the server sends until it closes (or resets) the connection.
+    public func receiveUntilClosed() throws -> [UInt8] {
+        while try receive() {}
+        defer { buffer.removeAll() }
+        return buffer
     }
 
     /// Sends `GET target` (or another method) with a Host header and keep-alive, then reads the answer.
@@ -77,20 +125,11 @@ public final class TestClient {
         return try readResponse(bodyExpected: method != "HEAD")
     }
 
+    /// Reads one response of a kept-alive connection: its head, then Content-Length bytes of body.
     public func readResponse(bodyExpected: Bool = true) throws -> TestResponse {
-        let headEnd = try readUntil([13, 10, 13, 10])
-        let head = String(decoding: buffer[..<headEnd], as: UTF8.self)
+        let headEnd = try readUntil(Self.headEnd)
+        let response = try TestResponse(head: Array(buffer[..<headEnd]))
         buffer.removeFirst(headEnd + 4)
-        var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
-        let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
-            throw TestClientError(description: "bad status line in: \(head)")
-        }
-        let headers = lines.compactMap { line -> (name: String, value: String)? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: " "))
-        }
-        let response = TestResponse(status: status, headers: headers, body: [])
         guard bodyExpected else { return response }
         let length = Int(response.header("Content-Length") ?? "0") ?? 0
         while buffer.count < length {
@@ -109,16 +148,16 @@ public final class TestClient {
 
     private func readUntil(_ marker: [UInt8]) throws -> Int {
         while true {
-            if let end = firstIndex(of: marker) { return end }
+            if let end = Self.firstIndex(of: marker, in: buffer) { return end }
             guard try receive() else {
                 throw TestClientError(description: "connection closed after \(buffer.count) bytes")
             }
         }
     }
 
-    private func firstIndex(of marker: [UInt8]) -> Int? {
-        guard buffer.count >= marker.count else { return nil }
-        return (0...(buffer.count - marker.count)).first { buffer[$0..<($0 + marker.count)].elementsEqual(marker) }
+    static func firstIndex(of marker: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= marker.count else { return nil }
+        return (0...(bytes.count - marker.count)).first { bytes[$0..<($0 + marker.count)].elementsEqual(marker) }
     }
 
     /// Reads what is available; false at end of stream or on a reset connection.
@@ -133,7 +172,7 @@ public final class TestClient {
             return true
         }
         if count == 0 || errno == ECONNRESET { return false }
-        throw TestClientError(description: "receive failed or timed out: errno \(errno)")
+        throw TestClientError(description: "receive failed or timed out: \(String(cString: strerror(errno))) after \(buffer.count) bytes")
     }
 }
 
