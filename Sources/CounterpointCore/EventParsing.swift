@@ -23,7 +23,7 @@ struct EventParsing {
     let fastPaths: Bool
 
     @inline(__always)
-    init(base: UnsafeRawPointer, count: Int, fastPaths: Bool = true) {
+    init(base: UnsafeRawPointer, count: Int, fastPaths: Bool) {
         scanner = JSONScanner(base: base, count: count, maxDepth: EventParser.maxNestingDepth)
         self.fastPaths = fastPaths
     }
@@ -305,10 +305,8 @@ struct EventParsing {
             let special = JSONScanner.specialStringBytes(word)
             let length = special.trailingZeroBitCount >> 3
             if special != 0 && scanner.byte(at: scanner.position &+ 1 &+ length) == UInt8(ascii: "\"") {
-                let value = DimensionValue(lowBytesOf: word, count: length)
-                if field == .client { client = value } else { country = value }
                 scanner.position &+= length &+ 2
-                return note(field, .valid)
+                return keep(DimensionValue(lowBytesOf: word, count: length), as: field)
             }
         }
         guard let string = try scanStringValue() else { return note(field, .invalid) }
@@ -324,6 +322,12 @@ struct EventParsing {
             value = length <= DimensionValue.maxLength ? DimensionValue(copying: scanner.base + string.start, count: length) : nil
         }
         guard let value else { return note(field, .invalid) }
+        keep(value, as: field)
+    }
+
+    /// A valid `client` or `country` value.
+    @inline(__always)
+    mutating func keep(_ value: DimensionValue, as field: EventField) {
         if field == .client { client = value } else { country = value }
         note(field, .valid)
     }
