@@ -12,6 +12,10 @@ public struct ReplayConfiguration: Sendable {
     public var limit: Int?
     /// How long the final flush waits for outstanding delivery reports. Default 30 s.
     public var flushTimeout = Duration.seconds(30)
+    /// The same wait when a stop ended the replay (SIGINT, SIGTERM, a dying parent): a stop
+    /// asks to go soon, and with the broker gone the whole `flushTimeout` would be spent
+    /// waiting. What is still outstanding then is reported as undelivered. Default 5 s.
+    public var flushTimeoutAfterStop = Duration.seconds(5)
     /// How far the replayer may fall behind its schedule (when the producer applies
     /// backpressure) and still catch up; beyond it the schedule restarts from the current
     /// moment, so a long stall is never followed by a burst of more than this. Default 1 s.

@@ -18,7 +18,8 @@ import Runtime
 /// - Pacing (`ReplayConfiguration.rate`): event `i` is due `i / rate` after the start on a
 ///   monotonic clock, and events due together go in bursts at most every `burstInterval`, so
 ///   the achieved rate does not drift from the target while the producer keeps up.
-/// - Backpressure: `KafkaProducer.send` waits when its queue is full; nothing is dropped.
+/// - Backpressure: `KafkaProducer.send` waits when its queue is full; nothing is dropped. A
+///   stop ends that wait: what was not sent is not counted as sent.
 /// - Threading: `run` blocks its caller (give it a thread of its own, never a task on the
 ///   cooperative pool); its `StopSignal` may be raised from any thread, at any time.
 public final class Replayer: Sendable {
@@ -37,8 +38,8 @@ public final class Replayer: Sendable {
     }
 
     /// Produces until the source ends (without `loop`), `limit` or `duration` is reached, or
-    /// `stop` is raised; then waits up to `flushTimeout` for delivery reports and returns the
-    /// summary. `progress` is called every `progressInterval` on this thread.
+    /// `stop` is raised; then waits up to `flushTimeout` (`flushTimeoutAfterStop` after a stop)
+    /// for delivery reports and returns the summary. `progress` is called every `progressInterval` on this thread.
     public func run(until stop: StopSignal = StopSignal(),
                     progress: (ReplayProgress) -> Void = { _ in }) throws(ReplayError) -> ReplaySummary {
         try configuration.validate()
@@ -75,7 +76,9 @@ public final class Replayer: Sendable {
 
         var flushTimedOut = false
         do {
-            try producer.flush(timeout: configuration.flushTimeout)
+            try producer.flush(timeout: loop.stopReason == .stopped
+                               ? min(configuration.flushTimeout, configuration.flushTimeoutAfterStop)
+                               : configuration.flushTimeout)
         } catch {
             flushTimedOut = true
             logger.warning("replay flush timed out", metadata: ["replay.error": "\(error)"])
@@ -143,16 +146,16 @@ private struct ReplayLoop {
         if sent >= admitted {
             guard checkpoint(progress: progress) else { return false }
         }
+        let key = trackID.map(decimalKey)
         do {
-            if let trackID {
-                try producer.send(topic: configuration.topic, key: decimalKey(trackID), value: event)
-            } else {
-                try producer.send(topic: configuration.topic, key: nil, value: event)
-                unkeyed += 1
+            guard try producer.send(topic: configuration.topic, key: key, value: event, unless: stop) else {
+                stopReason = .stopped
+                return false
             }
         } catch {
             throw .kafka(error)
         }
+        if key == nil { unkeyed += 1 }
         sent += 1
         bytes += event.count
         return true

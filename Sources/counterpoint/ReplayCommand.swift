@@ -15,7 +15,8 @@ struct ReplayCommand: AsyncParsableCommand {
         produced too, without a key, and blank lines are skipped. --rate paces the events against \
         a monotonic clock (0: as fast as the producer takes them; a full producer queue slows the \
         replay down, it never drops). Stops at the end of the logs (unless --loop), after \
-        --duration or --limit, or on SIGINT/SIGTERM, always after a final flush. Reports events \
+        --duration or --limit, or on SIGINT/SIGTERM, always after a final flush (of at most 30 s, \
+        5 s after a signal; what is not delivered by then is reported as undelivered). Reports events \
         sent, achieved events/s, delivery errors and delivery latency; --json prints one object.
 
         The producer batches for throughput: it waits up to --linger-ms (default 50) to fill a \
@@ -121,7 +122,7 @@ struct ReplayCommand: AsyncParsableCommand {
         configuration.limit = eventLimit
         let replayer = Replayer(source: source, producer: producer, configuration: configuration, logger: logger)
         let progress = output.progressLine()
-        // SIGINT/SIGTERM stops the replay early, after its final flush; it ends by itself at
+        // SIGINT/SIGTERM stops the replay early, after its final (shorter) flush; it ends by itself at
         // --duration or --limit, which ends the group.
         let job = BlockingJob(name: "replay") { stop in
             try replayer.run(until: stop) { step in

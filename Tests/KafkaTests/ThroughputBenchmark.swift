@@ -27,7 +27,7 @@ struct ThroughputBenchmark {
         try value.withUnsafeBytes { value in
             for index in 0..<Self.messages {
                 try keys[index % keys.count].withUnsafeBytes { key in
-                    try producer.send(topic: "bench", key: key, value: value)
+                    _ = try producer.send(topic: "bench", key: key, value: value)
                 }
             }
         }

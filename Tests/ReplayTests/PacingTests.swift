@@ -80,12 +80,8 @@ struct PacingTests {
         configuration.rate = 5_000
         let replayer = Replayer(source: .synthetic(.init()), producer: producer, configuration: configuration, logger: Fixtures.logger)
         let progressCalls = Locked(0)
-        let outcome = Locked<Result<ReplaySummary, ReplayError>?>(nil)
         let stop = StopSignal()
-        _ = BlockingThread(name: "test-replayer") {
-            let result = Result { () throws(ReplayError) in try replayer.run(until: stop) { _ in progressCalls.withLock { $0 += 1 } } }
-            outcome.withLock { $0 = result }
-        }
+        let outcome = Fixtures.start(replayer, until: stop) { _ in progressCalls.withLock { $0 += 1 } }
         try await eventually(within: .seconds(30), every: .milliseconds(10)) { producer.deliveryStatistics.delivered >= 1_000 }
         stop.request()
         try await eventually(within: .seconds(30), every: .milliseconds(10)) { outcome.value != nil }
@@ -94,6 +90,34 @@ struct PacingTests {
         #expect(summary.events >= 1_000)
         #expect(summary.delivered == summary.events)
         #expect(progressCalls.value >= 1)
+    }
+
+    @Test("a stop with the broker gone ends the replay after the shorter flush, even with the producer's queue full")
+    func stopWithBrokerGone() async throws {
+        let cluster = try Fixtures.cluster(partitions: 1)
+        var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
+        producerConfiguration.connectTimeout = .seconds(5)
+        producerConfiguration.options.set("queue.buffering.max.messages", "500")
+        let producer = try KafkaProducer(configuration: producerConfiguration, logger: Fixtures.logger)
+        var configuration = ReplayConfiguration()
+        configuration.flushTimeout = .seconds(600)
+        configuration.flushTimeoutAfterStop = .milliseconds(500)
+        let replayer = Replayer(source: .synthetic(.init()), producer: producer, configuration: configuration, logger: Fixtures.logger)
+        let stop = StopSignal()
+        let outcome = Fixtures.start(replayer, until: stop)
+        try await eventually(within: .seconds(30), every: .milliseconds(10)) { producer.deliveryStatistics.delivered >= 1_000 }
+        try cluster.takeDown(broker: 1)
+        // Unpaced, the 500-message queue fills at once; the replayer then waits in send for room.
+        try await eventually(within: .seconds(30), every: .milliseconds(10)) { producer.deliveryStatistics.inFlight >= 500 }
+        stop.request()
+        try await eventually(within: .seconds(60), every: .milliseconds(10)) { outcome.value != nil }
+        let summary = try #require(try outcome.value?.get())
+        #expect(summary.stopReason == .stopped)
+        #expect(summary.flushSeconds < 30, "the flush after a stop waits flushTimeoutAfterStop, not flushTimeout")
+        #expect(summary.undelivered > 0, "messages still queued for the missing broker are reported")
+        #expect(summary.delivered + summary.failed + summary.undelivered == summary.events,
+                "every event sent is delivered, failed or undelivered; the one refused for the stop is not counted")
+        try cluster.bringUp(broker: 1)
     }
 
     @Test("configurations out of range are refused before anything is sent")

@@ -48,6 +48,18 @@ enum Fixtures {
         return try replayer.run()
     }
 
+    /// Runs `replayer` on a thread of its own until it ends or `stop` is raised; its outcome
+    /// shows up in the returned box.
+    static func start(_ replayer: Replayer, until stop: StopSignal,
+                      progress: @escaping @Sendable (ReplayProgress) -> Void = { _ in }) -> Locked<Result<ReplaySummary, ReplayError>?> {
+        let outcome = Locked<Result<ReplaySummary, ReplayError>?>(nil)
+        _ = BlockingThread(name: "test-replayer") {
+            let result = Result { () throws(ReplayError) in try replayer.run(until: stop, progress: progress) }
+            outcome.withLock { $0 = result }
+        }
+        return outcome
+    }
+
     /// Every message of `topic`, read back by a fresh consumer group until there are `count`.
     /// The topic's high watermarks are checked too, so messages beyond `count` would show.
     static func consume(_ count: Int, from cluster: KafkaMockCluster, topic: String = "plays", partitions: Int) async throws -> [ReceivedMessage] {

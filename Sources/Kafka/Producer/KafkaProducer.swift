@@ -49,12 +49,20 @@ public final class KafkaProducer: Sendable {
     /// Enqueues one message and returns without waiting for delivery. When librdkafka's queue
     /// is full, serves delivery reports until there is room: it slows the caller down rather
     /// than dropping. `value: nil` produces a tombstone; `timestampMilliseconds: nil` means now.
-    public func send(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, timestampMilliseconds: Int64? = nil) throws(KafkaError) {
+    /// Returns false, with the message not enqueued, when `stop` is raised while it waits for room
+    /// (with the broker gone, that wait lasts until queued messages time out, minutes by default).
+    @discardableResult
+    public func send(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?,
+                     timestampMilliseconds: Int64? = nil, unless stop: StopSignal? = nil) throws(KafkaError) -> Bool {
         let handle = try topicHandle(topic)
         // Counted before producing: the delivery report may be counted before produce returns.
         enqueued.withLock { $0 += 1 }
         do {
             while try !client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0) {
+                if stop?.isRequested == true {
+                    enqueued.withLock { $0 -= 1 }
+                    return false
+                }
                 // Backpressure: wait for delivery reports to make room.
                 client.poll(timeout: .milliseconds(10))
             }
@@ -62,12 +70,15 @@ public final class KafkaProducer: Sendable {
             enqueued.withLock { $0 -= 1 }
             throw error
         }
+        return true
     }
 
-    public func send(topic: String, key: [UInt8]?, value: [UInt8]?, timestampMilliseconds: Int64? = nil) throws(KafkaError) {
+    @discardableResult
+    public func send(topic: String, key: [UInt8]?, value: [UInt8]?, timestampMilliseconds: Int64? = nil,
+                     unless stop: StopSignal? = nil) throws(KafkaError) -> Bool {
         try withOptionalBytes(key) { (key) throws(KafkaError) in
             try withOptionalBytes(value) { (value) throws(KafkaError) in
-                try send(topic: topic, key: key, value: value, timestampMilliseconds: timestampMilliseconds)
+                try send(topic: topic, key: key, value: value, timestampMilliseconds: timestampMilliseconds, unless: stop)
             }
         }
     }
