@@ -2,13 +2,14 @@
 import CounterpointCore
 import Foundation
 import Kafka
+import Patience
 import Testing
 
 /// Archive throughput from the mock cluster into hour files, for comparing changes; off unless
 /// asked for: `ARCHIVE_BENCHMARK=1 swift test -c release -Xswiftc -enable-testing --filter ArchiveBenchmark`.
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads and
 /// the archiver share the same cores, and fsync speed is the disk's.
-@Suite("Archive benchmark", .serialized, .enabled(if: ProcessInfo.processInfo.environment["ARCHIVE_BENCHMARK"] != nil, "set ARCHIVE_BENCHMARK=1 to run"))
+@Suite("Archive benchmark", .onTestThreads, .serialized, .enabled(if: ProcessInfo.processInfo.environment["ARCHIVE_BENCHMARK"] != nil, "set ARCHIVE_BENCHMARK=1 to run"))
 struct ArchiveBenchmark {
     /// 1 M events of about 190 bytes over 64 partitions stay under the mock's retention (about 5 MiB per partition).
     static let events = 1_000_000

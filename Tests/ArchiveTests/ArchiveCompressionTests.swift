@@ -4,9 +4,10 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import Patience
 import Testing
 
-@Suite("Archive compresses closed hours")
+@Suite("Archive compresses closed hours", .onTestThreads)
 struct ArchiveCompressionTests {
     private func withRoot(_ body: (String) throws -> Void) throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("archive-gzip-\(UUID().uuidString)").path

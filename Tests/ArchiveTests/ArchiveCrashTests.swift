@@ -5,7 +5,7 @@ import Patience
 import Programs
 import Testing
 
-@Suite("A crashing archive process")
+@Suite("A crashing archive process", .onTestThreads)
 struct ArchiveCrashTests {
     /// Starts `counterpoint archive` on the workspace's broker and log root.
     private func startArchive(_ workspace: ArchiveWorkspace) throws -> RunningProgram {

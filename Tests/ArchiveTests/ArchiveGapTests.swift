@@ -5,7 +5,7 @@ import Kafka
 import Patience
 import Testing
 
-@Suite("Archive gaps on the mock broker")
+@Suite("Archive gaps on the mock broker", .onTestThreads)
 struct ArchiveGapTests {
     @Test("messages deleted by retention while the archiver was stopped are counted as skipped, and archiving goes on")
     func retentionGapIsCounted() async throws {

@@ -4,7 +4,7 @@ import EventLogs
 import Patience
 import Testing
 
-@Suite("Archive → batch on the mock broker")
+@Suite("Archive → batch on the mock broker", .onTestThreads)
 struct ArchiveToBatchTests {
     @Test("events archived from four partitions and rebuilt by batch equal the produced events minus duplicates")
     func archiveThenBatch() async throws {

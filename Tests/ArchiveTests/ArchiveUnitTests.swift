@@ -2,9 +2,10 @@
 import CounterpointCore
 import EventLogs
 import Foundation
+import Patience
 import Testing
 
-@Suite("Stream time")
+@Suite("Stream time", .onTestThreads)
 struct StreamClockTests {
     @Test("the stream time is the newest event, held back by partitions with a backlog but not by caught-up ones")
     func backlogHoldsBack() {
@@ -26,7 +27,7 @@ struct StreamClockTests {
     }
 }
 
-@Suite("Archived lines")
+@Suite("Archived lines", .onTestThreads)
 struct ArchivedLineTests {
     private func sanitized(_ text: String) -> [UInt8] {
         Array(text.utf8).withUnsafeBytes { value in ArchivedLine.withLine(of: value) { Array($0) } }
@@ -80,7 +81,7 @@ struct ArchivedLineTests {
     }
 }
 
-@Suite("Archive files")
+@Suite("Archive files", .onTestThreads)
 struct ArchiveFilesTests {
     private func withRoot(_ body: (String) throws -> Void) throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("archive-files-\(UUID().uuidString)").path

@@ -3,10 +3,11 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("BatchJob de-duplicates by (hour, event_id)")
+@Suite("BatchJob de-duplicates by (hour, event_id)", .onTestThreads)
 struct DeduplicationTests {
     @Test("copies within a file and across the hour's segment and late files are counted once", arguments: StoreKind.allCases)
     func duplicatesAcrossAnHoursFilesCountOnce(_ store: StoreKind) throws {
@@ -127,7 +128,7 @@ struct DeduplicationTests {
     }
 }
 
-@Suite("Dimension counts from unpartitioned files")
+@Suite("Dimension counts from unpartitioned files", .onTestThreads)
 struct UnpartitionedDimensionTests {
     @Test("the same logs read as hour files and as one unpartitioned file, in memory or spilled, give the same waveform and breakdown counts",
           arguments: StoreKind.allCases, [nil, 1] as [Int?])

@@ -2,10 +2,11 @@ import BatchJob
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("BatchJob over generated logs")
+@Suite("BatchJob over generated logs", .onTestThreads)
 struct GeneratedLogTests {
     @Test("one worker and two workers give identical summaries and rows, equal to the generator's truth",
           arguments: StoreKind.allCases, [false, true])

@@ -2,10 +2,11 @@ import BatchJob
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("BatchJob chooses the hours it rebuilds")
+@Suite("BatchJob chooses the hours it rebuilds", .onTestThreads)
 struct HourSelectionTests {
     @Test("by default only closed hours are rebuilt; an hour file without a .closed marker is left alone", arguments: StoreKind.allCases)
     func onlyClosedHoursByDefault(_ store: StoreKind) throws {

@@ -3,10 +3,11 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("BatchJob default run covers only what changed")
+@Suite("BatchJob default run covers only what changed", .onTestThreads)
 struct IncrementalTests {
     /// Hours 10, 11 and 12, closed, two plays each (tracks 1 and 2).
     private func writeThreeHours(_ workspace: Workspace) throws {

@@ -3,10 +3,11 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("BatchJob reads whatever the logs hold")
+@Suite("BatchJob reads whatever the logs hold", .onTestThreads)
 struct InputFormatTests {
     @Test("rejected lines are counted by reason with samples naming file:line; blank lines are not events", arguments: StoreKind.allCases)
     func rejectionsAreCountedWithSamples(_ store: StoreKind) throws {

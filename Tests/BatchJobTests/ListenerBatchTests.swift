@@ -2,10 +2,11 @@ import BatchJob
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("BatchJob counts distinct listeners of the de-duplicated plays")
+@Suite("BatchJob counts distinct listeners of the de-duplicated plays", .onTestThreads)
 struct ListenerBatchTests {
     /// One valid play with a listener id (or none) as an NDJSON line.
     static func play(_ eventID: String, track: Int64, listener: Int64?, at hour: Hour) -> String {

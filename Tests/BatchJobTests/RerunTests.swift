@@ -3,10 +3,11 @@ import CounterpointCore
 import CounterStore
 import EventLogs
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("BatchJob reruns and failures")
+@Suite("BatchJob reruns and failures", .onTestThreads)
 struct RerunTests {
     /// Hours 10, 11 and 12, closed: tracks 1–3 with a few plays each.
     private func writeThreeHours(_ workspace: Workspace) throws {

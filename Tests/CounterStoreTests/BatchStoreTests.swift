@@ -1,10 +1,11 @@
 import CounterStore
 import CounterpointCore
 import Foundation
+import Patience
 import Runtime
 import Testing
 
-@Suite("Batch store")
+@Suite("Batch store", .onTestThreads)
 struct BatchStoreTests {
     /// Every (track, hour) → plays the batch layer holds for `tracks` over `range`, via the reader.
     func snapshot(_ reader: CounterReader, tracks: ClosedRange<Int64>, _ range: HourRange) throws -> [Int64: [TimelinePoint]] {
@@ -216,7 +217,7 @@ private final class ObservationLog: Sendable {
     }
 }
 
-@Suite("Batch store: recorded sources")
+@Suite("Batch store: recorded sources", .onTestThreads)
 struct HourSourcesTests {
     @Test("what each hour was computed from is recorded with its rows, and a later run overwrites it", arguments: Backend.allCases)
     func sourcesRecorded(_ backend: Backend) throws {

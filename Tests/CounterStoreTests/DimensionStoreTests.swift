@@ -1,6 +1,7 @@
 @testable import CounterStore
 import CounterpointCore
 import Foundation
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Runtime
@@ -9,7 +10,7 @@ import Testing
 
 /// Dimension counts in both layers — replaced with the plays by batch runs, flushed with them,
 /// compacted and rolled up — against a model of the plays kept by the test, merged hour by hour.
-@Suite("Dimension counts in both layers against a brute-force model")
+@Suite("Dimension counts in both layers against a brute-force model", .onTestThreads)
 struct DimensionStoreTests {
     struct Play: Hashable {
         var bucket: Int8?

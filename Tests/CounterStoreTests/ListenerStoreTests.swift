@@ -2,6 +2,7 @@
 import CounterpointCore
 import Foundation
 import Generator
+import Patience
 import PostgresTestServer
 import SQLiteDB
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// Listener sketches in both layers — replaced with the plays by batch runs, flushed with them,
 /// compacted and rolled up — against the exact distinct listeners of the plays the test wrote,
 /// kept in sets, merged hour by hour by the merge rule.
-@Suite("Listener sketches in both layers against exact distinct counts")
+@Suite("Listener sketches in both layers against exact distinct counts", .onTestThreads)
 struct ListenerStoreTests {
     /// One play: its track, hour index and listener (nil: a play without one).
     typealias Play = (track: Int64, hour: Int64, listener: Int64?)

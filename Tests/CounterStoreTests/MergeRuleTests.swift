@@ -1,10 +1,11 @@
 import CounterStore
 import CounterpointCore
+import Patience
 import Testing
 
 /// The merge rule of docs/architecture.md on every kind of query: a covered hour counts its batch plays
 /// (0 without a batch row, whatever the realtime layer says), any other hour its realtime plays.
-@Suite("Merge rule in every query")
+@Suite("Merge rule in every query", .onTestThreads)
 struct MergeRuleTests {
     /// Day 0 hours 0..<12 covered by the batch; realtime counted the whole day and day 1.
     /// Track 1: batch 10 at hour 3; realtime 1 at hours 3, 4 (covered, so ignored) and 2 at 13, 30.

@@ -2,6 +2,7 @@
 import CounterpointCore
 import Foundation
 import Generator
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Runtime
@@ -11,7 +12,7 @@ import Testing
 /// The PostgreSQL batch writer's bulk path (`PostgresCounterWrite`: rows copied straight into
 /// buckets that hold none yet, merged under locks otherwise), against the plays the test wrote
 /// and against the SQLite store given the same rows, row for row and byte for byte.
-@Suite("PostgreSQL batch writes by COPY")
+@Suite("PostgreSQL batch writes by COPY", .onTestThreads)
 struct PostgresBatchCopyTests {
     /// One stored row of a batch table. A blob that is absent reads as nil, whether stored as
     /// NULL or empty (both mean none; SQLite keeps some as empty blobs).

@@ -1,6 +1,7 @@
 @testable import CounterStore
 import CounterpointCore
 import Foundation
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Runtime
@@ -8,7 +9,7 @@ import Testing
 
 /// What only the PostgreSQL backend has: several writer processes on one database, a server
 /// that restarts under a running writer and reader, and the schema version table.
-@Suite("PostgreSQL store")
+@Suite("PostgreSQL store", .onTestThreads)
 struct PostgresStoreTests {
     @Test("two writers flushing the same partition at once count every increment exactly once")
     func fencingBetweenWriters() throws {
@@ -133,7 +134,7 @@ final class Counter: Sendable {
     func add() { count.withLock { $0 += 1 } }
 }
 
-@Suite("SQLite to PostgreSQL copy")
+@Suite("SQLite to PostgreSQL copy", .onTestThreads)
 struct StoreCopyTests {
     @Test("a copied store answers every query as the SQLite store did, and consumption resumes from its offsets")
     func copyAnswersAlike() throws {

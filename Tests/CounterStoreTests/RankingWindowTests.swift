@@ -1,11 +1,12 @@
 @testable import CounterStore
 import CounterpointCore
+import Patience
 import PostgresTestServer
 import Testing
 
 /// A reader's rankings reuse the realtime window they summed while the realtime rows are the
 /// same, and only then: every flush and every compaction shows in the next ranking.
-@Suite("Rankings reuse the summed realtime window only while it is unchanged")
+@Suite("Rankings reuse the summed realtime window only while it is unchanged", .onTestThreads)
 struct RankingWindowTests {
     /// `LayerReads` of a real store, counting how often the realtime window is read.
     final class CountingLayers: LayerReads {

@@ -1,13 +1,14 @@
 @testable import CounterStore
 import CounterpointCore
 import Foundation
+import Patience
 import SQLiteDB
 import Testing
 
 /// realtime.sqlite written at schema version 4 — counts, dimension counts and listener
 /// sketches in three tables — opened by this version, which keeps them in one row per
 /// (hour, track): nothing may be lost or changed on the way.
-@Suite("Realtime store of three tables migrated to one")
+@Suite("Realtime store of three tables migrated to one", .onTestThreads)
 struct RealtimeMigrationTests {
     /// One (hour, track) of the old store: its plays (nil: no counts row) and payload rows
     /// (nil: none), the payloads encoded from plays the test keeps.

@@ -1,11 +1,12 @@
 @testable import CounterStore
 import CounterpointCore
+import Patience
 import Testing
 
 /// A flush's rows as the realtime consumer builds them — each table sorted in (hour, track)
 /// order and merged in one sweep — against the rows of the general path (per-row entries,
 /// summed and sorted) and against blobs encoded from a model of the plays kept by the test.
-@Suite("Realtime flush rows built in one sweep")
+@Suite("Realtime flush rows built in one sweep", .onTestThreads)
 struct RealtimeRowsTests {
     struct Play {
         var track: Int64

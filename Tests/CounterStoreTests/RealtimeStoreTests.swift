@@ -1,8 +1,9 @@
 import CounterStore
 import CounterpointCore
+import Patience
 import Testing
 
-@Suite("Realtime store")
+@Suite("Realtime store", .onTestThreads)
 struct RealtimeStoreTests {
     @Test("a flush commits counts, offsets and the flush time together", arguments: Backend.allCases)
     func flushCommits(_ backend: Backend) throws {

@@ -2,12 +2,13 @@
 import CounterpointCore
 import Foundation
 import Generator
+import Patience
 import SQLiteDB
 import Testing
 
 /// The day and month rollups and the rankings over them, against a model of both layers kept by
 /// the test: every answer is recomputed hour by hour from the model with the merge rule.
-@Suite("Rollups and rankings against a brute-force model")
+@Suite("Rollups and rankings against a brute-force model", .onTestThreads)
 struct RollupTests {
     /// Both layers as the test wrote them, per (track, hour).
     struct Model {

@@ -1,10 +1,11 @@
 import CounterStore
 import CounterpointCore
 import Foundation
+import Patience
 import SQLiteDB
 import Testing
 
-@Suite("Store files and schema")
+@Suite("Store files and schema", .onTestThreads)
 struct SchemaTests {
     /// PRAGMA user_version lives at bytes 60–63 of the database header, big-endian.
     func userVersion(ofFile path: String) throws -> UInt32 {

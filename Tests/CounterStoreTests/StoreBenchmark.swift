@@ -2,6 +2,7 @@ import CounterStore
 import CounterpointCore
 import Foundation
 import Generator
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Testing
@@ -10,7 +11,7 @@ import Testing
 /// `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter StoreBenchmark`.
 /// PostgreSQL is the suite's local server (fsync on, defaults otherwise) on the same cores as
 /// the benchmark, reached over loopback TCP; the figures depend on the machine and its load.
-@Suite("Store benchmark: SQLite vs PostgreSQL", .serialized,
+@Suite("Store benchmark: SQLite vs PostgreSQL", .onTestThreads, .serialized,
        .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil, "set COUNTERPOINT_BENCHMARKS=1 to run"))
 struct StoreBenchmark {
     static let flushRows = 20_000
@@ -135,7 +136,7 @@ struct StoreBenchmark {
 /// The bulk path chosen for PostgreSQL against the usual alternative, on a bare table with the
 /// realtime layer's keys: 20k-row upserts as three `unnest` arrays in one statement, or as
 /// multi-row VALUES lists of 500 rows (1,500 parameters) each.
-@Suite("PostgreSQL bulk upsert: unnest arrays vs VALUES lists", .serialized,
+@Suite("PostgreSQL bulk upsert: unnest arrays vs VALUES lists", .onTestThreads, .serialized,
        .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil, "set COUNTERPOINT_BENCHMARKS=1 to run"))
 struct BulkUpsertBenchmark {
     @Test("20k-row upserts, both ways")

@@ -15,7 +15,7 @@ import Testing
 
 /// The builders the executable calls, called in-process: temp directories, port 0, the mock
 /// broker, and answers read over a real socket.
-@Suite("the composition root, built in-process")
+@Suite("the composition root, built in-process", .onTestThreads)
 struct BuilderTests {
     /// 2026-11-20T10:00:00Z, an hour well in the past.
     static let tenOClock: Int64 = 1_795_168_800

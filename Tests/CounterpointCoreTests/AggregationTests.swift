@@ -1,8 +1,9 @@
 import Generator
+import Patience
 import Testing
 @testable import CounterpointCore
 
-@Suite("De-duplication and play counts")
+@Suite("De-duplication and play counts", .onTestThreads)
 struct AggregationTests {
     @Test("an event id is a duplicate only within the same hour")
     func duplicatesPerHour() {

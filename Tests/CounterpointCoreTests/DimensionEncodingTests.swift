@@ -1,8 +1,9 @@
+import Patience
 import Testing
 @testable import CounterpointCore
 
 /// The stored form of dimension counts and its merging, checked against plain dictionaries.
-@Suite("Dimension encoding and aggregation")
+@Suite("Dimension encoding and aggregation", .onTestThreads)
 struct DimensionEncodingTests {
     /// The reference: counts by (section, key) as plain dictionaries.
     struct Reference: Equatable {

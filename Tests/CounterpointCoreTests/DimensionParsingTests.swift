@@ -1,4 +1,5 @@
 import Foundation
+import Patience
 import Testing
 @testable import CounterpointCore
 
@@ -12,7 +13,7 @@ func parsedDimensions(_ text: String) -> PlayDimensions? {
     return dimensions
 }
 
-@Suite("Dimensions of parsed events")
+@Suite("Dimensions of parsed events", .onTestThreads)
 struct DimensionParsingTests {
     /// docs/openapi.yaml's bucket, computed with `Decimal` (38 significant digits: exact for these sizes).
     static func referenceBucket(_ position: Int64, _ duration: Int64) -> Int {

@@ -1,8 +1,9 @@
+import Patience
 import Testing
 @testable import CounterpointCore
 
 /// docs/event-format.md's table of fields, rule by rule, with every boundary.
-@Suite("Event field rules")
+@Suite("Event field rules", .onTestThreads)
 struct EventFieldRuleTests {
     static let maxTrackID = "9007199254740991"
 
@@ -166,7 +167,7 @@ struct EventFieldRuleTests {
 }
 
 /// Which reason wins when an event breaks several rules, and what the messages say.
-@Suite("Event rejection precedence")
+@Suite("Event rejection precedence", .onTestThreads)
 struct EventRejectionPrecedenceTests {
     @Test("a syntax fault anywhere outranks every field fault")
     func syntaxFirst() {

@@ -1,7 +1,8 @@
+import Patience
 import Testing
 @testable import CounterpointCore
 
-@Suite("Event identifiers")
+@Suite("Event identifiers", .onTestThreads)
 struct EventIDTests {
     @Test("an identifier validates its text and gives it back")
     func validation() {
@@ -46,7 +47,7 @@ struct EventIDTests {
     }
 }
 
-@Suite("Rejection log")
+@Suite("Rejection log", .onTestThreads)
 struct RejectionLogTests {
     func reject(_ reason: RejectReason) -> EventRejection {
         EventRejection(reason: reason, message: "because \(reason.rawValue)")

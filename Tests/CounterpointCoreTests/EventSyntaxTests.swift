@@ -1,8 +1,9 @@
+import Patience
 import Testing
 @testable import CounterpointCore
 
 /// docs/event-format.md: one event is exactly one JSON object; anything else is rejected with a reason.
-@Suite("Event JSON syntax")
+@Suite("Event JSON syntax", .onTestThreads)
 struct EventSyntaxTests {
     @Test("the example event of docs/event-format.md is valid and decodes to its values")
     func exampleEventDecodes() throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Generator
+import Patience
 import Testing
 @testable import CounterpointCore
 
 /// The listener sketch on its own: its bytes, its promotions, its unions and its estimates.
 /// Byte-for-byte agreement with the real `hll` extension is in PostgresDBTests.
-@Suite("HyperLogLog sketch in postgresql-hll's format")
+@Suite("HyperLogLog sketch in postgresql-hll's format", .onTestThreads)
 struct HyperLogLogTests {
     static let neverExplicit = HyperLogLog.Parameters(log2Registers: 12, registerWidth: 5, explicitThreshold: 0, sparseEnabled: true)!
 

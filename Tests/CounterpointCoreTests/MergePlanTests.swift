@@ -1,9 +1,10 @@
 import CounterpointCore
 import Foundation
+import Patience
 import Testing
 
 /// The merge plan, the rollup calendar and exact top-k as pure code, against brute force.
-@Suite("Merge plan, rollups and exact top-k")
+@Suite("Merge plan, rollups and exact top-k", .onTestThreads)
 struct MergePlanTests {
     @Test("days and months agree with Foundation's Gregorian calendar in UTC from 1970 to 2100")
     func calendarMatchesFoundation() throws {

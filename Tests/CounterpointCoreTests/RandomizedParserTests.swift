@@ -1,10 +1,11 @@
 import Foundation
+import Patience
 import Testing
 @testable import CounterpointCore
 
 /// Randomized tests with a fixed seed: a failure prints the seed-relative case number and
 /// the input, and reproduces on every run.
-@Suite("Randomized parser inputs")
+@Suite("Randomized parser inputs", .onTestThreads)
 struct RandomizedParserTests {
     /// What any successful parse must satisfy, whatever the input.
     func checkInvariants(_ result: Result<PlayEvent, EventRejection>, input: [UInt8]) {

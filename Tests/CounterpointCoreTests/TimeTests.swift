@@ -1,7 +1,8 @@
+import Patience
 import Testing
 @testable import CounterpointCore
 
-@Suite("Hours and UTC time")
+@Suite("Hours and UTC time", .onTestThreads)
 struct TimeTests {
     @Test("an hour floors its instant, also before 1970", arguments: [
         (Int64(0), Int64(0)), (3_599_999, 0), (3_600_000, 1), (-1, -1), (-3_600_000, -1), (-3_600_001, -2),
@@ -101,7 +102,7 @@ struct TimeTests {
     }
 }
 
-@Suite("Coverage and the merge rule")
+@Suite("Coverage and the merge rule", .onTestThreads)
 struct CoverageTests {
     func range(_ lower: Int64, _ upper: Int64) -> HourRange { HourRange(Hour(index: lower), Hour(index: upper)) }
 

@@ -1,8 +1,9 @@
 import Credentials
 import Foundation
+import Patience
 import Testing
 
-@Suite("base64")
+@Suite("base64", .onTestThreads)
 struct Base64Tests {
     @Test("encoding and decoding agree with Foundation on every length up to 64 bytes")
     func agreesWithFoundation() {

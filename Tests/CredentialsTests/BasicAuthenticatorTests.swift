@@ -1,11 +1,12 @@
 import Credentials
 import Foundation
+import Patience
 import Runtime
 import Scratch
 import SecurityFixtures
 import Testing
 
-@Suite("HTTP Basic credentials checked against a password file")
+@Suite("HTTP Basic credentials checked against a password file", .onTestThreads)
 struct BasicAuthenticatorTests {
     /// alice and bob, hashed by `htpasswd -B`.
     static func withAuthenticator<T>(concurrentHashing: Int = 2, cost: Int = 5,

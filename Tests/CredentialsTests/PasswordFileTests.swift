@@ -1,10 +1,11 @@
 import Credentials
 import Foundation
+import Patience
 import Scratch
 import SecurityFixtures
 import Testing
 
-@Suite("an Apache password file")
+@Suite("an Apache password file", .onTestThreads)
 struct PasswordFileTests {
     @Test("a file written by htpasswd -B loads with every user it names")
     func htpasswdFileLoads() throws {

@@ -1,11 +1,12 @@
 import Credentials
 import Foundation
+import Patience
 import Programs
 import Scratch
 import SecurityFixtures
 import Testing
 
-@Suite("SHA-256")
+@Suite("SHA-256", .onTestThreads)
 struct SHA256Tests {
     @Test("digests agree with coreutils' sha256sum at every padding boundary", arguments: [0, 1, 55, 56, 63, 64, 65, 119, 120, 200])
     func agreesWithSha256sum(length: Int) throws {

@@ -1,11 +1,12 @@
 import Foundation
+import Patience
 import PostgresTestServer
 import Scratch
 import Testing
 
 /// `counterpoint copy-store`: the one-shot move of a SQLite store into PostgreSQL, through the
 /// real commands. The truth is the logs (`LogTruth`) and the SQLite reader's own answers.
-@Suite("copy-store moves a SQLite store into PostgreSQL", .serialized)
+@Suite("copy-store moves a SQLite store into PostgreSQL", .onTestThreads, .serialized)
 struct CopyStoreCommandTests {
     @Test("after copy-store, serve on PostgreSQL answers totals, rankings, waveforms and listeners as serve on SQLite did; a second copy is refused")
     func copiedStoreAnswersAlike() async throws {

@@ -5,7 +5,7 @@ import Scratch
 import Testing
 
 /// What of deploy/ can be checked on a machine without a container engine.
-@Suite("Deploy files")
+@Suite("Deploy files", .onTestThreads)
 struct DeployFilesTests {
     /// The repository root (this file is Tests/EndToEndTests/DeployFilesTests.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

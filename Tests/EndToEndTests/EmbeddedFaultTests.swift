@@ -6,7 +6,7 @@ import Testing
 
 /// `run --embedded-faults`: the faults of the Kafka drills injected into run's own broker, as
 /// the load test uses them (see docs/faults.md).
-@Suite("run with faults injected into its embedded broker", .serialized)
+@Suite("run with faults injected into its embedded broker", .onTestThreads, .serialized)
 struct EmbeddedFaultTests {
     /// The whole cluster down from 20 s to 28 s (after start-up, before any event: under the full
     /// suite run's clients took 18 s to be made, and a client made while the cluster is down only

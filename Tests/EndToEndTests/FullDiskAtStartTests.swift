@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Patience
 import Programs
 import Scratch
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// `run` start on an existing store when the disk is already full — with the store's `-wal`
 /// and `-shm` files left by a killed process, and without them after a clean stop — say why
 /// they cannot flush, and count everything once space returns.
-@Suite("a full disk at start loses nothing", .serialized,
+@Suite("a full disk at start loses nothing", .onTestThreads, .serialized,
        .enabled(if: SmallDisk.mountingAllowed, "mounting a tmpfs needs root; CI and the sessions run as root"))
 struct FullDiskAtStartTests {
     /// How the previous process left the store: killed (its `-wal` and `-shm` files stay) or

@@ -7,7 +7,7 @@ import Testing
 /// A month of history through `run`: rankings over the last day, week, month, all time and random
 /// ranges equal a truth computed from the logs, a batch commit shows in the very next ranking, and
 /// the realtime rows of the hours it covers are compacted away without changing any answer.
-@Suite("run: rankings over a month of history, fresh after a batch, compaction", .serialized)
+@Suite("run: rankings over a month of history, fresh after a batch, compaction", .onTestThreads, .serialized)
 struct HistoryRankingTests {
     static let days: Int64 = 30
     static let firstHour = TestDay.firstHour - (days - 1) * 24

@@ -10,7 +10,7 @@ import Testing
 /// restarted; a batch while both consume; two `serve` replicas; the database restarted while
 /// events stream in. The truth comes from the logs (`LogTruth`), never from the stores. If the
 /// server cannot start, every test fails (`PostgresTestServer` throws); none is skipped.
-@Suite("PostgreSQL end to end: many consumers, many readers, a database restart", .serialized)
+@Suite("PostgreSQL end to end: many consumers, many readers, a database restart", .onTestThreads, .serialized)
 struct PostgresEndToEndTests {
     @Test("two consume processes of one group on PostgreSQL, one SIGKILLed at random moments and restarted, count every play exactly once")
     func killedConsumerCountsExactlyOnce() async throws {

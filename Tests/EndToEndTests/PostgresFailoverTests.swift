@@ -13,7 +13,7 @@ import Testing
 /// The standby is asynchronous, the default and the harder case: a flush the old primary
 /// committed may be missing on the new one, and the offsets stored with the counts must make
 /// the consumers count it again, once.
-@Suite("PostgreSQL standbys and failover", .serialized)
+@Suite("PostgreSQL standbys and failover", .onTestThreads, .serialized)
 struct PostgresFailoverTests {
     @Test("serve on a hot standby answers the primary's counts once replayed, says how far behind it is, and writes nothing there")
     func serveOnStandby() async throws {

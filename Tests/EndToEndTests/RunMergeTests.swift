@@ -8,7 +8,7 @@ import Testing
 /// the realtime layer (every copy, duplicates included), a batch over the first half of the
 /// hours replaces them with exact counts, and the reader answers batch for covered hours and
 /// realtime after them (docs/architecture.md).
-@Suite("run: realtime and batch merged by the reader", .serialized)
+@Suite("run: realtime and batch merged by the reader", .onTestThreads, .serialized)
 struct RunMergeTests {
     @Test("batch over the first half of the hours and realtime over all: the reader answers batch where covered, realtime after")
     func readerMergesBothLayers() async throws {

@@ -1,10 +1,11 @@
 import EventLogs
 import Foundation
+import Patience
 import Runtime
 import Scratch
 import Testing
 
-@Suite("Log compression")
+@Suite("Log compression", .onTestThreads)
 struct LogCompressionTests {
     @Test("compress replaces X by X.gz holding the same bytes, as the system's gunzip reads them, and leaves no temporary file")
     func compressReplacesThePlainFile() throws {

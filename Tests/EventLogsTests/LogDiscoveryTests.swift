@@ -1,10 +1,11 @@
 import CounterpointCore
 import EventLogs
 import Foundation
+import Patience
 import Scratch
 import Testing
 
-@Suite("Log discovery")
+@Suite("Log discovery", .onTestThreads)
 struct LogDiscoveryTests {
     let hour13 = Hour(epochSeconds: 1_795_179_600)      // 2026-11-20T13:00:00Z
     let hour14 = Hour(epochSeconds: 1_795_179_600 + 3_600)
@@ -142,7 +143,7 @@ struct LogDiscoveryTests {
     }
 }
 
-@Suite("Log layout")
+@Suite("Log layout", .onTestThreads)
 struct LogLayoutTests {
     let hour = Hour(epochSeconds: 1_795_179_600)      // 2026-11-20T13:00:00Z
 

@@ -1,9 +1,10 @@
 import EventLogs
 import Foundation
+import Patience
 import Scratch
 import Testing
 
-@Suite("Log reader")
+@Suite("Log reader", .onTestThreads)
 struct LogReaderTests {
     /// Lines of varied lengths, some empty, none containing `\n`.
     static func sampleLines(count: Int, seed: UInt64 = 7) -> [String] {

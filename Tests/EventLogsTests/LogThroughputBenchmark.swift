@@ -1,12 +1,13 @@
 import EventLogs
 import Foundation
+import Patience
 import Scratch
 import Testing
 
 /// Throughput figures for the reader and the writer on a ~500 MB event log. Off by default (it
 /// writes a large file and takes CPU); run with
 /// `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter LogThroughputBenchmark`.
-@Suite("Log throughput benchmark", .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil))
+@Suite("Log throughput benchmark", .onTestThreads, .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil))
 struct LogThroughputBenchmark {
     static let targetBytes = 500 << 20
 

@@ -1,9 +1,10 @@
 import EventLogs
 import Foundation
+import Patience
 import Scratch
 import Testing
 
-@Suite("Log writer")
+@Suite("Log writer", .onTestThreads)
 struct LogWriterTests {
     let lines = LogReaderTests.sampleLines(count: 2_000) + [String(repeating: "w", count: 5_000)]
 

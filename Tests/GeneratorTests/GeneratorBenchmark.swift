@@ -2,13 +2,14 @@ import CounterpointCore
 import EventLogs
 import Foundation
 import Generator
+import Patience
 import Scratch
 import Testing
 
 /// Generator and reader throughput on a realistic data set (10 M events, ~2 GB). Off by
 /// default; run with `COUNTERPOINT_BENCHMARKS=1 swift test -c release -Xswiftc -enable-testing --filter GeneratorBenchmark`
 /// (`COUNTERPOINT_BENCHMARK_EVENTS` changes the size).
-@Suite("Generator benchmark", .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil))
+@Suite("Generator benchmark", .onTestThreads, .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil))
 struct GeneratorBenchmark {
     static let events = ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_EVENTS"].flatMap(Int.init) ?? 10_000_000
 

@@ -2,10 +2,11 @@ import CounterpointCore
 import EventLogs
 import Foundation
 import Generator
+import Patience
 import Scratch
 import Testing
 
-@Suite("Generator")
+@Suite("Generator", .onTestThreads)
 struct GeneratorTests {
     /// 2026-11-20T00:00:00Z: a fixed start, so the data does not depend on the clock.
     static let start = Hour(epochSeconds: 1_795_132_800)

@@ -1,9 +1,10 @@
 import Foundation
 @testable import HTTPServer
 import HTTPTestClient
+import Patience
 import Testing
 
-@Suite("HTTPServer over real sockets")
+@Suite("HTTPServer over real sockets", .onTestThreads)
 struct HTTPServerTests {
     @Test("a route answers with exactly the status, headers and body its handler returned")
     func handlerResponseIsSentAsIs() throws {

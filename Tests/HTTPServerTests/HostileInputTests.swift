@@ -1,9 +1,10 @@
 import Foundation
 @testable import HTTPServer
 import HTTPTestClient
+import Patience
 import Testing
 
-@Suite("HTTPServer under hostile input")
+@Suite("HTTPServer under hostile input", .onTestThreads)
 struct HostileInputTests {
     @Test("a 10,000-byte target gets 414 from the caller's rejection renderer")
     func longTargetGets414() throws {
@@ -187,7 +188,7 @@ struct HostileInputTests {
     }
 }
 
-@Suite("Request target decoding")
+@Suite("Request target decoding", .onTestThreads)
 struct RequestTargetTests {
     private func parse(_ target: String) throws(HTTPRejection) -> RequestTarget {
         let bytes = Array(target.utf8)

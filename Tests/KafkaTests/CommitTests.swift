@@ -1,9 +1,10 @@
 import Kafka
 import KafkaTestSupport
+import Patience
 import Runtime
 import Testing
 
-@Suite("Committing offsets to Kafka")
+@Suite("Committing offsets to Kafka", .onTestThreads)
 struct CommitTests {
     /// Commits every batch's next offsets from inside the handler, as the archiver does.
     final class CommittingHandler: KafkaConsumerHandler, Sendable {

@@ -4,7 +4,7 @@ import Patience
 import Runtime
 import Testing
 
-@Suite("Consumer groups, offset resets and stopping")
+@Suite("Consumer groups, offset resets and stopping", .onTestThreads)
 struct ConsumerGroupTests {
     /// The realtime processor's pattern in miniature: progress is kept outside Kafka and handed
     /// back on assignment, so partitions move between consumers without loss or repetition.

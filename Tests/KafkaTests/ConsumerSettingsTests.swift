@@ -1,7 +1,8 @@
 @testable import Kafka
+import Patience
 import Testing
 
-@Suite("A consumer's settings as librdkafka gets them")
+@Suite("A consumer's settings as librdkafka gets them", .onTestThreads)
 struct ConsumerSettingsTests {
     private func property(_ name: String, of configuration: KafkaConsumerConfiguration) -> String? {
         configuration.librdkafkaProperties.last { $0.0 == name }?.1

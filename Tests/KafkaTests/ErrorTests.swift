@@ -1,9 +1,10 @@
 import Kafka
 import Logging
+import Patience
 import Runtime
 import Testing
 
-@Suite("Errors say what went wrong")
+@Suite("Errors say what went wrong", .onTestThreads)
 struct ErrorTests {
     @Test("an unknown configuration property is named in the error")
     func unknownProperty() throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Kafka
 import KafkaTestSupport
+import Patience
 import Runtime
 import Testing
 
 /// Other Kafka clients must be able to produce into the mock cluster that `counterpoint run` embeds.
-@Suite("Messages from other Kafka clients")
+@Suite("Messages from other Kafka clients", .onTestThreads)
 struct InteropTests {
     @Test("messages produced by kcat arrive with their keys, values and tombstones",
           .enabled(if: OtherClients.hasKcat, "kcat is not installed at /usr/bin/kcat"))

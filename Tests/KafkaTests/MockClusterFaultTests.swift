@@ -6,7 +6,7 @@ import Testing
 
 /// `scripts/test` runs this suite apart from the others, in a test process of its own: it takes
 /// mock brokers down, and librdkafka aborts when a child spawned at that moment holds a listener.
-@Suite("Faults injected into the mock cluster")
+@Suite("Faults injected into the mock cluster", .onTestThreads)
 struct MockClusterFaultTests {
     @Test("a consumer reports the cluster unreachable while every broker is down and recovers by itself; it reads every message once through a broker down, moved leaders and coordinator, and request errors")
     func connectivityAndExactDelivery() async throws {

@@ -1,10 +1,11 @@
 import Foundation
 import Kafka
 import Logging
+import Patience
 import Runtime
 import Testing
 
-@Suite("Operator options reach librdkafka")
+@Suite("Operator options reach librdkafka", .onTestThreads)
 struct OptionsTests {
     @Test("an option is set after the program's own settings, so it overrides them")
     func optionsOverrideDefaults() throws {

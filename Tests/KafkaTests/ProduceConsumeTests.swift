@@ -1,8 +1,9 @@
 import Kafka
+import Patience
 import Runtime
 import Testing
 
-@Suite("Producing to and consuming from the mock cluster")
+@Suite("Producing to and consuming from the mock cluster", .onTestThreads)
 struct ProduceConsumeTests {
     @Test("messages produced with KafkaProducer arrive once each with their partition, offset, key and value")
     func roundTrip() async throws {

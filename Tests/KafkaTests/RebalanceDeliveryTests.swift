@@ -4,7 +4,7 @@ import Patience
 import Runtime
 import Testing
 
-@Suite("Messages and rebalances")
+@Suite("Messages and rebalances", .onTestThreads)
 struct RebalanceDeliveryTests {
     /// Keeps its progress outside Kafka, as the realtime processor does: only for the partitions
     /// it holds, since another member may read them next.

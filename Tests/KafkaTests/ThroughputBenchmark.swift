@@ -1,13 +1,14 @@
 import Foundation
 import Kafka
 import KafkaTestSupport
+import Patience
 import Testing
 
 /// Throughput into and out of the mock cluster, for comparing changes; off unless asked for:
 /// `KAFKA_BENCHMARK=1 swift test -c release -Xswiftc -enable-testing --filter ThroughputBenchmark`.
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads
 /// and the measured loop share the same cores.
-@Suite("Throughput benchmark", .enabled(if: ProcessInfo.processInfo.environment["KAFKA_BENCHMARK"] != nil, "set KAFKA_BENCHMARK=1 to run"))
+@Suite("Throughput benchmark", .onTestThreads, .enabled(if: ProcessInfo.processInfo.environment["KAFKA_BENCHMARK"] != nil, "set KAFKA_BENCHMARK=1 to run"))
 struct ThroughputBenchmark {
     /// 1 M messages over 64 partitions stay under the mock's retention (about 5 MiB, roughly
     /// 23,000 messages of 200 bytes, per partition), so nothing is deleted before it is consumed.

@@ -1,8 +1,9 @@
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Testing
 
-@Suite("PostgreSQL bytea parameters and results")
+@Suite("PostgreSQL bytea parameters and results", .onTestThreads)
 struct ByteaTests {
     /// Blobs that exercise the text formats: empty, the bytes the array literal and the hex
     /// format quote or escape (0x00, `\`, `"`, `,`, `{`, `}`), every byte value, and random ones.

@@ -1,7 +1,8 @@
+import Patience
 import PostgresDB
 import Testing
 
-@Suite("Connection strings: read by libpq, shown without their password")
+@Suite("Connection strings: read by libpq, shown without their password", .onTestThreads)
 struct ConnectionStringTests {
     @Test("the password is hidden wherever a connection string holds it")
     func redaction() {

@@ -1,8 +1,9 @@
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Testing
 
-@Suite("PostgreSQL connection")
+@Suite("PostgreSQL connection", .onTestThreads)
 struct ConnectionTests {
     @Test("an unreachable server is a one-line error that names the URI without its password")
     func unreachable() throws {

@@ -1,8 +1,9 @@
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Testing
 
-@Suite("PostgreSQL binary COPY")
+@Suite("PostgreSQL binary COPY", .onTestThreads)
 struct CopyTests {
     /// A row as the test writes it: bytea nil is NULL, an empty one is an empty value.
     struct Row: Equatable {

@@ -1,5 +1,6 @@
 import CounterpointCore
 import Generator
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// The listener sketch against the real `hll` extension (Debian's postgresql-15-hll) in the
 /// tests' PostgreSQL server: the same listener ids give the same hashes and the same bytes, the
 /// extension reads our bytes to the same estimate, and unions agree.
-@Suite("HyperLogLog sketches are byte-for-byte those of postgresql-hll")
+@Suite("HyperLogLog sketches are byte-for-byte those of postgresql-hll", .onTestThreads)
 struct HyperLogLogExtensionTests {
     static func connection() throws -> PostgresConnection {
         let connection = try PostgresConnection(url: PostgresTestServer.shared().makeDatabase())

@@ -1,10 +1,11 @@
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Testing
 
 /// What a connection tells about streaming replication, on a real primary and a hot standby
 /// made by `pg_basebackup -R` (docs/postgresql.md, "Standbys and failover").
-@Suite("PostgreSQL standby and failover facts")
+@Suite("PostgreSQL standby and failover facts", .onTestThreads)
 struct ReplicationTests {
     @Test("a hot standby is known as one, replays the primary's writes, reports a lag, and learns of its promotion on the same connection")
     func standbyFacts() async throws {

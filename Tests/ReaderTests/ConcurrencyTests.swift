@@ -2,11 +2,12 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import HTTPTestClient
+import Patience
 import Runtime
 import StoreTestSupport
 import Testing
 
-@Suite("Reader answers during a batch replace")
+@Suite("Reader answers during a batch replace", .onTestThreads)
 struct ConcurrencyTests {
     /// Track 1 in hours [0, 240): the batch layer at first covers [0, 120) with 3 plays an hour,
     /// realtime has 5 an hour everywhere. The writer then alternates replaces of the whole

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTestClient
+import Patience
 import Programs
 import StoreTestSupport
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// How `GET /` is served: a validator that lets browsers revalidate for free, and a
 /// Content-Security-Policy that lets the page run its own script and style and reach nothing
 /// but the reader. Whether the page then works is the browser tests' job (EndToEndTests).
-@Suite("the stats page's HTTP answer")
+@Suite("the stats page's HTTP answer", .onTestThreads)
 struct DashboardPageTests {
     /// SHA-256 by coreutils' `sha256sum`, independent of the reader's own implementation.
     static func sha256Base64(_ bytes: [UInt8]) throws -> String {

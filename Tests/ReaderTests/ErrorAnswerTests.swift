@@ -2,10 +2,11 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import HTTPTestClient
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("Reader errors, probes and store failures")
+@Suite("Reader errors, probes and store failures", .onTestThreads)
 struct ErrorAnswerTests {
     /// Checks the shape every error shares: status, JSON content type, `{"error":{"code","message"}}`.
     private func expectError(_ response: TestResponse, status: Int, code: String,

@@ -1,10 +1,11 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("GET /v1/tracks/{id}/listeners and /v1/tracks/{id}/listeners/timeline")
+@Suite("GET /v1/tracks/{id}/listeners and /v1/tracks/{id}/listeners/timeline", .onTestThreads)
 struct ListenerAnswerTests {
     struct ListenersAnswer: Decodable, Equatable {
         var trackId: Int64

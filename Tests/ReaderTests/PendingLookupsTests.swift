@@ -1,11 +1,12 @@
 import CounterpointCore
 import CounterStore
 @testable import Reader
+import Patience
 import Testing
 
 /// The rule by which a gathered point lookup's request takes an answer read for it (PostgreSQL):
 /// only one whose read began at or after the moment given, as many times as it was read for.
-@Suite("Gathered point lookups")
+@Suite("Gathered point lookups", .onTestThreads)
 struct PendingLookupsTests {
     let key = PendingLookups.Key(track: 7, range: HourRange(Hour(index: 10), Hour(index: 20)))
     let answer = (plays: TrackPlays(trackID: 7, batchPlays: 3, realtimePlays: 4),

@@ -3,6 +3,7 @@ import HTTPServer
 import HTTPTestClient
 import Logging
 @testable import Reader
+import Patience
 import Runtime
 import Scratch
 import SecurityFixtures
@@ -10,7 +11,7 @@ import StoreTestSupport
 import Testing
 
 /// A reader with a password file (made by `htpasswd -B`) and the headers every answer carries.
-@Suite("the reader's credentials and security headers")
+@Suite("the reader's credentials and security headers", .onTestThreads)
 struct ReaderSecurityTests {
     /// A request for every route the server has (`Route.templates`), with the parameters it needs.
     static let routeTargets: [(template: String, target: String)] = Route.table.map(\.template).map { template in

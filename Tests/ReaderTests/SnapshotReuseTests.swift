@@ -1,12 +1,13 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import Programs
 import Runtime
 import StoreTestSupport
 import Testing
 
-@Suite("Reader snapshot reuse")
+@Suite("Reader snapshot reuse", .onTestThreads)
 struct SnapshotReuseTests {
     struct Plays: Decodable { let plays: Int64 }
 

@@ -2,12 +2,13 @@ import CoreMetrics
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import Prometheus
 import Reader
 import StoreTestSupport
 import Testing
 
-@Suite("GET /v1/status and /metrics")
+@Suite("GET /v1/status and /metrics", .onTestThreads)
 struct StatusAndMetricsTests {
     @Test("status shows batch coverage, recent runs with rejections by reason, and realtime partitions with lag", arguments: StoreKind.allCases)
     func statusShowsBothLayers(_ store: StoreKind) throws {

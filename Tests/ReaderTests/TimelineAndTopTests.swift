@@ -1,10 +1,11 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("GET /v1/tracks/{id}/timeline and /v1/top")
+@Suite("GET /v1/tracks/{id}/timeline and /v1/top", .onTestThreads)
 struct TimelineAndTopTests {
     typealias Point = TimelineAnswer.Point
 

@@ -1,10 +1,11 @@
 import CounterpointCore
 import CounterStore
 import Foundation
+import Patience
 import StoreTestSupport
 import Testing
 
-@Suite("GET /v1/tracks/{id}/plays and /v1/plays apply the merge rule")
+@Suite("GET /v1/tracks/{id}/plays and /v1/plays apply the merge rule", .onTestThreads)
 struct TrackPlaysTests {
     @Test("all-time totals: batch in covered hours, realtime elsewhere, and the parts add up", arguments: StoreKind.allCases)
     func allTimeTotals(_ store: StoreKind) throws {

@@ -10,7 +10,7 @@ import Scratch
 import Testing
 
 /// `counterpoint consume` as a process, against a mock cluster hosted by the test process.
-@Suite("The consume subcommand as a process")
+@Suite("The consume subcommand as a process", .onTestThreads)
 struct ConsumeProcessTests {
     /// 400,000 events in `scripts/test`, a million under `scripts/drill`: catching up on a million
     /// in the debug build took the longest test of the suite 250–390 s beside the others.

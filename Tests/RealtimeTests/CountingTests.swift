@@ -7,7 +7,7 @@ import Realtime
 import StoreTestSupport
 import Testing
 
-@Suite("Counting plays from Kafka into the realtime store")
+@Suite("Counting plays from Kafka into the realtime store", .onTestThreads)
 struct CountingTests {
     @Test("counts equal the produced events, stored offsets equal the high watermarks, and a restart resumes exactly", arguments: StoreKind.allCases)
     func countsAndResume(_ kind: StoreKind) async throws {

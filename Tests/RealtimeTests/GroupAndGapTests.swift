@@ -8,7 +8,7 @@ import Realtime
 import StoreTestSupport
 import Testing
 
-@Suite("Rebalances, offset gaps and other producers")
+@Suite("Rebalances, offset gaps and other producers", .onTestThreads)
 struct GroupAndGapTests {
     @Test("two consumers in one group over 8 partitions, one stopped and restarted mid-stream, count every event once", arguments: StoreKind.allCases)
     func rebalance(_ kind: StoreKind) async throws {

@@ -4,6 +4,7 @@ import Foundation
 import Generator
 import Kafka
 import KafkaTestSupport
+import Patience
 import PostgresDB
 import PostgresTestServer
 import Programs
@@ -18,7 +19,7 @@ import Testing
 /// (`COUNTERPOINT_BENCHMARK_EVENTS`, `_ROUNDS`, `_STORES=sqlite,postgres`, `_FLUSH_MS` and `_KAFKA` vary it).
 /// The figures depend on the machine and its load: the mock broker, librdkafka's threads,
 /// the polling thread and the store thread share the same cores.
-@Suite("Realtime ingest benchmark", .serialized,
+@Suite("Realtime ingest benchmark", .onTestThreads, .serialized,
        .enabled(if: ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARKS"] != nil, "set COUNTERPOINT_BENCHMARKS=1 to run"))
 struct IngestBenchmark {
     static let events = Int(ProcessInfo.processInfo.environment["COUNTERPOINT_BENCHMARK_EVENTS"] ?? "") ?? 1_000_000

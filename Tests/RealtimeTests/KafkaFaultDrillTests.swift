@@ -14,7 +14,7 @@ import Testing
 /// a short drill; `scripts/drill` (COUNTERPOINT_LONG_DRILL=1) the long one.
 /// `scripts/test` runs this suite apart from the others, in a test process of its own: it takes
 /// mock brokers down, and librdkafka aborts when a child spawned at that moment holds a listener.
-@Suite("Kafka faults drilled on a three-broker mock cluster", .serialized)
+@Suite("Kafka faults drilled on a three-broker mock cluster", .onTestThreads, .serialized)
 struct KafkaFaultDrillTests {
     /// How much of everything: events, how fast they come, how long brokers stay down, how
     /// many requests fail.

@@ -2,11 +2,12 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import Kafka
+import Patience
 import Realtime
 import StoreTestSupport
 import Testing
 
-@Suite("Counting listeners from Kafka into the realtime store")
+@Suite("Counting listeners from Kafka into the realtime store", .onTestThreads)
 struct ListenerCountingTests {
     @Test("listeners equal the distinct listener ids of the produced plays; every message sent twice doubles plays, never listeners",
           arguments: StoreKind.allCases)

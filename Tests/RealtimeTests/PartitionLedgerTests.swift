@@ -1,10 +1,11 @@
 import CounterStore
 @testable import Realtime
+import Patience
 import Runtime
 import Testing
 
 /// The partition ledger alone: no broker, no store, the clock handed in.
-@Suite("The realtime consumer's partition ledger")
+@Suite("The realtime consumer's partition ledger", .onTestThreads)
 struct PartitionLedgerTests {
     static let backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(10))
     let start = ContinuousClock.now
@@ -185,7 +186,7 @@ struct PartitionLedgerTests {
     }
 }
 
-@Suite("The compaction cadence of realtime flushes")
+@Suite("The compaction cadence of realtime flushes", .onTestThreads)
 struct CompactionCadenceTests {
     static func due(_ cadence: inout CompactionCadence, at now: ContinuousClock.Instant) -> Bool {
         cadence.isDue(at: now)

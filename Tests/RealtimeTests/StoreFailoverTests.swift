@@ -7,7 +7,7 @@ import Testing
 /// The realtime consumer alone (no `run`, no other consumer) through a PostgreSQL failover to
 /// an asynchronous standby that lacks its last commits: the store's offsets go back, and the
 /// consumer must notice even when nothing new arrives to flush.
-@Suite("The realtime consumer through a failover of its PostgreSQL store", .serialized)
+@Suite("The realtime consumer through a failover of its PostgreSQL store", .onTestThreads, .serialized)
 struct StoreFailoverTests {
     @Test("a consumer caught up when its store fails over to a standby behind counts again what the standby lacks, with no new traffic")
     func caughtUpConsumerRecountsWhatThePromotedStandbyLacks() async throws {

@@ -2,11 +2,12 @@ import CounterpointCore
 import EventLogs
 import Foundation
 import Kafka
+import Patience
 import Replay
 import Scratch
 import Testing
 
-@Suite("Replaying log files into Kafka")
+@Suite("Replaying log files into Kafka", .onTestThreads)
 struct DeliveryTests {
     @Test("every line of the logs arrives exactly once, keyed by its track id, in order within each partition")
     func everyLineOnceInOrder() async throws {

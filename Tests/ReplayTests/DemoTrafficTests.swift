@@ -5,7 +5,7 @@ import Kafka
 import Replay
 import Testing
 
-@Suite("Demo traffic for run --demo")
+@Suite("Demo traffic for run --demo", .onTestThreads)
 struct DemoTrafficTests {
     @Test("demo traffic produces valid events occurring now, keyed by track, until stopped")
     func liveEvents() async throws {

@@ -5,7 +5,7 @@ import Kafka
 import Runtime
 import Testing
 
-@Suite("Pacing a replay")
+@Suite("Pacing a replay", .onTestThreads)
 struct PacingTests {
     @Test("the schedule is anchored to the start, so late wake-ups are made up without drift")
     func scheduleWithoutDrift() {

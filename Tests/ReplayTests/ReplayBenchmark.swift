@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Patience
 import Replay
 import Scratch
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// `REPLAY_BENCHMARK=1 swift test -c release -Xswiftc -enable-testing --filter ReplayBenchmark`.
 /// The mock broker, librdkafka's threads and the replay loop share the machine's cores, so the
 /// figures are those of this machine under this load, not of a real cluster.
-@Suite("Replay benchmark", .enabled(if: ProcessInfo.processInfo.environment["REPLAY_BENCHMARK"] != nil, "set REPLAY_BENCHMARK=1 to run"))
+@Suite("Replay benchmark", .onTestThreads, .enabled(if: ProcessInfo.processInfo.environment["REPLAY_BENCHMARK"] != nil, "set REPLAY_BENCHMARK=1 to run"))
 struct ReplayBenchmark {
     @Test("as fast as possible: 200-byte events from a log file into the mock cluster")
     func unpaced() async throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Kafka
+import Patience
 import Programs
 import Scratch
 import Testing
 
 /// `counterpoint replay` as a process, against a mock cluster hosted in the test process.
-@Suite("The replay command")
+@Suite("The replay command", .onTestThreads)
 struct ReplayCommandTests {
     @Test("replay --json produces every line of the logs and prints one JSON summary")
     func replaysLogs() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import Kafka
+import Patience
 import Replay
 import Testing
 
-@Suite("The replay summary")
+@Suite("The replay summary", .onTestThreads)
 struct SummaryTests {
     @Test("the JSON summary has the counts, the rate and the delivery latency in milliseconds")
     func jsonSummary() throws {

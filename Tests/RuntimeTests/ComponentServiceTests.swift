@@ -1,4 +1,5 @@
 import Logging
+import Patience
 import Runtime
 import ServiceLifecycle
 import Testing
@@ -37,7 +38,7 @@ struct FakeFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-@Suite("component services")
+@Suite("component services", .onTestThreads)
 struct ComponentServiceTests {
     let logger = Logger(label: "test")
 

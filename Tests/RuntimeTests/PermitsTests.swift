@@ -1,7 +1,8 @@
+import Patience
 import Runtime
 import Testing
 
-@Suite("permits")
+@Suite("permits", .onTestThreads)
 struct PermitsTests {
     struct Broken: Error {}
 

@@ -1,8 +1,9 @@
 import Foundation
+import Patience
 import Runtime
 import Testing
 
-@Suite("threads, locks and completions")
+@Suite("threads, locks and completions", .onTestThreads)
 struct ThreadTests {
     @Test("a periodic thread runs its body repeatedly, and never again once stop() has returned")
     func periodicStopJoins() async throws {

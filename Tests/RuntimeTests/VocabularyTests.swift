@@ -1,9 +1,10 @@
 import Foundation
 import Logging
+import Patience
 import Runtime
 import Testing
 
-@Suite("the runtime's shared vocabulary: waiting, backoff, clock, durations, thread names, health handles")
+@Suite("the runtime's shared vocabulary: waiting, backoff, clock, durations, thread names, health handles", .onTestThreads)
 struct VocabularyTests {
     @Test("a thread waiting on a lock wakes when another thread's change makes its condition true")
     func waitWakesOnChange() {

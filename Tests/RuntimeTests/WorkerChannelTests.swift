@@ -1,7 +1,8 @@
+import Patience
 import Runtime
 import Testing
 
-@Suite("worker channels")
+@Suite("worker channels", .onTestThreads)
 struct WorkerChannelTests {
     struct Broken: Error {}
 

@@ -1,8 +1,9 @@
 import Foundation
+import Patience
 import SQLiteDB
 import Testing
 
-@Suite("Database connections")
+@Suite("Database connections", .onTestThreads)
 struct DatabaseTests {
     @Test("a new database is created in WAL mode with the configured pragmas")
     func createsInWALMode() throws {

@@ -1,8 +1,9 @@
 import Foundation
+import Patience
 import SQLiteDB
 import Testing
 
-@Suite("SQLite errors")
+@Suite("SQLite errors", .onTestThreads)
 struct SQLiteErrorTests {
     @Test("a syntax error carries SQLite's message and the SQL")
     func syntaxError() throws {

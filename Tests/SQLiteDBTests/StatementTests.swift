@@ -1,8 +1,9 @@
 import Foundation
+import Patience
 import SQLiteDB
 import Testing
 
-@Suite("Statements")
+@Suite("Statements", .onTestThreads)
 struct StatementTests {
     @Test("every bindable type reads back as written")
     func roundTrip() throws {
