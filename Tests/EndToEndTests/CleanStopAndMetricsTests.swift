@@ -5,7 +5,7 @@ import Testing
 
 /// docs/runbook.md: SIGINT/SIGTERM stops cleanly, logging nothing at warning or error level, and the
 /// metrics are a valid Prometheus exposition with help text.
-extension EndToEnd {
+extension RunEndToEnd {
     @Suite("run --demo: a clean stop and valid metrics", .serialized)
     struct CleanStopAndMetricsTests {
         @Test("Ctrl-C (SIGINT) of run --demo exits 0 and logs nothing at warning or error level")

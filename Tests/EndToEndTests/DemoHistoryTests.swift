@@ -5,7 +5,7 @@ import Testing
 
 /// `run --demo` generates its history at the live traffic's rate (README, "Run it"), so that the
 /// first chart a newcomer sees is a day's rhythm running into the current hour.
-extension EndToEnd {
+extension RunEndToEnd {
     @Suite("run --demo: history and live traffic at one rate")
     struct DemoHistoryTests {
         @Test("without --demo-events, the first batch run counts 48 hours of history at --demo-rate events per second")

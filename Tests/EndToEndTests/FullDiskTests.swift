@@ -8,7 +8,7 @@ import Testing
 /// batch fails without changing anything, the realtime layer loses and doubles nothing across
 /// a full disk, and an archiver that cannot write is never silent — and everything resumes
 /// when space returns.
-extension EndToEnd {
+extension RunEndToEnd {
     @Suite("a full disk loses nothing", .serialized,
            .enabled(if: SmallDisk.mountingAllowed, "mounting a tmpfs needs root; CI and the sessions run as root"))
     struct FullDiskTests {

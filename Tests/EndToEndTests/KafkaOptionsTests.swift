@@ -4,7 +4,7 @@ import Programs
 import Scratch
 import Testing
 
-extension EndToEnd {
+extension RunEndToEnd {
     /// `--kafka-option` and `--kafka-config` reach librdkafka, which judges them at start.
     @Suite("Kafka options from the command line")
     struct KafkaOptionsTests {
@@ -67,7 +67,7 @@ extension EndToEnd {
                         "--listen", "127.0.0.1:0", "--batch-interval-seconds", "3600",
                     ], scratch: scratch)
                     client = started
-                    let server = try await SecureStoreTests.started(started)
+                    let server = try await EndToEnd.SecureStoreTests.started(started)
                     try await PostgresEndToEndTests.waitForAssignments(started, atLeast: 2)
                     #expect(try server.request("/readyz").status == 200)
 

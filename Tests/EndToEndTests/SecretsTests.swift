@@ -4,7 +4,7 @@ import Scratch
 import SecurityFixtures
 import Testing
 
-extension EndToEnd {
+extension RunEndToEnd {
     /// Secrets given to the program never come back out of it (docs/runbook.md, "Secure it").
     @Suite("Secrets never shown")
     struct SecretsTests {

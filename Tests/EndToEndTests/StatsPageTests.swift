@@ -3,7 +3,7 @@ import Programs
 import Scratch
 import Testing
 
-extension EndToEnd {
+extension RunEndToEnd {
     /// The stats page at `/` as a person sees it: rendered by headless Chromium from a real
     /// `serve`, its numbers compared with the test's own count of the logs.
     @Suite("the stats page, in headless Chromium")
