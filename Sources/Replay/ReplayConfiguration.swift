@@ -30,6 +30,12 @@ public struct ReplayConfiguration: Sendable {
         self.topic = topic
     }
 
+    /// How long the final flush waits: `flushTimeoutAfterStop` (never longer than `flushTimeout`)
+    /// when a stop ended the replay, `flushTimeout` otherwise.
+    func finalFlushTimeout(stopped: Bool) -> Duration {
+        stopped ? min(flushTimeout, flushTimeoutAfterStop) : flushTimeout
+    }
+
     /// The rate to pace to, nil when unpaced.
     var pacedRate: Double? {
         guard let rate, rate > 0 else { return nil }

@@ -76,9 +76,7 @@ public final class Replayer: Sendable {
 
         var flushTimedOut = false
         do {
-            try producer.flush(timeout: loop.stopReason == .stopped
-                               ? min(configuration.flushTimeout, configuration.flushTimeoutAfterStop)
-                               : configuration.flushTimeout)
+            try producer.flush(timeout: configuration.finalFlushTimeout(stopped: loop.stopReason == .stopped))
         } catch {
             flushTimedOut = true
             logger.warning("replay flush timed out", metadata: ["replay.error": "\(error)"])

@@ -57,19 +57,15 @@ public final class KafkaProducer: Sendable {
         let handle = try topicHandle(topic)
         // Counted before producing: the delivery report may be counted before produce returns.
         enqueued.withLock { $0 += 1 }
-        do {
-            while try !client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0) {
-                if stop?.isRequested == true {
-                    enqueued.withLock { $0 -= 1 }
-                    return false
-                }
-                // Backpressure: wait for delivery reports to make room.
-                client.poll(timeout: .milliseconds(10))
-            }
-        } catch {
-            enqueued.withLock { $0 -= 1 }
-            throw error
+        var produced = false
+        // Uncounted again when the message never went in: librdkafka refused it, or a stop came first.
+        defer { if !produced { enqueued.withLock { $0 -= 1 } } }
+        while try !client.produce(to: handle, key: key, value: value, timestampMilliseconds: timestampMilliseconds ?? 0) {
+            if stop?.isRequested == true { return false }
+            // Backpressure: wait for delivery reports to make room.
+            client.poll(timeout: .milliseconds(10))
         }
+        produced = true
         return true
     }
 
