@@ -5,6 +5,7 @@ import CounterStore
 import EventLogs
 import Foundation
 import Patience
+import Runtime
 import Testing
 
 @Suite("Archive compresses closed hours", .onTestThreads)
@@ -105,6 +106,53 @@ struct ArchiveCompressionTests {
                 #expect(try lines(path(segment) + ".gz") == events, "\(segment).gz holds every event once")
             }
             #expect(files.openHours.isEmpty)
+        }
+    }
+
+    @Test("a stop leaves the closed hours it has no time for plain and intact, and the next start compresses them")
+    func stopLeavesTheRestPlain() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("archive-gzip-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        do {
+            let hours = (10..<22).map { hour($0) }
+            var expected: [String: [String]] = [:]
+            let compressor = ArchiveCompressor(stopBudget: .zero, logger: quietLogger)
+            compressor.start()
+            let release = StopSignal()
+            compressor.hold(until: release)
+            let files = ArchiveFiles(root: root, bufferSize: 4096, compressor: compressor)
+            for (index, hour) in hours.enumerated() {
+                let offset = Int64(10 + index)
+                let events = plays(count: 20, from: time(offset, minute: 0), to: time(offset + 1, minute: 0),
+                                   duplicateEvery: 0, prefix: "h\(index)-")
+                try write(events, to: files, partition: 0)
+                try files.closeHour(hour)
+                expected[LogLayout.hourFilePath(root: root, hour: hour, segment: "p0")] = events.map(\.json)
+            }
+            // Every closed hour is queued behind the held thread when the stop comes: none fits
+            // in a budget of zero.
+            let stopping = BlockingThread(name: "test-stop") { compressor.stop() }
+            let stopRequested = try await eventually(within: .seconds(30)) { compressor.isStopping }
+            #expect(stopRequested)
+            release.request()
+            await stopping.joined()
+            #expect(compressor.filesLeftPlain == hours.count)
+            #expect(compressor.compressedFiles.isEmpty)
+            for (plain, events) in expected {
+                #expect(!exists(plain + ".gz"), "\(plain) left plain")
+                #expect(try lines(plain) == events, "\(plain) intact")
+            }
+
+            let next = ArchiveCompressor(logger: quietLogger)
+            next.start()
+            defer { next.stop() }
+            try ArchiveFiles(root: root, bufferSize: 4096, compressor: next, quietPeriod: .zero).adoptUnclosedHours()
+            next.waitUntilIdle()
+            #expect(next.compressedFiles.count == hours.count)
+            for (plain, events) in expected {
+                #expect(!exists(plain), "\(plain) compressed at the next start")
+                #expect(try lines(plain + ".gz") == events)
+            }
         }
     }
 
