@@ -67,7 +67,9 @@ struct GroupProcessor {
     /// Hands over the rows of the unit just processed, in key order, and forgets its event
     /// ids; the tables keep their memory for the next unit.
     mutating func finishUnit() -> UnitRows {
-        let unit = UnitRows(rows: counts.sortedElements(), dimensions: dimensions.rows(), listeners: listeners.rows())
+        var unit = UnitRows(rows: counts.sortedElements())
+        dimensions.encodeRows(.trackThenHour, into: &unit.dimensions)
+        listeners.encodeRows(.trackThenHour, into: &unit.listeners)
         counts.removeAll()
         dimensions.removeAll()
         listeners.removeAll()
@@ -91,31 +93,38 @@ struct GroupProcessor {
 }
 
 /// The rows of one unit, each list in (track, hour) order: the plays, and the dimension counts
-/// and listener sketches of the keys that have them.
+/// and listener sketches of the keys that have them, their blobs back to back (no array per row).
 struct UnitRows: Sendable {
     var rows: [CountRow] = []
-    var dimensions: [DimensionRow] = []
-    var listeners: [SketchRow] = []
+    var dimensions = EncodedRows()
+    /// Each row's value is the plays that carried a listener.
+    var listeners = EncodedRows()
 
     /// Writes every row with its payloads (a key without dimension counts or listeners has no
-    /// entry in that list), calling `wrote` with each row's track.
+    /// entry in that list), lending the blobs, calling `wrote` with each row's track.
     func write(to writer: BatchRowWriter, wrote: (Int64) -> Void) throws {
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
         var nextDimensions = 0, nextListeners = 0
-        for row in rows {
-            var encoded: [UInt8] = []
-            if nextDimensions < dimensions.count, dimensions[nextDimensions].trackID == row.trackID,
-               dimensions[nextDimensions].hour == row.hour {
-                encoded = dimensions[nextDimensions].encoded
-                nextDimensions += 1
+        try dimensions.withBlobs { dimensionCounts in
+            try listeners.withBlobs { sketch in
+                for row in rows {
+                    var encoded = none
+                    if nextDimensions < dimensions.count, dimensions.trackIDs[nextDimensions] == row.trackID,
+                       dimensions.hours[nextDimensions] == row.hour.index {
+                        encoded = dimensionCounts(nextDimensions)
+                        nextDimensions += 1
+                    }
+                    var listenerPlays: Int64 = 0, listenerSketch = none
+                    if nextListeners < listeners.count, listeners.trackIDs[nextListeners] == row.trackID,
+                       listeners.hours[nextListeners] == row.hour.index {
+                        (listenerPlays, listenerSketch) = (listeners.values[nextListeners], sketch(nextListeners))
+                        nextListeners += 1
+                    }
+                    try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, borrowingDimensions: encoded,
+                                     listenerPlays: listenerPlays, borrowingListeners: listenerSketch)
+                    wrote(row.trackID)
+                }
             }
-            var sketch: SketchRow?
-            if nextListeners < listeners.count, listeners[nextListeners].trackID == row.trackID, listeners[nextListeners].hour == row.hour {
-                sketch = listeners[nextListeners]
-                nextListeners += 1
-            }
-            try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, dimensions: encoded,
-                             listenerPlays: sketch?.listenerPlays ?? 0, listeners: sketch?.encoded ?? [])
-            wrote(row.trackID)
         }
     }
 }

@@ -97,11 +97,7 @@ final class BatchRowSink<D: StoreDialect> {
 
     func write(_ row: BatchRowWriter.Row) throws {
         guard try target.admits(row.counts) else { return }
-        row.dimensions.withUnsafeBytes { dimensions in
-            row.listeners.withUnsafeBytes { listeners in
-                buffer.append(row.counts, dimensions: dimensions, listenerPlays: row.listenerPlays, listeners: listeners)
-            }
-        }
+        buffer.append(row.counts, dimensions: row.dimensions, listenerPlays: row.listenerPlays, listeners: row.listeners)
         if buffer.count >= capacity { try drain() }
     }
 

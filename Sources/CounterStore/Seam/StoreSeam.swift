@@ -76,15 +76,16 @@ extension BatchWriter {
 /// Hands a batch run's rows to `BatchWriter.replace`. Valid only inside the closure given to
 /// `replace`; do not keep it.
 public struct BatchRowWriter {
-    /// One row as a backend's sink receives it.
+    /// One row as a backend's sink receives it. Its blobs are lent for the call only: a sink
+    /// copies what it keeps.
     public struct Row {
         public var counts: CountRow
         /// `DimensionEncoding`; empty when the row has none.
-        public var dimensions: [UInt8]
+        public var dimensions: UnsafeRawBufferPointer
         /// Plays that carried a listener id.
         public var listenerPlays: Int64
         /// The listeners' sketch (`HyperLogLog.encoded`); empty when the row has none.
-        public var listeners: [UInt8]
+        public var listeners: UnsafeRawBufferPointer
     }
 
     private let sink: (Row) throws -> Void
@@ -99,6 +100,18 @@ public struct BatchRowWriter {
     /// ranges.
     public func write(trackID: Int64, hour: Hour, plays: Int64, dimensions: [UInt8] = [], listenerPlays: Int64 = 0,
                       listeners: [UInt8] = []) throws {
+        try dimensions.withUnsafeBytes { dimensions in
+            try listeners.withUnsafeBytes { listeners in
+                try write(trackID: trackID, hour: hour, plays: plays, borrowingDimensions: dimensions,
+                          listenerPlays: listenerPlays, borrowingListeners: listeners)
+            }
+        }
+    }
+
+    /// `write(trackID:hour:plays:dimensions:listenerPlays:listeners:)` with the blobs lent, not
+    /// copied into arrays: what a run's rows come in, back to back in one buffer (`EncodedRows`).
+    public func write(trackID: Int64, hour: Hour, plays: Int64, borrowingDimensions dimensions: UnsafeRawBufferPointer,
+                      listenerPlays: Int64, borrowingListeners listeners: UnsafeRawBufferPointer) throws {
         try sink(Row(counts: CountRow(trackID: trackID, hour: hour, plays: plays), dimensions: dimensions,
                      listenerPlays: listenerPlays, listeners: listeners))
     }
