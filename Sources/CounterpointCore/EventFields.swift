@@ -58,20 +58,30 @@ enum EventField: Int, CaseIterable {
 
     /// The member's opening bytes, `"name":`, as the little-endian words at its start and at its
     /// end (overlapping: 8-byte words for names of 6 bytes or more, 4-byte ones for `type`).
-    struct KeyPattern {
+    struct KeyPattern: Equatable {
         var length: Int
         var head: UInt64
         var tail: UInt64
     }
 
-    /// `keyPatterns[field.rawValue]`.
-    static let keyPatterns: [KeyPattern] = allCases.map { field in
-        let bytes = Array("\"\(field.name)\":".utf8)
-        let width = bytes.count >= 8 ? 8 : 4
-        func word(at offset: Int) -> UInt64 {
-            bytes[offset..<offset + width].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    /// This field's pattern: constants, so that the parser's first try per member costs no
+    /// look-up of a lazily made table (a `static let` array cost a `swift_once` check per
+    /// member). `EventFieldRuleTests` derives every one from `name`.
+    @inline(__always)
+    var keyPattern: KeyPattern {
+        switch self {
+        case .eventID: KeyPattern(length: 11, head: 0x695F_746E_6576_6522, tail: 0x3A22_6469_5F74_6E65) // "event_id":
+        case .type: KeyPattern(length: 7, head: 0x7079_7422, tail: 0x3A22_6570) // "type":
+        case .trackID: KeyPattern(length: 11, head: 0x695F_6B63_6172_7422, tail: 0x3A22_6469_5F6B_6361) // "track_id":
+        case .occurredAt: KeyPattern(length: 14, head: 0x6572_7275_6363_6F22, tail: 0x3A22_7461_5F64_6572) // "occurred_at":
+        case .listenerID: KeyPattern(length: 14, head: 0x656E_6574_7369_6C22, tail: 0x3A22_6469_5F72_656E) // "listener_id":
+        case .positionMilliseconds:
+            KeyPattern(length: 14, head: 0x6F69_7469_736F_7022, tail: 0x3A22_736D_5F6E_6F69) // "position_ms":
+        case .durationMilliseconds:
+            KeyPattern(length: 14, head: 0x6F69_7461_7275_6422, tail: 0x3A22_736D_5F6E_6F69) // "duration_ms":
+        case .client: KeyPattern(length: 9, head: 0x2274_6E65_696C_6322, tail: 0x3A22_746E_6569_6C63) // "client":
+        case .country: KeyPattern(length: 10, head: 0x7972_746E_756F_6322, tail: 0x3A22_7972_746E_756F) // "country":
         }
-        return KeyPattern(length: bytes.count, head: word(at: 0), tail: word(at: bytes.count - width))
     }
 
     /// The field named by the key bytes, compared a few words at a time.

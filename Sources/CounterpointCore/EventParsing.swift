@@ -121,7 +121,7 @@ struct EventParsing {
     /// general path would read, in a few word compares.
     @inline(__always)
     mutating func matchesKey(_ field: EventField) -> Bool {
-        let pattern = EventField.keyPatterns[field.rawValue]
+        let pattern = field.keyPattern
         guard scanner.position &+ pattern.length <= scanner.end else { return false }
         let start = scanner.base + scanner.position
         let matches = pattern.length >= 8

@@ -164,6 +164,19 @@ struct EventFieldRuleTests {
         #expect(rejectReason(eventJSON("Track_ID", "\"not a number\"")) == nil)
         #expect(rejectReason(eventJSON("track_id ", "-1")) == nil)
     }
+
+    @Test("each field's key pattern is its \"name\": read as little-endian words at the start and at the end")
+    func keyPatternsSpellTheNames() {
+        for field in EventField.allCases {
+            let bytes = Array("\"\(field.name)\":".utf8)
+            let width = bytes.count >= 8 ? 8 : 4
+            func word(at offset: Int) -> UInt64 {
+                bytes[offset..<offset + width].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+            }
+            let derived = EventField.KeyPattern(length: bytes.count, head: word(at: 0), tail: word(at: bytes.count - width))
+            #expect(field.keyPattern == derived, "\(field.name)")
+        }
+    }
 }
 
 /// Which reason wins when an event breaks several rules, and what the messages say.
