@@ -20,9 +20,8 @@ final class ArchiveCompressor: Sendable {
 
     /// The compressing thread and its queue, from `start` on.
     private let thread = Locked<JobThread<Void>?>(nil)
-    /// Raised by `stop`: files found on disk are dropped from then on.
-    private let stopSignal = StopSignal()
-    /// When a stop stops compressing: set by `stop`, `stopBudget` after it was called.
+    /// Set by `stop`, `stopBudget` after it was called: from then on files found on disk are
+    /// dropped, and past it the others too.
     private let stopDeadline = Locked<ContinuousClock.Instant?>(nil)
     /// Files a stop left plain for want of time.
     private let leftPlain = Locked(0)
@@ -44,7 +43,7 @@ final class ArchiveCompressor: Sendable {
     /// Starts the thread; files queued before stay plain (the next start queues them again).
     func start() {
         thread.withLock { thread in
-            guard thread == nil, !stopSignal.isRequested else { return }
+            guard thread == nil, stopDeadline.value == nil else { return }
             thread = try? JobThread(name: "archive-gzip", open: {})
         }
     }
@@ -57,9 +56,9 @@ final class ArchiveCompressor: Sendable {
             _ = thread.start { [self] _ in
                 // Once stopping, files found on disk wait for the next start, and so do the
                 // others once the stop's budget is spent.
-                if stopSignal.isRequested {
+                if let deadline = stopDeadline.value {
                     guard job.quietPeriod == nil else { return }
-                    if let deadline = stopDeadline.value, ContinuousClock.now >= deadline {
+                    if ContinuousClock.now >= deadline {
                         leftPlain.withLock { $0 += 1 }
                         return
                     }
@@ -88,7 +87,6 @@ final class ArchiveCompressor: Sendable {
     /// others, and ends the thread.
     func stop() {
         stopDeadline.withLock { deadline in deadline = deadline ?? .now + stopBudget }
-        stopSignal.request()
         thread.value?.stop()
         let left = leftPlain.value
         if left > 0 {
@@ -100,7 +98,7 @@ final class ArchiveCompressor: Sendable {
 
     /// Whether `stop` has been called (for tests).
     var isStopping: Bool {
-        stopSignal.isRequested
+        stopDeadline.value != nil
     }
 
     /// Holds the compressing thread until `release` is requested: files queued meanwhile wait

@@ -29,8 +29,8 @@ extension CounterRows {
         var rows = CounterRows(Catalogue.realtime)
         rows.reserveCapacity(increments.count)
         var (next, nextDimensions, nextListeners) = (0, 0, 0)
-        try dimensions.bytes.withUnsafeBytes { dimensionBytes in
-            try listeners.bytes.withUnsafeBytes { listenerBytes in
+        try dimensions.withBlobs { storedDimensions in
+            try listeners.withBlobs { storedSketch in
                 while true {
                     // The least (hour, track) key at the heads of the three sources.
                     var key: (hour: Int64, track: Int64)?
@@ -50,13 +50,13 @@ extension CounterRows {
                     }
                     var dimensionBlob = noBlob
                     if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.trackIDs[nextDimensions] == track {
-                        dimensionBlob = UnsafeRawBufferPointer(rebasing: dimensionBytes[dimensions.range(nextDimensions)])
+                        dimensionBlob = storedDimensions(nextDimensions)
                         if !dimensionBlob.isEmpty { try RowRule.check(trackID: track, hour: Hour(index: hour), plays: 0) }
                         nextDimensions += 1
                     }
                     var (listenerPlays, sketch): (Int64, UnsafeRawBufferPointer) = (0, noBlob)
                     if nextListeners < listeners.count, listeners.hours[nextListeners] == hour, listeners.trackIDs[nextListeners] == track {
-                        sketch = UnsafeRawBufferPointer(rebasing: listenerBytes[listeners.range(nextListeners)])
+                        sketch = storedSketch(nextListeners)
                         if !sketch.isEmpty {
                             listenerPlays = listeners.values[nextListeners]
                             try RowRule.check(trackID: track, hour: Hour(index: hour), plays: listenerPlays)
