@@ -81,11 +81,13 @@ public final class RunningProgram: Sendable {
         procFile("io").flatMap { Self.field("rchar", in: $0) }.map(Int64.init)
     }
 
-    /// Resident memory now (VmRSS) and at its peak (VmHWM), in KiB; nil once it has ended.
-    public var memoryKilobytes: (current: Int, peak: Int)? {
+    /// Resident memory now (VmRSS) and at its peak (VmHWM), and the anonymous part of it now
+    /// (RssAnon: the program's own memory, without the store's memory-mapped file pages, which
+    /// the page cache shares), in KiB; nil once it has ended.
+    public var memoryKilobytes: (current: Int, peak: Int, anonymous: Int)? {
         guard let status = procFile("status"), let current = Self.field("VmRSS", in: status),
-              let peak = Self.field("VmHWM", in: status) else { return nil }
-        return (current, peak)
+              let peak = Self.field("VmHWM", in: status), let anonymous = Self.field("RssAnon", in: status) else { return nil }
+        return (current, peak, anonymous)
     }
 
     /// The text of /proc/<pid>/`file` while the program runs.
