@@ -92,4 +92,49 @@ struct RankingWindowTests {
             #expect(try Self.ranking(reader) == [1: 4, 2: 7, 3: 11])
         }
     }
+
+    @Test("a window's totals from rows in runs of ascending tracks equal the sums of a model, whatever the runs", arguments: 0..<20)
+    func windowTotalsEqualTheModel(_ round: Int) {
+        var random = SystemRandomNumberGenerator()
+        var model: [Int64: Int64] = [:]
+        var totals = WindowTotals()
+        for _ in 0..<Int.random(in: 0...12, using: &random) {
+            // One run: distinct tracks, ascending, as one hour's rows come from SQLite.
+            let tracks = Set((0..<Int.random(in: 1...300, using: &random)).map { _ in Int64.random(in: 1...400, using: &random) }).sorted()
+            for track in tracks {
+                let plays = Int64.random(in: 0...9, using: &random)
+                model[track, default: 0] += plays
+                totals.add(track, plays)
+            }
+        }
+        totals.finish()
+        #expect(totals.entries.map(\.trackID) == model.keys.sorted())
+        #expect(Dictionary(uniqueKeysWithValues: totals.entries.map { ($0.trackID, $0.plays) }) == model)
+        for track in Int64(0)...401 {
+            #expect(totals.plays(of: track) == model[track, default: 0])
+        }
+    }
+
+    @Test("a store's realtime rows come in runs of strictly ascending tracks, and the window over several hours is exact", arguments: Backend.allCases)
+    func realtimeRowsComeInRuns(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let realtime = try stores.realtime()
+            // Tracks in descending order within and across hours, so that only the reads can sort them.
+            let increments = (Int64(0)..<5).flatMap { hour in stride(from: Int64(60), through: 1, by: -1).map { ($0 * 7, hour, $0 + hour) } }
+            try flush(realtime, increments, from: nil, to: 1)
+            let layers = try stores.backend.openLayers()
+            _ = try layers.beginSnapshots()
+            defer { layers.endSnapshots() }
+            var rows: [(Int64, Int64)] = []
+            try layers.realtimeRows(in: hours(0, 5)) { rows.append(($0, $1)) }
+            var runs = 1
+            for index in rows.indices.dropFirst() where rows[index].0 <= rows[index - 1].0 { runs += 1 }
+            #expect(runs <= 5, "\(runs) runs for 5 hours")
+            var totals = WindowTotals()
+            for (track, plays) in rows { totals.add(track, plays) }
+            totals.finish()
+            let expected = Dictionary(increments.map { ($0.0, $0.2) }, uniquingKeysWith: +)
+            #expect(Dictionary(uniqueKeysWithValues: totals.entries.map { ($0.trackID, $0.plays) }) == expected)
+        }
+    }
 }

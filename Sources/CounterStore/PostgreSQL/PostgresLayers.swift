@@ -173,7 +173,7 @@ public final class PostgresLayers: LayerReads {
     public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
         // Summed per track by the server: a row per track crosses the wire, not one per (track, hour).
         let result = try query("""
-            SELECT track_id, sum(plays)::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2 GROUP BY track_id
+            SELECT track_id, sum(plays)::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2 GROUP BY track_id ORDER BY track_id
             """, [gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }

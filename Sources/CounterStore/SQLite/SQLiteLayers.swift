@@ -108,7 +108,7 @@ public final class SQLiteLayers: LayerReads {
 
     public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
         let rows = try realtime.cachedStatement(
-            "SELECT track_id, plays FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
+            "SELECT track_id, plays FROM realtime_counts WHERE hour >= ?1 AND hour < ?2 ORDER BY hour, track_id")
         try rows.bind(gap.lower.index, at: 1)
         try rows.bind(gap.upper.index, at: 2)
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }

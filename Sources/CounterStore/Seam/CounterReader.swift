@@ -169,7 +169,7 @@ public final class CounterReader {
                 for part in plan.batchParts {
                     batchPlays += try layers.batchSum(track: track, over: part)
                 }
-                return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimeTotals[track] ?? 0)
+                return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimeTotals.plays(of: track))
             }
         }
     }
@@ -182,13 +182,13 @@ public final class CounterReader {
         if let version = state.realtimeVersion, let last = lastWindow, last.version == version, last.gaps == gaps {
             return last
         }
-        var totals: [Int64: Int64] = [:]
+        var totals = WindowTotals()
         for gap in gaps {
-            try layers.realtimeRows(in: gap) { track, count in totals[track, default: 0] &+= count }
+            try layers.realtimeRows(in: gap) { track, count in totals.add(track, count) }
         }
-        let ranked = totals.filter { $0.value > 0 }
-            .map { RankedEntry(trackID: $0.key, plays: $0.value) }
-            .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
+        totals.finish()
+        var ranked = totals.entries.filter { $0.plays > 0 }
+        ranked.sort { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
         let window = RealtimeWindow(version: state.realtimeVersion, gaps: gaps, totals: totals, ranked: ranked)
         lastWindow = state.realtimeVersion == nil ? nil : window
         return window
@@ -229,6 +229,67 @@ extension CounterReader: Sendable {}
 private struct RealtimeWindow {
     var version: String?
     var gaps: [HourRange]
-    var totals: [Int64: Int64]
+    var totals: WindowTotals
     var ranked: [RankedEntry]
+}
+
+/// Each track's plays over a realtime window, summed from rows that come in runs of ascending
+/// track ids (`LayerReads.realtimeRows`): each run is merged into the sums so far in one linear
+/// pass, sequential memory where a hash table took a cache miss a row (the window can be
+/// millions of rows, and every reader thread sums it again after each flush).
+struct WindowTotals {
+    /// By ascending track id, one entry per track, once `finish` has run.
+    private(set) var entries: [RankedEntry] = []
+    private var run: [RankedEntry] = []
+    private var merged: [RankedEntry] = []
+
+    /// Adds a row; a track id not above the last one starts a new run.
+    mutating func add(_ track: Int64, _ plays: Int64) {
+        if let last = run.last, track <= last.trackID { mergeRun() }
+        run.append(RankedEntry(trackID: track, plays: plays))
+    }
+
+    /// Merges the last run in; `entries` then holds the sums.
+    mutating func finish() {
+        mergeRun()
+    }
+
+    /// The plays of `track` over the window (0 when it has none).
+    func plays(of track: Int64) -> Int64 {
+        var (low, high) = (0, entries.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].trackID < track { low = middle + 1 } else { high = middle }
+        }
+        return low < entries.count && entries[low].trackID == track ? entries[low].plays : 0
+    }
+
+    private mutating func mergeRun() {
+        guard !run.isEmpty else { return }
+        if entries.isEmpty {
+            swap(&entries, &run)
+            return
+        }
+        merged.removeAll(keepingCapacity: true)
+        merged.reserveCapacity(entries.count + run.count)
+        var (left, right) = (0, 0)
+        while left < entries.count && right < run.count {
+            let (a, b) = (entries[left], run[right])
+            if a.trackID == b.trackID {
+                merged.append(RankedEntry(trackID: a.trackID, plays: a.plays &+ b.plays))
+                left += 1
+                right += 1
+            } else if a.trackID < b.trackID {
+                merged.append(a)
+                left += 1
+            } else {
+                merged.append(b)
+                right += 1
+            }
+        }
+        merged.append(contentsOf: entries[left...])
+        merged.append(contentsOf: run[right...])
+        swap(&entries, &merged)
+        run.removeAll(keepingCapacity: true)
+    }
 }

@@ -180,8 +180,10 @@ public protocol LayerReads: AnyObject {
     func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays]
     /// The realtime rows of `track` in `gap`: (hour, plays), any order.
     func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws
-    /// Every realtime row in `gap`: (track, plays), several per track. The realtime layer holds
-    /// only the uncovered window, so this reads what has not been batched yet, never history.
+    /// Every realtime row in `gap`: (track, plays), several per track, in runs of strictly
+    /// ascending track ids (a run ends where the next id is not larger: on SQLite one run per
+    /// hour, on PostgreSQL one run of per-track sums). The realtime layer holds only the
+    /// uncovered window, so this reads what has not been batched yet, never history.
     func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws
 
     /// The batch dimension blobs (`DimensionEncoding`) of `track` over the spans of `part`, any
