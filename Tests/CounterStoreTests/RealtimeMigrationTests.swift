@@ -96,7 +96,7 @@ struct RealtimeMigrationTests {
             #expect(try database.userVersion() == Schema.realtime.version)
             var tables: [String] = []
             try database.makeStatement("SELECT name FROM sqlite_master ORDER BY name").forEachRow { tables.append($0.string(at: 0)) }
-            #expect(tables == ["last_flush", "partition_offsets", "realtime_counts", "realtime_counts_by_track"])
+            #expect(tables == ["last_flush", "partition_offsets", "realtime_counts", "realtime_counts_by_track", "realtime_hours"])
 
             var stored: [String] = []
             try database.makeStatement("""

@@ -20,9 +20,9 @@ struct SchemaTests {
                 _ = try RealtimeStore(location: location)
                 _ = try BatchStore(location: location)
             }
-            // Realtime: counts, dimensions, a change counter, listeners, payloads in the counts rows.
-            // Batch: hours, rollups, recorded sources, dimensions, listeners.
-            #expect(try userVersion(ofFile: location.realtimePath) == 5)
+            // Realtime: counts, dimensions, a change counter, listeners, payloads in the counts rows,
+            // hour stamps. Batch: hours, rollups, recorded sources, dimensions, listeners.
+            #expect(try userVersion(ofFile: location.realtimePath) == 6)
             #expect(try userVersion(ofFile: location.batchPath) == 5)
         }
     }

@@ -11,6 +11,8 @@ public final class PostgresLayers: LayerReads {
     private let database: PostgresDatabase
     /// The connection whose transaction is the current snapshot; nil between snapshots.
     private var snapshot: PostgresConnection?
+    /// Whether no writer that leaves hours unstamped is recorded in the snapshot (`RealtimeHourStamps`).
+    private var stampsTrusted = false
 
     /// Connects at once (an unreachable database fails here) and creates or migrates the
     /// schema, so a reader can start before any writer has — except on a hot standby, where it
@@ -42,9 +44,11 @@ public final class PostgresLayers: LayerReads {
                             WHERE high_watermark IS NOT NULL)::bigint,
                            (SELECT string_agg(lower || ':' || upper, ',' ORDER BY lower) FROM coverage),
                            txid_current_snapshot()::text,
-                           \(standbyLag)
+                           \(standbyLag),
+                           (NOT EXISTS (SELECT 1 FROM realtime_flushes WHERE NOT stamps))::int
                     """)
             }
+            stampsTrusted = state.optionalInt64(row: 0, column: 5) == 1
             let ranges = state.string(row: 0, column: 2).split(separator: ",").compactMap { range -> HourRange? in
                 let bounds = range.split(separator: ":").compactMap { Int64($0) }
                 return bounds.count == 2 ? HourRange(Hour(index: bounds[0]), Hour(index: bounds[1])) : nil
@@ -176,6 +180,13 @@ public final class PostgresLayers: LayerReads {
             SELECT track_id, sum(plays)::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2 GROUP BY track_id ORDER BY track_id
             """, [gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
+    }
+
+    public func realtimeHourStamps(in gap: HourRange) throws -> [(hour: Int64, stamp: Int64)]? {
+        guard stampsTrusted else { return nil }
+        let result = try query("SELECT hour, changes FROM realtime_hours WHERE hour >= $1 AND hour < $2 ORDER BY hour",
+                               [gap.lower.index, gap.upper.index])
+        return (0..<result.rowCount).map { (result.int64(row: $0, column: 0), result.int64(row: $0, column: 1)) }
     }
 
     // MARK: Listeners

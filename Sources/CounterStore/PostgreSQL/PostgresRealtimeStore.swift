@@ -46,10 +46,14 @@ public final class PostgresRealtimeStore: RealtimeWriter {
                         try fence(ordered, flushedAt: flushedAt, db)
                         try PostgresDialect(db).add(rows)
                         try advance(ordered, flushedAt: flushedAt, db)
-                        try db.query("""
-                            INSERT INTO realtime_flushes (writer, flushed_at) VALUES ($1, $2)
+                        let change = try db.query("""
+                            INSERT INTO realtime_flushes (writer, flushed_at, stamps) VALUES ($1, $2, true)
                             ON CONFLICT (writer) DO UPDATE SET flushed_at = excluded.flushed_at
-                            """, [writerID, flushedAt])
+                            RETURNING txid_current()
+                            """, [writerID, flushedAt]).singleInt64 ?? 0
+                        // Last, so that writers touching the same hour queue on its stamp only at
+                        // their ends, and in ascending hour order in every writer.
+                        try RealtimeHourStamps.stamp(hours: rows.firstKeyValues, change: change, PostgresDialect(db))
                     }
                 }
             }
@@ -137,26 +141,51 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         }
     }
 
-    /// One statement, so one short transaction: it reads the coverage committed when it starts
-    /// (the batch layer is in the same database) and deletes at most `maxRows` rows in it,
-    /// their dimension counts and listener sketches with them (columns of the same rows).
+    /// One short transaction: it deletes at most `maxRows` rows in the coverage committed when its
+    /// statement starts (the batch layer is in the same database), their dimension counts and
+    /// listener sketches with them (columns of the same rows), and stamps the hours it deleted from.
     public func compactCoveredHours(maxRows: Int) throws -> Int {
         try retryingConflicts {
-            try database.withConnection { db in
-                let deleted = try db.query("""
-                    DELETE FROM realtime_counts WHERE (hour, track_id) IN (
-                        SELECT r.hour, r.track_id FROM coverage c
-                        JOIN realtime_counts r ON r.hour >= c.lower AND r.hour < c.upper
-                        LIMIT $1)
-                    """, [max(0, maxRows)]).affectedRows
-                // Rows of writers gone for a day no longer say anything about freshness.
-                try db.query("""
-                    DELETE FROM realtime_flushes
-                    WHERE flushed_at < (SELECT max(flushed_at) FROM realtime_flushes) - 86400000
-                    """)
-                return deleted
+            try database.withConnection { connection in
+                try connection.write(isolation: .readCommitted) { db in
+                    let gone = try db.query("""
+                        WITH gone AS (
+                            DELETE FROM realtime_counts WHERE (hour, track_id) IN (
+                                SELECT r.hour, r.track_id FROM coverage c
+                                JOIN realtime_counts r ON r.hour >= c.lower AND r.hour < c.upper
+                                LIMIT $1)
+                            RETURNING hour)
+                        SELECT hour, count(*)::bigint, txid_current() FROM gone GROUP BY hour ORDER BY hour
+                        """, [max(0, maxRows)])
+                    var deleted = 0
+                    for row in 0..<gone.rowCount {
+                        let hour = gone.int64(row: row, column: 0)
+                        try RealtimeHourStamps.stampDeletions(lower: hour, upper: hour + 1, change: gone.int64(row: row, column: 2),
+                                                              PostgresDialect(db))
+                        deleted += Int(gone.int64(row: row, column: 1))
+                    }
+                    try forgetSilentWriters(db)
+                    return deleted
+                }
             }
         }
+    }
+
+    /// Forgets the rows of writers gone for a day, which no longer say anything about freshness,
+    /// and those of writers that do not stamp hours (an older version) once silent for 15
+    /// minutes; after the last of those, every hour is stamped again, and readers trust the
+    /// stamps from then on.
+    private func forgetSilentWriters(_ db: PostgresConnection) throws {
+        let forgotten = try db.query("""
+            WITH latest AS (SELECT max(flushed_at) AS at FROM realtime_flushes)
+            DELETE FROM realtime_flushes USING latest
+            WHERE flushed_at < latest.at - 86400000 OR (NOT stamps AND flushed_at < latest.at - 900000)
+            RETURNING stamps::int
+            """, [])
+        guard (0..<forgotten.rowCount).contains(where: { forgotten.int64(row: $0, column: 0) == 0 }),
+              try db.query("SELECT count(*) FROM realtime_flushes WHERE NOT stamps", []).singleInt64 == 0 else { return }
+        let change = try db.query("SELECT txid_current()", []).singleInt64 ?? 0
+        try RealtimeHourStamps.stampEveryHour(change: change, PostgresDialect(db))
     }
 }
 

@@ -97,6 +97,20 @@ enum PostgresSchema {
         // Listener sketches (docs/listeners.md, the `hll` extension's bytes in `bytea`) and the
         // plays that carried a listener id: columns of the same rows, for the same reasons.
         Catalogue.addListenerColumns(to: [Catalogue.realtime] + Catalogue.batchTables, types),
+        // Hour stamps (`RealtimeHourStamps`): the transaction id of the last commit that changed
+        // each hour's rows, so that a reader re-reads only those hours. The hours stored now get
+        // stamp 0; the writers that were flushing are marked as not stamping (a writer of an older
+        // version may still commit after this), and readers trust the stamps only while no such
+        // writer is recorded (`PostgresRealtimeStore.compactCoveredHours` stamps every hour again
+        // when it forgets the last of them).
+        """
+        CREATE TABLE realtime_hours (
+            hour bigint PRIMARY KEY,
+            changes bigint NOT NULL
+        );
+        INSERT INTO realtime_hours (hour, changes) SELECT DISTINCT hour, 0 FROM realtime_counts;
+        ALTER TABLE realtime_flushes ADD COLUMN stamps boolean NOT NULL DEFAULT false;
+        """,
     ]
 
     static var version: Int { migrations.count }

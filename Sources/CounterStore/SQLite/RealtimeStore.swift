@@ -46,13 +46,34 @@ public final class RealtimeStore: RealtimeWriter {
                 try saveOffset.execute()
             }
 
-            let saveFlush = try db.cachedStatement("""
-                INSERT INTO last_flush (id, flushed_at, changes) VALUES (1, ?1, 1)
-                ON CONFLICT (id) DO UPDATE SET flushed_at = excluded.flushed_at, changes = changes + 1
-                """)
-            try saveFlush.bind(flushedAt, at: 1)
-            try saveFlush.execute()
+            try commitChange(stamping: rows.firstKeyValues, flushedAt: flushedAt, db)
             return .committed
+        }
+    }
+
+    /// Counts a commit that changed realtime rows in `last_flush` (the reader's
+    /// `realtimeVersion`; with the flush's time for a flush) and stamps the hours it changed
+    /// with the new count (`RealtimeHourStamps`): `hours`, and those `stampMore` stamps.
+    private func commitChange(stamping hours: [Int64], flushedAt: Int64?, _ db: Database,
+                              stampMore: (Int64) throws -> Void = { _ in }) throws {
+        let dialect = SQLiteDialect(db)
+        var (changes, stamped): (Int64, Int64) = (0, 0)
+        try dialect.query("SELECT changes, stamped FROM last_flush WHERE id = 1", []) { row in
+            (changes, stamped) = (row.int64(at: 0), row.int64(at: 1))
+        }
+        let change = changes + 1
+        // Changes a writer of an older version committed left some stamps behind.
+        if stamped != changes { try RealtimeHourStamps.stampEveryHour(change: change, dialect) }
+        try RealtimeHourStamps.stamp(hours: hours, change: change, dialect)
+        try stampMore(change)
+        if let flushedAt {
+            try dialect.run("""
+                INSERT INTO last_flush (id, flushed_at, changes, stamped) VALUES (1, $1, $2, $2)
+                ON CONFLICT (id) DO UPDATE SET flushed_at = excluded.flushed_at, changes = excluded.changes,
+                    stamped = excluded.stamped
+                """, .integer(flushedAt), .integer(change))
+        } else {
+            try dialect.run("UPDATE last_flush SET changes = $1, stamped = $1 WHERE id = 1", .integer(change))
         }
     }
 
@@ -106,6 +127,7 @@ public final class RealtimeStore: RealtimeWriter {
         return try database.write { db in
             var budget = max(0, maxRows)
             var deleted = 0
+            var deletedFrom: [HourRange] = []
             for covered in coverage.ranges where budget > 0 {
                 try boundary.bind(covered.lower.index, at: 1)
                 try boundary.bind(covered.upper.index, at: 2)
@@ -123,11 +145,17 @@ public final class RealtimeStore: RealtimeWriter {
                     try deleteRange.bind(covered.upper.index, at: 2)
                     try deleteRange.execute()
                 }
+                if db.changes > 0 { deletedFrom.append(covered) }
                 deleted += db.changes
                 budget -= db.changes
             }
-            if deleted > 0 {
-                try db.cachedStatement("UPDATE last_flush SET changes = changes + 1 WHERE id = 1").execute()
+            if !deletedFrom.isEmpty {
+                try commitChange(stamping: [], flushedAt: nil, db) { change in
+                    for range in deletedFrom {
+                        try RealtimeHourStamps.stampDeletions(lower: range.lower.index, upper: range.upper.index,
+                                                              change: change, SQLiteDialect(db))
+                    }
+                }
             }
             return deleted
         }

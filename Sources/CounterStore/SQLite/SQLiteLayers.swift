@@ -7,6 +7,8 @@ import SQLiteDB
 public final class SQLiteLayers: LayerReads {
     private let batch: Database
     private let realtime: Database
+    /// Whether every change the realtime snapshot shows stamped its hours (`RealtimeHourStamps`).
+    private var stampsTrusted = false
 
     /// Opens both files read-only; a missing file is first created (empty, with its schema),
     /// so the reader can start before any flush or batch run.
@@ -27,7 +29,8 @@ public final class SQLiteLayers: LayerReads {
             let state = try realtime.cachedStatement("""
                 SELECT (SELECT flushed_at FROM last_flush WHERE id = 1),
                        (SELECT sum(max(high_watermark - next_offset, 0)) FROM partition_offsets WHERE high_watermark IS NOT NULL),
-                       (SELECT changes FROM last_flush WHERE id = 1)
+                       (SELECT changes FROM last_flush WHERE id = 1),
+                       (SELECT stamped FROM last_flush WHERE id = 1)
                 """)
             defer { state.reset() }
             try state.step()
@@ -36,6 +39,7 @@ public final class SQLiteLayers: LayerReads {
             // One writer per file, and it counts each change it commits; the flush time too, so
             // that a writer of an older version (which counts nothing) still changes it.
             let version = "\(state.optionalInt64(at: 2) ?? 0):\(flushedAt ?? 0)"
+            stampsTrusted = state.optionalInt64(at: 2) == state.optionalInt64(at: 3)
             try batch.beginRead()
             let coverage = try BatchRecords.coverage(SQLiteDialect(batch))
             return SnapshotState(coverage: coverage, realtimeFlushedAt: flushedAt, realtimeLagEvents: lag, realtimeVersion: version)
@@ -112,6 +116,16 @@ public final class SQLiteLayers: LayerReads {
         try rows.bind(gap.lower.index, at: 1)
         try rows.bind(gap.upper.index, at: 2)
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
+    }
+
+    public func realtimeHourStamps(in gap: HourRange) throws -> [(hour: Int64, stamp: Int64)]? {
+        guard stampsTrusted else { return nil }
+        let rows = try realtime.cachedStatement("SELECT hour, changes FROM realtime_hours WHERE hour >= ?1 AND hour < ?2 ORDER BY hour")
+        try rows.bind(gap.lower.index, at: 1)
+        try rows.bind(gap.upper.index, at: 2)
+        var stamps: [(hour: Int64, stamp: Int64)] = []
+        try rows.forEachRow { stamps.append(($0.int64(at: 0), $0.int64(at: 1))) }
+        return stamps
     }
 
     // MARK: Dimensions

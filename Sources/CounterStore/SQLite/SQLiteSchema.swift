@@ -108,6 +108,18 @@ extension Schema {
             DROP TABLE realtime_dimensions;
             DROP TABLE realtime_listeners;
             """,
+        // Hour stamps (`RealtimeHourStamps`): the `changes` number of the last commit that changed
+        // each hour's rows, so that a reader re-reads only those hours; and the last commit that
+        // stamped its hours. A writer of an older version counts changes without stamping, so a
+        // reader trusts the stamps only while `stamped = changes`, and the next writer that finds
+        // them apart stamps every hour again.
+        """
+        CREATE TABLE realtime_hours (
+            hour INTEGER PRIMARY KEY,
+            changes INTEGER NOT NULL
+        );
+        ALTER TABLE last_flush ADD COLUMN stamped INTEGER NOT NULL DEFAULT 0;
+        """,
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each

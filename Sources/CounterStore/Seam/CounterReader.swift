@@ -27,8 +27,8 @@ public final class CounterReader {
     /// When the held snapshots were opened; `nil` when none are held.
     public private(set) var snapshotsHeldSince: ContinuousClock.Instant?
     private var heldState: SnapshotState?
-    /// The last realtime window a ranking summed (see `realtimeWindow`).
-    private var lastWindow: RealtimeWindow?
+    /// The realtime window rankings read, kept up to date from snapshot to snapshot.
+    private var window = RealtimeWindowCache()
     /// The last merge plan worked out, and what it was worked out from (see `plan`).
     private var lastPlan: (coarsest: RollupLevel, coverage: Coverage, plan: MergePlan)?
 
@@ -150,7 +150,7 @@ public final class CounterReader {
         guard limit > 0, !range.isEmpty else { return [] }
         return try withSnapshot { state in
             let plan = self.plan(range, state)
-            let window = try realtimeWindow(plan.realtimeGaps, state: state)
+            let window = try self.window.window(plan.realtimeGaps, state: state, layers: layers)
             let realtimeTotals = window.totals
             var lists: [RankedList] = []
             for span in plan.batchSpans {
@@ -172,26 +172,6 @@ public final class CounterReader {
                 return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimeTotals.plays(of: track))
             }
         }
-    }
-
-    /// The realtime rows of `gaps` summed per track and ranked, as of `state`'s snapshot. The
-    /// last window is kept and reused while the snapshots' realtime version and the gaps are the
-    /// same — exact, since the same version means the same rows — so rankings asked between two
-    /// flushes read and sort the uncovered window once, not once per request.
-    private func realtimeWindow(_ gaps: [HourRange], state: SnapshotState) throws -> RealtimeWindow {
-        if let version = state.realtimeVersion, let last = lastWindow, last.version == version, last.gaps == gaps {
-            return last
-        }
-        var totals = WindowTotals()
-        for gap in gaps {
-            try layers.realtimeRows(in: gap) { track, count in totals.add(track, count) }
-        }
-        totals.finish()
-        var ranked = totals.entries.filter { $0.plays > 0 }
-        ranked.sort { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
-        let window = RealtimeWindow(version: state.realtimeVersion, gaps: gaps, totals: totals, ranked: ranked)
-        lastWindow = state.realtimeVersion == nil ? nil : window
-        return window
     }
 
     // MARK: Status
@@ -223,12 +203,3 @@ public final class CounterReader {
 
 @available(*, unavailable)
 extension CounterReader: Sendable {}
-
-/// The realtime layer's rows over some gaps, summed per track and ranked by plays, and the
-/// snapshot version they were read at.
-private struct RealtimeWindow {
-    var version: String?
-    var gaps: [HourRange]
-    var totals: WindowTotals
-    var ranked: [RankedEntry]
-}

@@ -185,6 +185,12 @@ public protocol LayerReads: AnyObject {
     /// hour, on PostgreSQL one run of per-track sums). The realtime layer holds only the
     /// uncovered window, so this reads what has not been batched yet, never history.
     func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws
+    /// The hours of `gap` that hold realtime rows, ascending, each with its stamp: the number of
+    /// the last commit that changed its rows (`RealtimeHourStamps`), so that the same stamp in
+    /// two snapshots means the same rows. nil when this snapshot cannot vouch for its stamps (a
+    /// store that keeps none; changes a writer of an older version did not stamp): the reader
+    /// then sums the whole window again.
+    func realtimeHourStamps(in gap: HourRange) throws -> [(hour: Int64, stamp: Int64)]?
 
     /// The batch dimension blobs (`DimensionEncoding`) of `track` over the spans of `part`, any
     /// order (like `batchSum`, one step whatever the range).

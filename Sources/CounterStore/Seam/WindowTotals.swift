@@ -16,6 +16,12 @@ struct WindowTotals {
         run.append(RankedEntry(trackID: track, plays: plays))
     }
 
+    /// Adds a whole run: entries of strictly ascending track ids (another window's `entries`).
+    mutating func add(run entries: [RankedEntry]) {
+        mergeRun()
+        merge(entries)
+    }
+
     /// Merges the last run in; `entries` then holds the sums (and the spare buffers are let go:
     /// a reader keeps its last window until the next flush).
     mutating func finish() {
@@ -40,11 +46,22 @@ struct WindowTotals {
             swap(&entries, &run)
             return
         }
+        merge(run)
+        run.removeAll(keepingCapacity: true)
+    }
+
+    /// Merges `other` (ascending, distinct track ids) into `entries` in one linear pass.
+    private mutating func merge(_ other: [RankedEntry]) {
+        guard !other.isEmpty else { return }
+        guard !entries.isEmpty else {
+            entries = other
+            return
+        }
         merged.removeAll(keepingCapacity: true)
-        merged.reserveCapacity(entries.count + run.count)
+        merged.reserveCapacity(entries.count + other.count)
         var (left, right) = (0, 0)
-        while left < entries.count && right < run.count {
-            let (a, b) = (entries[left], run[right])
+        while left < entries.count && right < other.count {
+            let (a, b) = (entries[left], other[right])
             if a.trackID == b.trackID {
                 merged.append(RankedEntry(trackID: a.trackID, plays: a.plays &+ b.plays))
                 left += 1
@@ -58,8 +75,7 @@ struct WindowTotals {
             }
         }
         merged.append(contentsOf: entries[left...])
-        merged.append(contentsOf: run[right...])
+        merged.append(contentsOf: other[right...])
         swap(&entries, &merged)
-        run.removeAll(keepingCapacity: true)
     }
 }
