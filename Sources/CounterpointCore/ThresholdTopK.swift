@@ -25,11 +25,9 @@ public struct RankedList {
         chunk = max(1, firstChunk)
     }
 
-    /// A list held in memory; `entries` must already be by plays descending.
-    public static func inMemory(_ entries: [RankedEntry]) -> RankedList {
-        RankedList(firstChunk: max(1, entries.count)) { offset, limit in
-            offset >= entries.count ? [] : Array(entries[offset..<min(entries.count, offset + limit)])
-        }
+    /// A list held in memory, read as deep as the ranking goes (`PartialRanking`).
+    public static func inMemory(_ ranking: PartialRanking) -> RankedList {
+        RankedList(firstChunk: 64) { offset, limit in ranking.entries(from: offset, limit: limit) }
     }
 
     public mutating func next() throws -> RankedEntry? {
@@ -46,6 +44,62 @@ public struct RankedList {
         return buffer[position]
     }
 }
+
+/// Entries by plays descending, ties by track id, sorted only as deep as they are read: a binary
+/// heap from which the order is popped on demand, the popped prefix kept for the next read. A
+/// ranking reads a realtime window a few hundred entries deep, so building the heap (linear)
+/// replaces sorting every track the window holds each time the window changes. Not `Sendable`:
+/// one reader thread's.
+public final class PartialRanking {
+    private var heap: [RankedEntry]
+    private var prefix: [RankedEntry] = []
+
+    /// `entries` in any order.
+    public init(_ entries: [RankedEntry]) {
+        heap = entries
+        var index = heap.count / 2
+        while index > 0 {
+            index -= 1
+            siftDown(index)
+        }
+    }
+
+    public var isEmpty: Bool { heap.isEmpty && prefix.isEmpty }
+
+    /// Up to `limit` entries in rank order from `offset` on.
+    public func entries(from offset: Int, limit: Int) -> [RankedEntry] {
+        let end = offset + limit
+        while prefix.count < end, let first = heap.first {
+            prefix.append(first)
+            let last = heap.removeLast()
+            if !heap.isEmpty {
+                heap[0] = last
+                siftDown(0)
+            }
+        }
+        return offset < prefix.count ? Array(prefix[offset..<min(end, prefix.count)]) : []
+    }
+
+    private static func ranksAbove(_ a: RankedEntry, _ b: RankedEntry) -> Bool {
+        a.plays != b.plays ? a.plays > b.plays : a.trackID < b.trackID
+    }
+
+    private func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { return }
+            let right = left + 1
+            let best = right < heap.count && Self.ranksAbove(heap[right], heap[left]) ? right : left
+            guard Self.ranksAbove(heap[best], heap[parent]) else { return }
+            heap.swapAt(parent, best)
+            parent = best
+        }
+    }
+}
+
+@available(*, unavailable)
+extension PartialRanking: Sendable {}
 
 /// Exact top-k over a sum of ranked lists — Fagin's threshold algorithm (Fagin, Lotem, Naor,
 /// "Optimal aggregation algorithms for middleware", 2001).

@@ -116,9 +116,9 @@ struct MergePlanTests {
                 }
                 lists.append(list)
             }
+            // In any order: the in-memory lists rank their entries themselves.
             var ranked = lists.map { list in
-                RankedList.inMemory(list.map { RankedEntry(trackID: $0.key, plays: $0.value) }
-                    .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID })
+                RankedList.inMemory(PartialRanking(list.map { RankedEntry(trackID: $0.key, plays: $0.value) }.shuffled(using: &random)))
             }
             let limit = Int.random(in: 1...20, using: &random)
             let result = try ThresholdTopK.top(limit: limit, lists: &ranked) { track in
@@ -129,6 +129,25 @@ struct MergePlanTests {
             let expected = totals.map { TrackPlays(trackID: $0.key, batchPlays: $0.value, realtimePlays: 0) }
                 .sorted(by: TrackPlays.ranksAbove).prefix(limit)
             #expect(result == Array(expected))
+        }
+    }
+
+    @Test("a partial ranking gives the order of a full sort, ties by track id, however deep and in whatever steps it is read")
+    func partialRankingMatchesSort() {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let entries = (0..<Int.random(in: 0...500, using: &random)).map { _ in
+                RankedEntry(trackID: Int64.random(in: 1...10_000, using: &random), plays: Int64.random(in: 1...20, using: &random))
+            }
+            let sorted = entries.sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
+            let ranking = PartialRanking(entries)
+            // Reads that go back to the start, repeat and skip, as successive rankings of one window do.
+            for _ in 0..<3 {
+                let offset = Int.random(in: 0...entries.count, using: &random)
+                let limit = Int.random(in: 1...200, using: &random)
+                #expect(ranking.entries(from: offset, limit: limit) == Array(sorted[min(offset, sorted.count)..<min(sorted.count, offset + limit)]))
+            }
+            #expect(ranking.entries(from: 0, limit: entries.count + 1) == sorted)
         }
     }
 

@@ -6,7 +6,8 @@ struct RealtimeWindow {
     var version: String?
     var gaps: [HourRange]
     var totals: WindowTotals
-    var ranked: [RankedEntry]
+    /// The tracks with plays, ranked as deep as rankings read.
+    var ranked: PartialRanking
 }
 
 /// A reader's realtime window for rankings, kept from one snapshot to the next and brought up
@@ -49,8 +50,7 @@ struct RealtimeWindowCache {
             for gap in gaps { try layers.realtimeRows(in: gap) { totals.add($0, $1) } }
         }
         totals.finish()
-        var ranked = totals.entries.filter { $0.plays > 0 }
-        ranked.sort { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
+        let ranked = PartialRanking(totals.entries.filter { $0.plays > 0 })
         let window = RealtimeWindow(version: state.realtimeVersion, gaps: gaps, totals: totals, ranked: ranked)
         last = state.realtimeVersion == nil ? nil : window
         return window
