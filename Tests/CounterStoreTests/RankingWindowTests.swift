@@ -126,11 +126,13 @@ struct RankingWindowTests {
                     _ = try realtime.compactCoveredHours(maxRows: 3)
                     _ = try realtime.compactCoveredHours(maxRows: 1_000)
                 } else {
-                    // Mostly the latest hours, now and then a late event for an older one.
-                    let latest = Int64(step / 6)
-                    let increments = (0..<Int.random(in: 1...12, using: &random)).map { _ in
+                    // Mostly the latest hours, now and then a late event for an older one; every
+                    // tenth flush writes to every hour so far.
+                    let latest = Int64(step / 3)
+                    let increments = (0..<Int.random(in: 1...12, using: &random)).map { index in
                         (Int64.random(in: 1...30, using: &random),
-                         Bool.random(using: &random) ? latest : Int64.random(in: 0...latest, using: &random),
+                         step % 10 == 5 ? Int64(index) % (latest + 1)
+                             : Bool.random(using: &random) ? latest : Int64.random(in: 0...latest, using: &random),
                          Int64.random(in: 1...9, using: &random))
                     }
                     _ = try flush(realtime, increments, from: step == 0 ? nil : offset, to: offset + 1)

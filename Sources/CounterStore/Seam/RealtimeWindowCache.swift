@@ -15,13 +15,16 @@ struct RealtimeWindow {
 /// time order), and every reader thread used to read and sum the whole uncovered window again
 /// after each flush — its largest cost under load (docs/performance.md).
 ///
-/// Each hour's rows are kept summed per track with the hour's stamp (`LayerReads.realtimeHourStamps`);
-/// an hour whose stamp moved is read again, an hour gone is dropped. The hours no recent read saw
-/// change are kept summed as one run (`settled`), so a new window merges that run with the few
-/// unsettled hours' runs instead of every hour's. Exact: the same stamp means the same rows, and a
+/// The window is kept as two parts: the settled hours summed per track as one run, with the
+/// stamps they were summed at, and a few unsettled hours (the newest, and those that changed
+/// lately) each summed per track with its stamp (`LayerReads.realtimeHourStamps`). A new window
+/// reads again the unsettled hours whose stamps moved and merges their runs with the settled
+/// one. Only when a settled hour changes or goes (a late event, a compaction) are the settled
+/// hours read again — what every window cost before. Memory follows the tracks and the few
+/// unsettled hours' rows, not the window's rows. Exact: the same stamp means the same rows, and a
 /// store that cannot vouch for its stamps (nil) has the whole window read again, as with no cache.
 struct RealtimeWindowCache {
-    /// More unsettled hours than this settle again (the hours flushes touch are the unsettled ones).
+    /// The most hours kept unsettled: flushes write to the newest one or two.
     static let maxUnsettledHours = 4
 
     /// One hour's rows summed per track, by ascending track id, and the stamp they were read at.
@@ -44,7 +47,7 @@ struct RealtimeWindowCache {
         if state.realtimeVersion != nil, let stamps = try Self.stamps(of: gaps, layers) {
             try update(stamps, layers)
             totals.add(run: settled.entries)
-            for (hour, run) in runs where settled.stamps[hour] == nil { totals.add(run: run.entries) }
+            for run in runs.values { totals.add(run: run.entries) }
         } else {
             forget()
             for gap in gaps { try layers.realtimeRows(in: gap) { totals.add($0, $1) } }
@@ -72,32 +75,55 @@ struct RealtimeWindowCache {
         return stamps
     }
 
-    /// Reads the hours whose stamps moved, drops those gone, and settles again when the settled
-    /// sums no longer hold or too many hours are unsettled.
+    /// Brings the settled sums and the unsettled runs to `stamps`, the window's hours now.
     private mutating func update(_ stamps: [Int64: Int64], _ layers: any LayerReads) throws {
-        var changed: Set<Int64> = []
-        for (hour, stamp) in stamps where runs[hour]?.stamp != stamp {
-            var totals = WindowTotals()
-            try layers.realtimeRows(in: HourRange(Hour(index: hour), Hour(index: hour + 1))) { totals.add($0, $1) }
-            totals.finish()
-            runs[hour] = HourRun(stamp: stamp, entries: totals.entries)
-            changed.insert(hour)
-        }
         runs = runs.filter { stamps[$0.key] != nil }
-
         let settledHold = settled.stamps.allSatisfy { stamps[$0.key] == $0.value }
-        let unsettled = stamps.count - (settledHold ? settled.stamps.count : 0)
-        guard !settledHold || unsettled > Self.maxUnsettledHours else { return }
-        // Every hour but those that changed now, the ones flushes write to; when all changed (a
-        // first read), every hour but the latest.
-        let hot = changed.count == stamps.count ? Set(stamps.keys.max().map { [$0] } ?? []) : changed
+        // (Many unsettled hours, as on a first read, are summed as the settled ones are below,
+        // without holding every hour's run at once.)
+        if settledHold && stamps.count - settled.stamps.count <= 2 * Self.maxUnsettledHours {
+            for (hour, stamp) in stamps where settled.stamps[hour] == nil && runs[hour]?.stamp != stamp {
+                runs[hour] = HourRun(stamp: stamp, entries: try Self.read(hour, layers))
+            }
+            guard runs.count > Self.maxUnsettledHours else { return }
+            // New hours arrived: the oldest unsettled ones join the settled sums.
+            var sums = WindowTotals()
+            sums.add(run: settled.entries)
+            for hour in runs.keys.sorted().dropLast(Self.maxUnsettledHours) {
+                sums.add(run: runs[hour]!.entries)
+                settled.stamps[hour] = runs.removeValue(forKey: hour)!.stamp
+            }
+            sums.finish()
+            settled.entries = sums.entries
+            return
+        }
+        // A settled hour changed or went (or this is a first read): the settled hours are read
+        // again, and the hours that changed now join the unsettled ones (they may well change
+        // again), newest first.
+        let changed = stamps.filter { (settled.stamps[$0.key] ?? runs[$0.key]?.stamp) != $0.value }.keys
+        let unsettled = Set(Set(changed).union(runs.keys).sorted().suffix(Self.maxUnsettledHours))
         var sums = WindowTotals()
         var settledStamps: [Int64: Int64] = [:]
-        for (hour, run) in runs where !hot.contains(hour) {
-            sums.add(run: run.entries)
-            settledStamps[hour] = run.stamp
+        for (hour, stamp) in stamps {
+            if unsettled.contains(hour) {
+                if runs[hour]?.stamp != stamp { runs[hour] = HourRun(stamp: stamp, entries: try Self.read(hour, layers)) }
+            } else {
+                try layers.realtimeRows(in: Self.range(hour)) { sums.add($0, $1) }
+                settledStamps[hour] = stamp
+                runs[hour] = nil
+            }
         }
         sums.finish()
         settled = (settledStamps, sums.entries)
+    }
+
+    private static func range(_ hour: Int64) -> HourRange { HourRange(Hour(index: hour), Hour(index: hour + 1)) }
+
+    /// One hour's rows summed per track.
+    private static func read(_ hour: Int64, _ layers: any LayerReads) throws -> [RankedEntry] {
+        var totals = WindowTotals()
+        try layers.realtimeRows(in: range(hour)) { totals.add($0, $1) }
+        totals.finish()
+        return totals.entries
     }
 }
