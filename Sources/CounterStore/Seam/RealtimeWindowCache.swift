@@ -59,7 +59,7 @@ struct RealtimeWindowCache {
         return window
     }
 
-    /// Lets everything go (the reader's snapshots failed, or the store stopped vouching for its stamps).
+    /// Lets everything go (the store stopped vouching for its stamps: a writer of an older version).
     mutating func forget() {
         runs = [:]
         settled = ([:], [])
