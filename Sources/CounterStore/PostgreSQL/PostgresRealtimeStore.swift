@@ -155,14 +155,14 @@ public final class PostgresRealtimeStore: RealtimeWriter {
                                 JOIN realtime_counts r ON r.hour >= c.lower AND r.hour < c.upper
                                 LIMIT $1)
                             RETURNING hour)
-                        SELECT hour, count(*)::bigint, txid_current() FROM gone GROUP BY hour ORDER BY hour
+                        SELECT count(*)::bigint, min(hour), max(hour), txid_current() FROM gone
                         """, [max(0, maxRows)])
-                    var deleted = 0
-                    for row in 0..<gone.rowCount {
-                        let hour = gone.int64(row: row, column: 0)
-                        try RealtimeHourStamps.stampDeletions(lower: hour, upper: hour + 1, change: gone.int64(row: row, column: 2),
-                                                              PostgresDialect(db))
-                        deleted += Int(gone.int64(row: row, column: 1))
+                    let deleted = Int(gone.singleInt64 ?? 0)
+                    if deleted > 0 {
+                        // The hours from the first to the last it deleted from, in one statement:
+                        // an hour in between that it did not change is only read again by readers.
+                        try RealtimeHourStamps.stampDeletions(lower: gone.int64(row: 0, column: 1), upper: gone.int64(row: 0, column: 2) + 1,
+                                                              change: gone.int64(row: 0, column: 3), PostgresDialect(db))
                     }
                     try forgetSilentWriters(db)
                     return deleted

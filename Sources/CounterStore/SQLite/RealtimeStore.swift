@@ -46,16 +46,16 @@ public final class RealtimeStore: RealtimeWriter {
                 try saveOffset.execute()
             }
 
-            try commitChange(stamping: rows.firstKeyValues, flushedAt: flushedAt, db)
+            let change = try countChange(flushedAt: flushedAt, db)
+            try RealtimeHourStamps.stamp(hours: rows.firstKeyValues, change: change, SQLiteDialect(db))
             return .committed
         }
     }
 
     /// Counts a commit that changed realtime rows in `last_flush` (the reader's
-    /// `realtimeVersion`; with the flush's time for a flush) and stamps the hours it changed
-    /// with the new count (`RealtimeHourStamps`): `hours`, and those `stampMore` stamps.
-    private func commitChange(stamping hours: [Int64], flushedAt: Int64?, _ db: Database,
-                              stampMore: (Int64) throws -> Void = { _ in }) throws {
+    /// `realtimeVersion`; with the flush's time for a flush) and returns the new count, the stamp
+    /// of the hours it changed (`RealtimeHourStamps`).
+    private func countChange(flushedAt: Int64?, _ db: Database) throws -> Int64 {
         let dialect = SQLiteDialect(db)
         var (changes, stamped): (Int64, Int64) = (0, 0)
         try dialect.query("SELECT changes, stamped FROM last_flush WHERE id = 1", []) { row in
@@ -64,8 +64,6 @@ public final class RealtimeStore: RealtimeWriter {
         let change = changes + 1
         // Changes a writer of an older version committed left some stamps behind.
         if stamped != changes { try RealtimeHourStamps.stampEveryHour(change: change, dialect) }
-        try RealtimeHourStamps.stamp(hours: hours, change: change, dialect)
-        try stampMore(change)
         if let flushedAt {
             try dialect.run("""
                 INSERT INTO last_flush (id, flushed_at, changes, stamped) VALUES (1, $1, $2, $2)
@@ -75,6 +73,7 @@ public final class RealtimeStore: RealtimeWriter {
         } else {
             try dialect.run("UPDATE last_flush SET changes = $1, stamped = $1 WHERE id = 1", .integer(change))
         }
+        return change
     }
 
     /// The partitions whose stored next offset is not the flush's start offset.
@@ -150,11 +149,10 @@ public final class RealtimeStore: RealtimeWriter {
                 budget -= db.changes
             }
             if !deletedFrom.isEmpty {
-                try commitChange(stamping: [], flushedAt: nil, db) { change in
-                    for range in deletedFrom {
-                        try RealtimeHourStamps.stampDeletions(lower: range.lower.index, upper: range.upper.index,
-                                                              change: change, SQLiteDialect(db))
-                    }
+                let change = try countChange(flushedAt: nil, db)
+                for range in deletedFrom {
+                    try RealtimeHourStamps.stampDeletions(lower: range.lower.index, upper: range.upper.index,
+                                                          change: change, SQLiteDialect(db))
                 }
             }
             return deleted

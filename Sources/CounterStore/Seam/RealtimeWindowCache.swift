@@ -117,7 +117,7 @@ struct RealtimeWindowCache {
         settled = (settledStamps, sums.entries)
     }
 
-    private static func range(_ hour: Int64) -> HourRange { HourRange(Hour(index: hour), Hour(index: hour + 1)) }
+    private static func range(_ hour: Int64) -> HourRange { HourRange(Hour(index: hour), Hour(index: hour).advanced(by: 1)) }
 
     /// One hour's rows summed per track.
     private static func read(_ hour: Int64, _ layers: any LayerReads) throws -> [RankedEntry] {
