@@ -124,7 +124,7 @@ public struct HyperLogLog: Sendable, Hashable {
         switch contents {
         case .empty: .empty
         case .explicit: .explicit
-        case .registers(let registers): writesSparse(registers) ? .sparse : .full
+        case .registers(let registers): writesSparse(filled: Self.filledCount(registers)) ? .sparse : .full
         }
     }
 
@@ -178,11 +178,18 @@ public struct HyperLogLog: Sendable, Hashable {
         if registers[index] < value { registers[index] = value }
     }
 
-    /// postgresql-hll's rule: sparse when enabled and strictly fewer bits than full.
-    func writesSparse(_ registers: [UInt8]) -> Bool {
+    /// postgresql-hll's rule: sparse when enabled and strictly fewer bits than full, for
+    /// `filled` non-zero registers.
+    func writesSparse(filled: Int) -> Bool {
         guard parameters.sparseEnabled else { return false }
-        let filled = registers.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
         return filled * (parameters.log2Registers + parameters.registerWidth) < parameters.registerCount * parameters.registerWidth
+    }
+
+    /// The number of non-zero registers.
+    static func filledCount(_ registers: [UInt8]) -> Int {
+        var filled = 0
+        for value in registers where value != 0 { filled += 1 }
+        return filled
     }
 
     /// α_m · m², with the constants of the extension for 16, 32 and 64 registers.

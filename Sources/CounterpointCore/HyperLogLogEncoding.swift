@@ -7,28 +7,41 @@ extension HyperLogLog {
     static let version: UInt8 = 1
 
     public var encoded: [UInt8] {
-        var bytes = [Self.version << 4 | representation.rawValue, parameters.parameterByte, parameters.cutoffByte]
+        var bytes: [UInt8] = []
+        encode(into: &bytes)
+        return bytes
+    }
+
+    /// Appends `encoded` to `out`, growing it once (the store's merges reuse one buffer).
+    public func encode(into out: inout [UInt8]) {
+        let header = Self.version << 4
         switch contents {
         case .empty:
-            break
+            out.append(contentsOf: [header | Representation.empty.rawValue, parameters.parameterByte, parameters.cutoffByte])
         case .explicit(let hashes):
-            bytes.reserveCapacity(3 + 8 * hashes.count)
+            out.reserveCapacity(out.count + 3 + 8 * hashes.count)
+            out.append(contentsOf: [header | Representation.explicit.rawValue, parameters.parameterByte, parameters.cutoffByte])
             for hash in hashes {
-                withUnsafeBytes(of: UInt64(bitPattern: hash).bigEndian) { bytes.append(contentsOf: $0) }
+                withUnsafeBytes(of: UInt64(bitPattern: hash).bigEndian) { out.append(contentsOf: $0) }
             }
         case .registers(let registers):
-            var writer = BitWriter(bytes: bytes)
-            if writesSparse(registers) {
-                let width = parameters.log2Registers + parameters.registerWidth
+            let filled = Self.filledCount(registers)
+            let sparse = writesSparse(filled: filled)
+            let pairWidth = parameters.log2Registers + parameters.registerWidth
+            let bits = sparse ? filled * pairWidth : registers.count * parameters.registerWidth
+            out.reserveCapacity(out.count + 3 + (bits + 7) / 8)
+            let type = sparse ? Representation.sparse : .full
+            out.append(contentsOf: [header | type.rawValue, parameters.parameterByte, parameters.cutoffByte])
+            var writer = BitWriter()
+            if sparse {
                 for (index, value) in registers.enumerated() where value != 0 {
-                    writer.write(UInt64(index) << UInt64(parameters.registerWidth) | UInt64(value), bits: width)
+                    writer.write(UInt64(index) << UInt64(parameters.registerWidth) | UInt64(value), bits: pairWidth, to: &out)
                 }
             } else {
-                for value in registers { writer.write(UInt64(value), bits: parameters.registerWidth) }
+                for value in registers { writer.write(UInt64(value), bits: parameters.registerWidth, to: &out) }
             }
-            bytes = writer.finish()
+            writer.finish(to: &out)
         }
-        return bytes
     }
 
     /// Appends to `out` the encoding of the sketch of `hashes` (ascending, repeats allowed):
@@ -40,7 +53,7 @@ extension HyperLogLog {
         guard distinct > 0, distinct <= parameters.explicitLimit else {
             var sketch = HyperLogLog(parameters)
             for hash in hashes { sketch.add(hash: hash) }
-            out.append(contentsOf: sketch.encoded)
+            sketch.encode(into: &out)
             return
         }
         out.append(Self.version << 4 | Representation.explicit.rawValue)
@@ -58,13 +71,19 @@ extension HyperLogLog {
     /// out of order or zero values, non-zero padding.
     public init(decoding bytes: some Collection<UInt8>) throws(SketchError) {
         let bytes = Array(bytes)
+        let decoded = bytes.withUnsafeBytes { buffer in Result { () throws(SketchError) in try HyperLogLog(decoding: buffer) } }
+        self = try decoded.get()
+    }
+
+    /// `init(decoding:)` of bytes in place (a stored blob as SQLite hands it over), without a copy.
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(SketchError) {
         guard bytes.count >= 3 else { throw SketchError("a sketch has at least 3 bytes, this one \(bytes.count)") }
         guard bytes[0] >> 4 == Self.version else { throw SketchError("sketch schema version \(bytes[0] >> 4) is not supported (only 1)") }
         guard let parameters = Parameters(parameterByte: bytes[1], cutoffByte: bytes[2]) else {
             throw SketchError("unsupported sketch parameters (bytes \(bytes[1]), \(bytes[2]))")
         }
         self.init(parameters)
-        let data = bytes[3...]
+        let data = UnsafeRawBufferPointer(rebasing: bytes[3...])
         guard let type = Representation(rawValue: bytes[0] & 0x0F) else {
             throw SketchError("sketch type \(bytes[0] & 0x0F) is not empty, explicit, sparse or full")
         }
@@ -80,7 +99,7 @@ extension HyperLogLog {
         }
     }
 
-    static func decodeExplicit(_ data: ArraySlice<UInt8>, _ parameters: Parameters) throws(SketchError) -> Contents {
+    static func decodeExplicit(_ data: UnsafeRawBufferPointer, _ parameters: Parameters) throws(SketchError) -> Contents {
         guard data.count % 8 == 0 else { throw SketchError("an explicit sketch's data is not whole 8-byte hashes (\(data.count) bytes)") }
         let count = data.count / 8
         guard count <= parameters.explicitLimit else {
@@ -88,19 +107,15 @@ extension HyperLogLog {
         }
         var hashes: [Int64] = []
         hashes.reserveCapacity(count)
-        var position = data.startIndex
-        for _ in 0..<count {
-            var word: UInt64 = 0
-            for byte in data[position..<position + 8] { word = word << 8 | UInt64(byte) }
-            position += 8
-            let hash = Int64(bitPattern: word)
+        for number in 0..<count {
+            let hash = Int64(bitPattern: UInt64(bigEndian: data.loadUnaligned(fromByteOffset: 8 * number, as: UInt64.self)))
             if let last = hashes.last, last >= hash { throw SketchError("an explicit sketch's hashes are not in ascending order") }
             hashes.append(hash)
         }
         return hashes.isEmpty ? .empty : .explicit(hashes)
     }
 
-    static func decodeSparse(_ data: ArraySlice<UInt8>, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
+    static func decodeSparse(_ data: UnsafeRawBufferPointer, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
         let width = parameters.log2Registers + parameters.registerWidth
         let pairs = data.count * 8 / width
         var reader = BitReader(data)
@@ -123,7 +138,7 @@ extension HyperLogLog {
         return registers
     }
 
-    static func decodeFull(_ data: ArraySlice<UInt8>, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
+    static func decodeFull(_ data: UnsafeRawBufferPointer, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
         let expected = (parameters.registerCount * parameters.registerWidth + 7) / 8
         guard data.count == expected else {
             throw SketchError("a full sketch has \(data.count) bytes of registers, not \(expected)")
@@ -136,13 +151,12 @@ extension HyperLogLog {
     }
 }
 
-/// Writes values of up to 57 bits, most significant bit first.
+/// Writes values of up to 57 bits, most significant bit first, to the end of a byte array.
 struct BitWriter {
-    var bytes: [UInt8]
     var pending: UInt64 = 0
     var pendingBits = 0
 
-    mutating func write(_ value: UInt64, bits: Int) {
+    mutating func write(_ value: UInt64, bits: Int, to bytes: inout [UInt8]) {
         pending = pending << UInt64(bits) | value
         pendingBits += bits
         while pendingBits >= 8 {
@@ -152,24 +166,22 @@ struct BitWriter {
         pending &= (1 << UInt64(pendingBits)) - 1
     }
 
-    /// The bytes, the last one padded with zero bits.
-    mutating func finish() -> [UInt8] {
+    /// Writes the last byte, padded with zero bits.
+    mutating func finish(to bytes: inout [UInt8]) {
         if pendingBits > 0 { bytes.append(UInt8(truncatingIfNeeded: pending << UInt64(8 - pendingBits))) }
         pendingBits = 0
-        return bytes
     }
 }
 
 /// Reads what `BitWriter` wrote; the caller never reads past the end.
 struct BitReader {
-    let data: ArraySlice<UInt8>
-    var position: Int
+    let data: UnsafeRawBufferPointer
+    var position = 0
     var pending: UInt64 = 0
     var pendingBits = 0
 
-    init(_ data: ArraySlice<UInt8>) {
+    init(_ data: UnsafeRawBufferPointer) {
         self.data = data
-        self.position = data.startIndex
     }
 
     mutating func read(bits: Int) -> UInt64 {
@@ -186,7 +198,7 @@ struct BitReader {
 
     /// What is left must be fewer than 8 bits, all zero.
     func checkPadding() throws(SketchError) {
-        guard position == data.endIndex, pendingBits < 8 else { throw SketchError("a sketch has bytes beyond its registers") }
+        guard position == data.count, pendingBits < 8 else { throw SketchError("a sketch has bytes beyond its registers") }
         guard pending == 0 else { throw SketchError("a sketch's padding bits are not zero") }
     }
 }

@@ -153,7 +153,7 @@ struct BucketSketch {
         out.removeAll(keepingCapacity: true)
         let united = !malformed
         if united {
-            if let union { out.append(contentsOf: union.encoded) } else { out.append(contentsOf: first) }
+            if let union { union.encode(into: &out) } else { out.append(contentsOf: first) }
         }
         first.removeAll(keepingCapacity: true)
         union = nil
@@ -263,7 +263,7 @@ enum BlobMerge {
         }
         guard var union = try? HyperLogLog(decoding: a), let other = try? HyperLogLog(decoding: b),
               (try? union.formUnion(other)) != nil else { return false }
-        out.append(contentsOf: union.encoded)
+        union.encode(into: &out)
         return true
     }
 }
