@@ -1,8 +1,6 @@
 import CounterStore
 import CounterpointCore
-import Foundation
 import Patience
-import Runtime
 import Testing
 
 @Suite("Realtime store", .onTestThreads)
@@ -137,27 +135,6 @@ struct RealtimeStoreTests {
             #expect(try realtime.compactCoveredHours(maxRows: 1_000) == 1)
             #expect(try stores.reader().plays(track: 1, in: .allTime)
                     == TrackPlays(trackID: 1, batchPlays: 9, realtimePlays: 3))
-        }
-    }
-
-    @Test("a flush's pages reach the database file from the WAL beside the writer, well below the writer's own checkpoint threshold (SQLite)")
-    func checkpointedBesideTheWriter() throws {
-        try withStoreLocation { location in
-            let realtime = try RealtimeStore(location: location)
-            func fileBytes() throws -> Int {
-                try FileManager.default.attributesOfItem(atPath: location.realtimePath)[.size] as? Int ?? 0
-            }
-            let before = try fileBytes()
-            // 20,000 rows are a few hundred pages, far fewer than the writer's backstop: only
-            // the checkpointer's thread copies them into the file while the store stays open.
-            try flush(realtime, (1...Int64(20_000)).map { ($0, 1, 1) }, from: nil, to: 1)
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try fileBytes() < before + 100 * 4_096, ContinuousClock.now < deadline {
-                BlockingThread.sleep(for: .milliseconds(50))
-            }
-            #expect(try fileBytes() >= before + 100 * 4_096)
-            let reader = try StoreBackend.sqlite(location).openReader()
-            #expect(try reader.plays(track: 20_000, in: .allTime).realtimePlays == 1)
         }
     }
 }

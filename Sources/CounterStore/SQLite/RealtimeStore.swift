@@ -9,30 +9,12 @@ public final class RealtimeStore: RealtimeWriter {
     private let configuration: DatabaseConfiguration
     /// A read-only connection to batch.sqlite, for the coverage that compaction follows.
     private var batch: Database?
-    /// Checkpoints the WAL beside the flushes (nil unless the file is in WAL mode).
-    private let checkpointer: WALCheckpointer?
-
-    /// How often the WAL is checkpointed: every few flushes at the default flush interval.
-    static let checkpointInterval: Duration = .seconds(1)
-    /// The writer's own automatic checkpoint stays as a backstop, should the checkpointer fall
-    /// far behind: at 16 Ki pages (64 MiB of 4 KiB pages, several seconds of flushes at 50,000
-    /// events a second).
-    static let backstopCheckpointPages = 16_384
 
     public init(location: StoreLocation, configuration: DatabaseConfiguration = .default) throws {
         try StoreFile.createDirectory(location.directory)
-        var writer = configuration
-        let checkpointsBeside = configuration.journalMode == .wal && configuration.walAutocheckpointPages > 0
-        if checkpointsBeside { writer.walAutocheckpointPages = max(configuration.walAutocheckpointPages, Self.backstopCheckpointPages) }
-        database = try StoreFile.openWriter(path: location.realtimePath, schema: .realtime, configuration: writer)
-        checkpointer = checkpointsBeside
-            ? WALCheckpointer(path: location.realtimePath, configuration: configuration, every: Self.checkpointInterval) : nil
+        database = try StoreFile.openWriter(path: location.realtimePath, schema: .realtime, configuration: configuration)
         self.location = location
         self.configuration = configuration
-    }
-
-    deinit {
-        checkpointer?.stop()
     }
 
     /// Adds `rows` (plays and payloads, one row per (hour, track)) to the counters and records
