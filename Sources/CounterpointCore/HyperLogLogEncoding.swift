@@ -37,10 +37,10 @@ extension HyperLogLog {
                 for (index, value) in registers.enumerated() where value != 0 {
                     writer.write(UInt64(index) << UInt64(parameters.registerWidth) | UInt64(value), bits: pairWidth, to: &out)
                 }
+                writer.finish(to: &out)
             } else {
-                for value in registers { writer.write(UInt64(value), bits: parameters.registerWidth, to: &out) }
+                Self.appendFull(registers, width: parameters.registerWidth, to: &out)
             }
-            writer.finish(to: &out)
         }
     }
 
@@ -139,15 +139,111 @@ extension HyperLogLog {
     }
 
     static func decodeFull(_ data: UnsafeRawBufferPointer, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
-        let expected = (parameters.registerCount * parameters.registerWidth + 7) / 8
+        let expected = parameters.fullByteCount
         guard data.count == expected else {
             throw SketchError("a full sketch has \(data.count) bytes of registers, not \(expected)")
         }
-        var reader = BitReader(data)
+        // 2^log2m registers are whole groups of eight, and eight registers are `regwidth` whole
+        // bytes: there is no padding, and each group is read as one number.
+        let width = parameters.registerWidth
+        let mask = UInt64(parameters.maxRegisterValue)
         var registers = [UInt8](repeating: 0, count: parameters.registerCount)
-        for index in registers.indices { registers[index] = UInt8(reader.read(bits: parameters.registerWidth)) }
-        try reader.checkPadding()
+        registers.withUnsafeMutableBufferPointer { registers in
+            for group in 0..<registers.count / 8 {
+                var word: UInt64 = 0
+                for byte in data[(group * width)..<(group * width + width)] { word = word << 8 | UInt64(byte) }
+                for index in 0..<8 {
+                    registers[group * 8 + index] = UInt8(truncatingIfNeeded: word >> UInt64((7 - index) * width) & mask)
+                }
+            }
+        }
         return registers
+    }
+
+    /// Appends every register in `regwidth` bits, eight registers as `regwidth` bytes.
+    static func appendFull(_ registers: [UInt8], width: Int, to out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: registers.count / 8 * width))
+        out.withUnsafeMutableBufferPointer { out in
+            registers.withUnsafeBufferPointer { registers in
+                for group in 0..<registers.count / 8 {
+                    var word: UInt64 = 0
+                    for index in 0..<8 { word = word << UInt64(width) | UInt64(registers[group * 8 + index]) }
+                    for byte in 0..<width {
+                        out[start + group * width + byte] = UInt8(truncatingIfNeeded: word >> UInt64(8 * (width - 1 - byte)))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The union of two encoded sketches, appended to `out`: the bytes `encoded` gives for
+    /// `HyperLogLog(decoding: a).union(HyperLogLog(decoding: b))`, and the same errors.
+    ///
+    /// The store's most frequent large merge — a stored full sketch (a popular track's hour)
+    /// with a flush's few explicit hashes — is made in place: `a`'s bytes are copied and only
+    /// the registers the hashes raise are rewritten, instead of decoding and encoding all of
+    /// them. Every other pair goes through `formUnion`.
+    public static func unite(encoded a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer,
+                             into out: inout [UInt8]) throws(SketchError) {
+        if a.count >= 3, b.count >= 3, a[0] == version << 4 | Representation.full.rawValue,
+           b[0] == version << 4 | Representation.explicit.rawValue, a[1] == b[1], a[2] == b[2],
+           let parameters = Parameters(parameterByte: a[1], cutoffByte: a[2]),
+           a.count == 3 + parameters.fullByteCount {
+            let added = try decodeExplicit(UnsafeRawBufferPointer(rebasing: b[3...]), parameters)
+            var filled = filledCount(full: UnsafeRawBufferPointer(rebasing: a[3...]), parameters)
+            let start = out.count
+            out.append(contentsOf: a)
+            if case .explicit(let hashes) = added {
+                out.withUnsafeMutableBytes { out in
+                    let registers = UnsafeMutableRawBufferPointer(rebasing: out[(start + 3)...])
+                    for hash in hashes { filled += raise(registers, with: hash, parameters) }
+                }
+            }
+            // A full sketch whose registers would be written sparse (one another writer made
+            // with fewer filled registers than the rule wants) is re-encoded by the rule.
+            if !parameters.sparseEnabled || !HyperLogLog(parameters).writesSparse(filled: filled) { return }
+            out.removeSubrange(start...)
+        }
+        var union = try HyperLogLog(decoding: a)
+        try union.formUnion(HyperLogLog(decoding: b))
+        union.encode(into: &out)
+    }
+
+    /// The non-zero registers of a full sketch's data (of the right length).
+    static func filledCount(full data: UnsafeRawBufferPointer, _ parameters: Parameters) -> Int {
+        let width = parameters.registerWidth
+        let mask = UInt64(parameters.maxRegisterValue)
+        var filled = 0
+        for group in 0..<parameters.registerCount / 8 {
+            var word: UInt64 = 0
+            for byte in data[(group * width)..<(group * width + width)] { word = word << 8 | UInt64(byte) }
+            for index in 0..<8 where word >> UInt64(index * width) & mask != 0 { filled += 1 }
+        }
+        return filled
+    }
+
+    /// Raises the register `hash` chooses in a full sketch's packed data to the hash's value
+    /// (`update`), in place; returns 1 when the register was zero and no longer is, else 0.
+    static func raise(_ registers: UnsafeMutableRawBufferPointer, with hash: Int64, _ parameters: Parameters) -> Int {
+        let bits = UInt64(bitPattern: hash)
+        let index = Int(bits & UInt64(parameters.registerCount - 1))
+        let rest = bits >> UInt64(parameters.log2Registers)
+        let value = rest == 0 ? 0 : UInt16(min(rest.trailingZeroBitCount + 1, Int(parameters.maxRegisterValue)))
+        let width = parameters.registerWidth
+        let bit = index * width
+        // The register lies within the two bytes from its first one (regwidth ≤ 5).
+        let first = bit / 8
+        let hasSecond = first + 1 < registers.count
+        var pair = UInt16(registers[first]) << 8 | (hasSecond ? UInt16(registers[first + 1]) : 0)
+        let shift = UInt16(16 - bit % 8 - width)
+        let mask = UInt16(parameters.maxRegisterValue) << shift
+        let old = (pair & mask) >> shift
+        guard value > old else { return 0 }
+        pair = pair & ~mask | value << shift
+        registers[first] = UInt8(truncatingIfNeeded: pair >> 8)
+        if hasSecond { registers[first + 1] = UInt8(truncatingIfNeeded: pair) }
+        return old == 0 ? 1 : 0
     }
 }
 

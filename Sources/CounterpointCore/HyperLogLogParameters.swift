@@ -35,6 +35,9 @@ extension HyperLogLog {
 
         public var registerCount: Int { 1 << log2Registers }
 
+        /// The bytes of a full sketch's registers: eight registers are `registerWidth` bytes.
+        var fullByteCount: Int { registerCount / 8 * registerWidth }
+
         /// The largest value a register holds.
         var maxRegisterValue: UInt8 { UInt8((1 << registerWidth) - 1) }
 

@@ -180,6 +180,47 @@ struct HyperLogLogTests {
         #expect(try Self.sketch(sets[1]).union(Self.sketch(sets[2])).representation == .sparse)
     }
 
+    @Test("uniting encoded sketches gives the bytes of the union of the decoded ones, a full sketch with explicit hashes included (changed in place)")
+    func encodedUnions() throws {
+        func united(_ a: [UInt8], _ b: [UInt8]) throws -> [UInt8] {
+            var out: [UInt8] = [7] // appended to what the buffer holds
+            try a.withUnsafeBytes { a in
+                try b.withUnsafeBytes { b in try HyperLogLog.unite(encoded: a, b, into: &out) }
+            }
+            #expect(out.first == 7)
+            return Array(out.dropFirst())
+        }
+        let sizes = [0, 1, 150, 320, 900, 1_500, 20_000]
+        for (i, first) in sizes.enumerated() {
+            for (j, second) in sizes.enumerated() {
+                let a = Self.sketch(Self.hashes(first, seed: 500 + UInt64(i)))
+                let b = Self.sketch(Self.hashes(second, seed: 600 + UInt64(j)))
+                #expect(try united(a.encoded, b.encoded) == a.union(b).encoded, "\(first) ∪ \(second)")
+            }
+        }
+        // Many full sketches, each with a flush's few hashes: registers raised from zero and from
+        // lower values, hashes that change nothing, the first and the last register.
+        for seed in 0..<50 as Range<UInt64> {
+            let full = Self.sketch(Self.hashes(1_600 + Int(seed) * 97, seed: 700 + seed))
+            #expect(full.representation == .full)
+            var added = Self.hashes(Int(seed % 20), seed: 800 + seed)
+            added += [Self.hash(register: 0, value: 1 + Int(seed % 31)), Self.hash(register: 4_095, value: 1 + Int(seed % 29))]
+            let explicit = Self.sketch(added)
+            #expect(try united(full.encoded, explicit.encoded) == full.union(explicit).encoded)
+        }
+        // Full bytes with fewer filled registers than the rule writes full (another writer's):
+        // the union is re-encoded by the rule, as a decoded union would be.
+        let few = Self.sketch(Self.hashes(500, seed: 900))
+        guard case .registers(let registers) = few.contents else { Issue.record("not registers"); return }
+        var fullBytes: [UInt8] = [1 << 4 | HyperLogLog.Representation.full.rawValue, few.encoded[1], few.encoded[2]]
+        HyperLogLog.appendFull(registers, width: 5, to: &fullBytes)
+        let explicit = Self.sketch(Self.hashes(10, seed: 901))
+        #expect(try united(fullBytes, explicit.encoded) == few.union(explicit).encoded)
+        #expect(try HyperLogLog(decoding: united(fullBytes, explicit.encoded)).representation == .sparse)
+        // Malformed hashes are an error, as for a decoded union.
+        #expect(throws: SketchError.self) { try united(Self.sketch(Self.hashes(2_000, seed: 902)).encoded, Array(explicit.encoded.dropLast())) }
+    }
+
     @Test("sketches with different parameters are not united")
     func differentParameters() {
         #expect(throws: SketchError.self) { try HyperLogLog().union(HyperLogLog(Self.neverExplicit)) }

@@ -261,10 +261,12 @@ enum BlobMerge {
             out.append(contentsOf: a.isEmpty ? b : a)
             return true
         }
-        guard var union = try? HyperLogLog(decoding: a), let other = try? HyperLogLog(decoding: b),
-              (try? union.formUnion(other)) != nil else { return false }
-        union.encode(into: &out)
-        return true
+        do {
+            try HyperLogLog.unite(encoded: a, b, into: &out)
+            return true
+        } catch {
+            return false
+        }
     }
 }
 
