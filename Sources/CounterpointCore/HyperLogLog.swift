@@ -171,11 +171,17 @@ public struct HyperLogLog: Sendable, Hashable {
     /// of trailing zeros (0 when they are all zero), capped at the register's largest value.
     @inline(__always)
     func update(_ registers: inout [UInt8], with hash: Int64) {
-        let bits = UInt64(bitPattern: hash)
-        let index = Int(bits & UInt64(parameters.registerCount - 1))
-        let rest = bits >> UInt64(parameters.log2Registers)
-        let value = rest == 0 ? 0 : UInt8(min(rest.trailingZeroBitCount + 1, Int(parameters.maxRegisterValue)))
+        let (index, value) = register(of: hash)
         if registers[index] < value { registers[index] = value }
+    }
+
+    /// The register `hash` chooses and the value it gives that register (see `update`).
+    @inline(__always)
+    func register(of hash: Int64) -> (index: Int, value: UInt8) {
+        let bits = UInt64(bitPattern: hash)
+        let rest = bits >> UInt64(parameters.log2Registers)
+        return (Int(bits & UInt64(parameters.registerCount - 1)),
+                rest == 0 ? 0 : UInt8(min(rest.trailingZeroBitCount + 1, Int(parameters.maxRegisterValue))))
     }
 
     /// postgresql-hll's rule: sparse when enabled and strictly fewer bits than full, for

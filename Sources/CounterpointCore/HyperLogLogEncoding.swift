@@ -116,25 +116,9 @@ extension HyperLogLog {
     }
 
     static func decodeSparse(_ data: UnsafeRawBufferPointer, _ parameters: Parameters) throws(SketchError) -> [UInt8] {
-        let width = parameters.log2Registers + parameters.registerWidth
-        let pairs = data.count * 8 / width
-        var reader = BitReader(data)
         var registers = [UInt8](repeating: 0, count: parameters.registerCount)
-        var previous = -1
-        for number in 0..<pairs {
-            let pair = reader.read(bits: width)
-            // Pairs narrower than a byte: the zero padding of the last byte can be a whole pair's
-            // width. A stored register is never zero, so a last pair of zeros that the pairs
-            // before it already needed that byte for is that padding.
-            if pair == 0, number == pairs - 1, previous >= 0, (number * width + 7) / 8 == data.count { break }
-            let index = Int(pair >> UInt64(parameters.registerWidth))
-            let value = UInt8(pair & UInt64(parameters.maxRegisterValue))
-            guard index > previous else { throw SketchError("a sparse sketch's registers are not in ascending order") }
-            guard value != 0 else { throw SketchError("a sparse sketch stores register \(index) as zero") }
-            registers[index] = value
-            previous = index
-        }
-        try reader.checkPadding()
+        var pairs = SparsePairs(data, parameters)
+        while let (index, value) = try pairs.next() { registers[index] = value }
         return registers
     }
 
@@ -180,45 +164,129 @@ extension HyperLogLog {
     /// The union of two encoded sketches, appended to `out`: the bytes `encoded` gives for
     /// `HyperLogLog(decoding: a).union(HyperLogLog(decoding: b))`, and the same errors.
     ///
-    /// The store's most frequent large merge — a stored full sketch (a popular track's hour)
-    /// with a flush's few explicit hashes — is made in place: `a`'s bytes are copied and only
-    /// the registers the hashes raise are rewritten, instead of decoding and encoding all of
-    /// them. Every other pair goes through `formUnion`.
+    /// The store's most frequent merges — a stored sketch of registers (a popular track's hour)
+    /// with a flush's few explicit hashes — are made without the 2^log2m registers: a full
+    /// sketch's bytes are copied and only the registers the hashes raise are rewritten, a sparse
+    /// sketch's pairs are merged with the hashes' pairs. Every other pair, and a union that
+    /// would change how the registers are written, goes through `formUnion`.
     public static func unite(encoded a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer,
                              into out: inout [UInt8]) throws(SketchError) {
-        if a.count >= 3, b.count >= 3, a[0] == version << 4 | Representation.full.rawValue,
-           b[0] == version << 4 | Representation.explicit.rawValue, a[1] == b[1], a[2] == b[2],
-           let parameters = Parameters(parameterByte: a[1], cutoffByte: a[2]),
-           a.count == 3 + parameters.fullByteCount {
+        if let (parameters, type) = registersAndExplicit(a, b) {
             let added = try decodeExplicit(UnsafeRawBufferPointer(rebasing: b[3...]), parameters)
-            var filled = filledCount(full: UnsafeRawBufferPointer(rebasing: a[3...]), parameters)
-            let start = out.count
-            out.append(contentsOf: a)
-            if case .explicit(let hashes) = added {
-                out.withUnsafeMutableBytes { out in
-                    let registers = UnsafeMutableRawBufferPointer(rebasing: out[(start + 3)...])
-                    for hash in hashes { filled += raise(registers, with: hash, parameters) }
-                }
-            }
-            // A full sketch whose registers would be written sparse (one another writer made
-            // with fewer filled registers than the rule wants) is re-encoded by the rule.
-            if !parameters.sparseEnabled || !HyperLogLog(parameters).writesSparse(filled: filled) { return }
-            out.removeSubrange(start...)
+            let hashes = if case .explicit(let hashes) = added { hashes } else { [Int64]() }
+            let stored = UnsafeRawBufferPointer(rebasing: a[3...])
+            let done = type == .full ? appendRaised(full: stored, by: hashes, parameters, header: a.prefix(3), to: &out)
+                                     : try appendRaised(sparse: stored, by: hashes, parameters, header: a.prefix(3), to: &out)
+            if done { return }
         }
         var union = try HyperLogLog(decoding: a)
         try union.formUnion(HyperLogLog(decoding: b))
         union.encode(into: &out)
     }
 
-    /// The non-zero registers of a full sketch's data (of the right length).
+    /// The parameters and type of `a` when it is a sparse or full sketch of the right length and
+    /// `b` an explicit one with the same parameters.
+    private static func registersAndExplicit(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer)
+        -> (Parameters, Representation)? {
+        guard a.count >= 3, b.count >= 3, a[1] == b[1], a[2] == b[2], b[0] == version << 4 | Representation.explicit.rawValue,
+              a[0] >> 4 == version, let type = Representation(rawValue: a[0] & 0x0F), type == .full || type == .sparse,
+              let parameters = Parameters(parameterByte: a[1], cutoffByte: a[2]),
+              type == .sparse || a.count == 3 + parameters.fullByteCount
+        else { return nil }
+        return (parameters, type)
+    }
+
+    /// A full sketch's bytes with `hashes` added, appended to `out`; false (and nothing appended)
+    /// when the result would be written sparse (a full sketch another writer made with fewer
+    /// filled registers than the rule writes full).
+    private static func appendRaised(full stored: UnsafeRawBufferPointer, by hashes: [Int64], _ parameters: Parameters,
+                                     header: UnsafeRawBufferPointer.SubSequence, to out: inout [UInt8]) -> Bool {
+        let start = out.count
+        out.append(contentsOf: header)
+        stored.withMemoryRebound(to: UInt8.self) { out.append(contentsOf: $0) }
+        // Only values local to the closure change in it: no access to check per register.
+        let newlyFilled = out.withUnsafeMutableBytes { out in
+            let registers = UnsafeMutableRawBufferPointer(rebasing: out[(start + 3)...])
+            var count = 0
+            for hash in hashes { count += raise(registers, with: hash, parameters) }
+            return count
+        }
+        let filled = filledCount(full: stored, parameters) + newlyFilled
+        guard HyperLogLog(parameters).writesSparse(filled: filled) else { return true }
+        out.removeSubrange(start...)
+        return false
+    }
+
+    /// A sparse sketch's pairs merged with those `hashes` set, appended to `out` as a sparse
+    /// sketch; false (and nothing appended) when the result would be written full.
+    private static func appendRaised(sparse stored: UnsafeRawBufferPointer, by hashes: [Int64], _ parameters: Parameters,
+                                     header: UnsafeRawBufferPointer.SubSequence, to out: inout [UInt8]) throws(SketchError) -> Bool {
+        // A pair as one number, index above value: ascending numbers are ascending indices, and
+        // of one index's pairs the largest value comes last.
+        let valueBits = UInt32(8)
+        var raised: [UInt32] = []
+        raised.reserveCapacity(hashes.count + 1)
+        let sketch = HyperLogLog(parameters)
+        for hash in hashes {
+            let (index, value) = sketch.register(of: hash)
+            if value > 0 { raised.append(UInt32(index) << valueBits | UInt32(value)) }
+        }
+        raised.sort()
+        raised.append(.max) // past every register: the merge below needs no end test
+        let pairWidth = parameters.log2Registers + parameters.registerWidth
+        var merged: [UInt32] = []
+        merged.reserveCapacity(stored.count * 8 / pairWidth + raised.count)
+        var next = 0
+        var pairs = SparsePairs(stored, parameters)
+        while true {
+            let storedPair = try pairs.next().map { UInt32($0.index) << valueBits | UInt32($0.value) } ?? .max
+            // The hashes' registers before this stored one, the largest value of each.
+            while raised[next] >> valueBits < storedPair >> valueBits {
+                if let last = merged.last, last >> valueBits == raised[next] >> valueBits {
+                    merged[merged.count - 1] = raised[next]
+                } else {
+                    merged.append(raised[next])
+                }
+                next += 1
+            }
+            guard storedPair != .max else { break }
+            var pair = storedPair
+            while raised[next] >> valueBits == storedPair >> valueBits { pair = max(pair, raised[next]); next += 1 }
+            merged.append(pair)
+        }
+        guard sketch.writesSparse(filled: merged.count) else { return false }
+        out.reserveCapacity(out.count + 3 + (merged.count * pairWidth + 7) / 8)
+        out.append(contentsOf: header)
+        var writer = BitWriter()
+        for pair in merged {
+            writer.write(UInt64(pair >> valueBits) << UInt64(parameters.registerWidth) | UInt64(pair & 0xFF), bits: pairWidth, to: &out)
+        }
+        writer.finish(to: &out)
+        return true
+    }
+
+    /// The non-zero registers of a full sketch's data (of the right length), eight at a time:
+    /// in each group's `regwidth` bytes, adding every register's low bits to all ones carries
+    /// into its top bit when they are not zero, and or-ing the register itself sets it when the
+    /// top bit was — so the top bits set are the registers filled, without a branch.
     static func filledCount(full data: UnsafeRawBufferPointer, _ parameters: Parameters) -> Int {
         let width = parameters.registerWidth
-        let mask = UInt64(parameters.maxRegisterValue)
+        var low: UInt64 = 0, top: UInt64 = 0
+        for index in 0..<8 {
+            low |= ((1 << UInt64(width - 1)) - 1) << UInt64(index * width)
+            top |= 1 << UInt64(index * width + width - 1)
+        }
         var filled = 0
         for group in 0..<parameters.registerCount / 8 {
-            var word: UInt64 = 0
-            for byte in data[(group * width)..<(group * width + width)] { word = word << 8 | UInt64(byte) }
-            for index in 0..<8 where word >> UInt64(index * width) & mask != 0 { filled += 1 }
+            let offset = group * width
+            var word: UInt64
+            if offset + 8 <= data.count {
+                word = UInt64(bigEndian: data.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) >> UInt64(64 - 8 * width)
+            } else {
+                word = 0
+                for byte in data[offset..<(offset + width)] { word = word << 8 | UInt64(byte) }
+            }
+            filled += (((word & low) &+ low | word) & top).nonzeroBitCount
         }
         return filled
     }
@@ -226,10 +294,8 @@ extension HyperLogLog {
     /// Raises the register `hash` chooses in a full sketch's packed data to the hash's value
     /// (`update`), in place; returns 1 when the register was zero and no longer is, else 0.
     static func raise(_ registers: UnsafeMutableRawBufferPointer, with hash: Int64, _ parameters: Parameters) -> Int {
-        let bits = UInt64(bitPattern: hash)
-        let index = Int(bits & UInt64(parameters.registerCount - 1))
-        let rest = bits >> UInt64(parameters.log2Registers)
-        let value = rest == 0 ? 0 : UInt16(min(rest.trailingZeroBitCount + 1, Int(parameters.maxRegisterValue)))
+        let (index, registerValue) = HyperLogLog(parameters).register(of: hash)
+        let value = UInt16(registerValue)
         let width = parameters.registerWidth
         let bit = index * width
         // The register lies within the two bytes from its first one (regwidth ≤ 5).
@@ -244,6 +310,50 @@ extension HyperLogLog {
         registers[first] = UInt8(truncatingIfNeeded: pair >> 8)
         if hasSecond { registers[first + 1] = UInt8(truncatingIfNeeded: pair) }
         return old == 0 ? 1 : 0
+    }
+}
+
+/// The `(index, value)` pairs of a sparse sketch's data, in order, checked as
+/// `HyperLogLog(decoding:)` checks them (ascending indices, no zero value, zero padding).
+struct SparsePairs {
+    private var reader: BitReader
+    private let pairWidth: Int
+    private let registerWidth: Int
+    private let valueMask: UInt64
+    private let count: Int
+    private var number = 0
+    private var previous = -1
+
+    init(_ data: UnsafeRawBufferPointer, _ parameters: HyperLogLog.Parameters) {
+        reader = BitReader(data)
+        pairWidth = parameters.log2Registers + parameters.registerWidth
+        registerWidth = parameters.registerWidth
+        valueMask = UInt64(parameters.maxRegisterValue)
+        count = data.count * 8 / pairWidth
+    }
+
+    /// The next pair; nil after the last one, once the padding has been checked.
+    mutating func next() throws(SketchError) -> (index: Int, value: UInt8)? {
+        guard number < count else {
+            try reader.checkPadding()
+            return nil
+        }
+        let pair = reader.read(bits: pairWidth)
+        // Pairs narrower than a byte: the zero padding of the last byte can be a whole pair's
+        // width. A stored register is never zero, so a last pair of zeros that the pairs
+        // before it already needed that byte for is that padding.
+        if pair == 0, number == count - 1, previous >= 0, (number * pairWidth + 7) / 8 == reader.data.count {
+            number = count
+            try reader.checkPadding()
+            return nil
+        }
+        number += 1
+        let index = Int(pair >> UInt64(registerWidth))
+        let value = UInt8(pair & valueMask)
+        guard index > previous else { throw SketchError("a sparse sketch's registers are not in ascending order") }
+        guard value != 0 else { throw SketchError("a sparse sketch stores register \(index) as zero") }
+        previous = index
+        return (index, value)
     }
 }
 

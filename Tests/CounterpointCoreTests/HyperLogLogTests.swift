@@ -208,6 +208,19 @@ struct HyperLogLogTests {
             let explicit = Self.sketch(added)
             #expect(try united(full.encoded, explicit.encoded) == full.union(explicit).encoded)
         }
+        // Sparse sketches with a flush's hashes, merged pair by pair: new registers before,
+        // between and after the stored ones, stored ones raised or not, two hashes for one
+        // register, and unions that become full.
+        for seed in 0..<50 as Range<UInt64> {
+            let sparse = Self.sketch(Self.hashes(330 + Int(seed) * 19, seed: 1_000 + seed))
+            #expect(sparse.representation == .sparse)
+            let register = Int(seed * 83 % 4_096)
+            var added = Self.hashes(Int(seed % 7) * 40, seed: 1_100 + seed)
+            added += [Self.hash(register: 0, value: 1 + Int(seed % 5)), Self.hash(register: 4_095, value: 2),
+                      Self.hash(register: register, value: 3), Self.hash(register: register, value: 1 + Int(seed % 30))]
+            let explicit = Self.sketch(added)
+            #expect(try united(sparse.encoded, explicit.encoded) == sparse.union(explicit).encoded, "seed \(seed)")
+        }
         // Full bytes with fewer filled registers than the rule writes full (another writer's):
         // the union is re-encoded by the rule, as a decoded union would be.
         let few = Self.sketch(Self.hashes(500, seed: 900))

@@ -5,7 +5,8 @@ import FuzzSupport
 /// read whole as one stored sketch and, after two bytes giving the cut, as two sketches to unite. Besides
 /// "no crash" it checks that a decoded sketch re-encodes to the same bytes when it is written in
 /// the representation it was read from (and to bytes that decode to it in any case), that its
-/// estimate is a sane number, and that union is commutative, idempotent and re-decodes.
+/// estimate is a sane number, that union is commutative, idempotent and re-decodes, and that
+/// uniting the encoded sketches (the store's way) gives the same bytes.
 @main
 enum FuzzDriver {
     static func main() { runLibFuzzer(fuzzSketch) }
@@ -18,6 +19,16 @@ public func fuzzSketch(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard input.count >= 2 else { return 0 }
     let rest = input.dropFirst(2)
     let split = rest.startIndex + (Int(input[0]) << 8 | Int(input[1])) % (rest.count + 1)
+    // The union the store makes from stored bytes (in place where it can) is the decoded
+    // union's bytes, and fails exactly when that does.
+    let inPlace: [UInt8]? = rest[..<split].withUnsafeBytes { a in
+        rest[split...].withUnsafeBytes { b in
+            var out: [UInt8] = []
+            return (try? HyperLogLog.unite(encoded: a, b, into: &out)) != nil ? out : nil
+        }
+    }
+    let decoded = try? HyperLogLog(decoding: rest[..<split]).union(HyperLogLog(decoding: rest[split...]))
+    check(inPlace == decoded?.encoded, "the union of encoded sketches differs from the union of the decoded ones")
     guard let a = try? HyperLogLog(decoding: rest[..<split]), let b = try? HyperLogLog(decoding: rest[split...]) else { return 0 }
     guard let union = try? a.union(b) else {
         check(a.parameters != b.parameters, "a union of sketches with equal parameters failed")
