@@ -221,6 +221,22 @@ struct HyperLogLogTests {
             let explicit = Self.sketch(added)
             #expect(try united(sparse.encoded, explicit.encoded) == sparse.union(explicit).encoded, "seed \(seed)")
         }
+        // Other register widths and counts, with and without sparse: eight registers are
+        // `regwidth` bytes whatever it is.
+        for width in 1...5 {
+            for log2m in [4, 7, 11] {
+                for sparseEnabled in [true, false] {
+                    let parameters = HyperLogLog.Parameters(log2Registers: log2m, registerWidth: width, explicitThreshold: 16,
+                                                            sparseEnabled: sparseEnabled)!
+                    for count in [20, 60, 400, 5_000] {
+                        let seed = UInt64(width * 1_000 + log2m * 10 + count)
+                        let a = Self.sketch(Self.hashes(count, seed: seed), parameters)
+                        let b = Self.sketch(Self.hashes(3, seed: seed + 1), parameters)
+                        #expect(try united(a.encoded, b.encoded) == a.union(b).encoded, "\(parameters), \(count) hashes")
+                    }
+                }
+            }
+        }
         // Full bytes with fewer filled registers than the rule writes full (another writer's):
         // the union is re-encoded by the rule, as a decoded union would be.
         let few = Self.sketch(Self.hashes(500, seed: 900))
