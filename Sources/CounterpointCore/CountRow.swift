@@ -36,9 +36,20 @@ public struct TrackPlays: Sendable, Hashable {
         self.realtimePlays = realtimePlays
     }
 
+}
+
+/// A track's plays as rankings order them (`TrackPlays`, `RankedEntry`).
+public protocol RankedByPlays {
+    var trackID: Int64 { get }
+    var plays: Int64 { get }
+}
+
+extension RankedByPlays {
     /// The ranking order of `/v1/top`: more plays first, then the lower track id.
     @inlinable
-    public static func ranksAbove(_ a: TrackPlays, _ b: TrackPlays) -> Bool {
+    public static func ranksAbove(_ a: Self, _ b: Self) -> Bool {
         a.plays != b.plays ? a.plays > b.plays : a.trackID < b.trackID
     }
 }
+
+extension TrackPlays: RankedByPlays {}

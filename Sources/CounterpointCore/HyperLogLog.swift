@@ -124,7 +124,7 @@ public struct HyperLogLog: Sendable, Hashable {
         switch contents {
         case .empty: .empty
         case .explicit: .explicit
-        case .registers(let registers): writesSparse(filled: Self.filledCount(registers)) ? .sparse : .full
+        case .registers(let registers): parameters.writesSparse(filled: Self.filledCount(registers)) ? .sparse : .full
         }
     }
 
@@ -167,28 +167,11 @@ public struct HyperLogLog: Sendable, Hashable {
 
     var emptyRegisters: [UInt8] { [UInt8](repeating: 0, count: parameters.registerCount) }
 
-    /// The low `log2m` bits of the hash choose the register; the rest give one plus the number
-    /// of trailing zeros (0 when they are all zero), capped at the register's largest value.
+    /// Raises the register `hash` chooses to the value it gives (`Parameters.register(of:)`).
     @inline(__always)
     func update(_ registers: inout [UInt8], with hash: Int64) {
-        let (index, value) = register(of: hash)
+        let (index, value) = parameters.register(of: hash)
         if registers[index] < value { registers[index] = value }
-    }
-
-    /// The register `hash` chooses and the value it gives that register (see `update`).
-    @inline(__always)
-    func register(of hash: Int64) -> (index: Int, value: UInt8) {
-        let bits = UInt64(bitPattern: hash)
-        let rest = bits >> UInt64(parameters.log2Registers)
-        return (Int(bits & UInt64(parameters.registerCount - 1)),
-                rest == 0 ? 0 : UInt8(min(rest.trailingZeroBitCount + 1, Int(parameters.maxRegisterValue))))
-    }
-
-    /// postgresql-hll's rule: sparse when enabled and strictly fewer bits than full, for
-    /// `filled` non-zero registers.
-    func writesSparse(filled: Int) -> Bool {
-        guard parameters.sparseEnabled else { return false }
-        return filled * (parameters.log2Registers + parameters.registerWidth) < parameters.registerCount * parameters.registerWidth
     }
 
     /// The number of non-zero registers.

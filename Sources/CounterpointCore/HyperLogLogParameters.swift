@@ -47,6 +47,24 @@ extension HyperLogLog {
             explicitThreshold == -1 ? (registerWidth * registerCount + 7) / 8 / 8 : explicitThreshold
         }
 
+        // MARK: Registers
+
+        /// The register `hash` chooses and the value it gives it: the low `log2m` bits choose
+        /// the register; the rest give one plus their number of trailing zeros (0 when they are
+        /// all zero), capped at the register's largest value.
+        @inline(__always)
+        func register(of hash: Int64) -> (index: Int, value: UInt8) {
+            let bits = UInt64(bitPattern: hash)
+            let rest = bits >> UInt64(log2Registers)
+            return (Int(bits & UInt64(registerCount - 1)), rest == 0 ? 0 : UInt8(min(rest.trailingZeroBitCount + 1, Int(maxRegisterValue))))
+        }
+
+        /// postgresql-hll's rule: registers are written sparse when that is enabled and takes
+        /// strictly fewer bits than full, for `filled` non-zero registers.
+        func writesSparse(filled: Int) -> Bool {
+            sparseEnabled && filled * (log2Registers + registerWidth) < registerCount * registerWidth
+        }
+
         // MARK: Header bytes
 
         /// The parameter byte: `regwidth - 1` in the top 3 bits, `log2m` in the low 5.

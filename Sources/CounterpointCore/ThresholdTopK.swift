@@ -1,5 +1,5 @@
 /// One entry of a ranked list: a track and its plays in one bucket (or one layer's window).
-public struct RankedEntry: Hashable, Sendable {
+public struct RankedEntry: Hashable, Sendable, RankedByPlays {
     public var trackID: Int64
     public var plays: Int64
 
@@ -80,18 +80,14 @@ public final class PartialRanking {
         return offset < prefix.count ? Array(prefix[offset..<min(end, prefix.count)]) : []
     }
 
-    private static func ranksAbove(_ a: RankedEntry, _ b: RankedEntry) -> Bool {
-        a.plays != b.plays ? a.plays > b.plays : a.trackID < b.trackID
-    }
-
     private func siftDown(_ start: Int) {
         var parent = start
         while true {
             let left = 2 * parent + 1
             guard left < heap.count else { return }
             let right = left + 1
-            let best = right < heap.count && Self.ranksAbove(heap[right], heap[left]) ? right : left
-            guard Self.ranksAbove(heap[best], heap[parent]) else { return }
+            let best = right < heap.count && RankedEntry.ranksAbove(heap[right], heap[left]) ? right : left
+            guard RankedEntry.ranksAbove(heap[best], heap[parent]) else { return }
             heap.swapAt(parent, best)
             parent = best
         }
