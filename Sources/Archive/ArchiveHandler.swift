@@ -142,9 +142,11 @@ final class ArchiveHandler: KafkaConsumerHandler {
     }
 
     func offsetReset(_ reset: KafkaOffsetReset) throws {
-        logger.error("archive gap: the broker no longer had the messages to archive", metadata: [
+        logger.log(level: reset.wentBack ? .warning : .error, reset.wentBack
+                   ? "archive offsets went back: the partition's log ends before the offset to archive next (the topic was made again, or the broker lost the end of its log); archiving goes on from its oldest offset"
+                   : "archive gap: the broker no longer had the messages to archive", metadata: [
             "archive.partition": "\(reset.partition)", "archive.expected_offset": "\(reset.expectedOffset)",
-            "archive.resumed_offset": "\(reset.resumedOffset)", "archive.skipped": "\(reset.skippedMessages)",
+            "archive.resumed_offset": "\(reset.resumedOffset)", "archive.skipped": "\(max(0, reset.skippedMessages))",
         ])
         metrics.offsetResets.increment()
         if reset.skippedMessages > 0 {

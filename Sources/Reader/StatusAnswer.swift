@@ -70,6 +70,7 @@ struct StatusAnswer: Sendable {
             json.key("partition"); json.value(Int64(gap.partition))
             json.key("expected_offset"); json.value(gap.expectedOffset)
             json.key("resumed_offset"); json.value(gap.resumedOffset)
+            json.key("kind"); json.value(gap.wentBack ? "went_back" : "skipped")
             json.key("skipped_events"); json.value(gap.skippedEvents)
             json.key("detected_at"); json.time(epochMilliseconds: gap.detectedAt)
             json.endObject()

@@ -65,14 +65,21 @@ struct FlushReporter {
     }
 
     func offsetGap(_ reset: KafkaOffsetReset) {
-        metrics.offsetGaps.increment()
-        metrics.skippedEvents.increment(by: max(0, reset.skippedMessages))
-        live.withLock { $0.recordGap(OffsetGap(reset, detectedAt: WallClock.epochMilliseconds())) }
-        logger.error("offset gap: the broker no longer has events the realtime store asked for; they are not counted until the batch layer covers their hours", metadata: [
+        let gap = OffsetGap(reset, detectedAt: WallClock.epochMilliseconds())
+        live.withLock { $0.recordGap(gap) }
+        let metadata: Logger.Metadata = [
             "kafka.partition": "\(reset.partition)", "kafka.expected_offset": "\(reset.expectedOffset)",
-            "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped_events": "\(reset.skippedMessages)",
+            "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped_events": "\(gap.skippedEvents)",
             "kafka.low_watermark": "\(reset.lowWatermark.map(String.init) ?? "unknown")",
-        ])
+        ]
+        if gap.wentBack {
+            metrics.offsetsWentBack.increment()
+            logger.warning("offsets went back: the partition's log ends before the offset the realtime store had reached (the topic was made again, or the broker lost the end of its log); counting goes on from the broker's oldest offset, and events counted before at those offsets, if they are the same, count again until the batch layer covers their hours", metadata: metadata)
+        } else {
+            metrics.offsetGaps.increment()
+            metrics.skippedEvents.increment(by: gap.skippedEvents)
+            logger.error("offset gap: the broker no longer has events the realtime store asked for; they are not counted until the batch layer covers their hours", metadata: metadata)
+        }
     }
 
     func storedOffsetsFailed(_ error: any Error) {

@@ -36,7 +36,7 @@ struct LiveState {
     }
 
     mutating func recordGap(_ gap: OffsetGap) {
-        skippedEvents += max(0, gap.skippedEvents)
+        skippedEvents += gap.skippedEvents
         guard offsetGapCapacity > 0 else { return }
         if offsetGaps.count == offsetGapCapacity { offsetGaps.removeFirst() }
         offsetGaps.append(gap)

@@ -19,8 +19,10 @@ struct RealtimeMetrics {
     let compactedRows = Counter(label: "counterpoint_realtime_compacted_rows_total")
     /// Flushes the store rolled back (a full disk): their counts are read again from Kafka.
     let failedFlushes = Counter(label: "counterpoint_failed_flushes_total")
-    /// Offset resets: the broker no longer had the offsets the store asked for (retention).
+    /// Offset resets forwards: the broker no longer had the offsets the store asked for (retention).
     let offsetGaps = Counter(label: "counterpoint_offset_gaps_total")
+    /// Offset resets backwards: a partition's log ended before the offset the store asked for.
+    let offsetsWentBack = Counter(label: "counterpoint_offsets_went_back_total")
     /// Events deleted by the broker before they were consumed: the batch layer must heal them.
     let skippedEvents = Counter(label: "counterpoint_offset_gap_skipped_events_total")
 }
@@ -36,7 +38,8 @@ extension RealtimeConsumer {
         "counterpoint_fenced_flushes_total": "Realtime flushes discarded because another consumer had written their partitions first.",
         "counterpoint_failed_flushes_total": "Realtime flushes the store rolled back (e.g. a full disk); their events are read again.",
         "counterpoint_realtime_compacted_rows_total": "Realtime rows deleted because the batch layer has covered their hours.",
-        "counterpoint_offset_gaps_total": "Offset resets: the broker no longer had the offsets the realtime store asked for.",
+        "counterpoint_offset_gaps_total": "Offset resets forwards: the broker no longer had the offsets the realtime store asked for.",
+        "counterpoint_offsets_went_back_total": "Offset resets backwards: a partition's log ended before the offset the realtime store asked for (topic made again, or the end of its log lost).",
         "counterpoint_offset_gap_skipped_events_total": "Events the broker deleted before the realtime consumer read them; the batch layer heals them.",
     ]
 }

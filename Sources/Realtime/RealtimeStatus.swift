@@ -27,7 +27,7 @@ public struct RealtimeStatus: Sendable {
 extension OffsetGap {
     init(_ reset: KafkaOffsetReset, detectedAt: Int64) {
         self.init(topic: reset.partition.topic, partition: reset.partition.id, expectedOffset: reset.expectedOffset,
-                  resumedOffset: reset.resumedOffset, skippedEvents: reset.skippedMessages, detectedAt: detectedAt)
+                  resumedOffset: reset.resumedOffset, detectedAt: detectedAt)
     }
 }
 

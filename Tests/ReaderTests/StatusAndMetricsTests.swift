@@ -83,6 +83,22 @@ struct StatusAndMetricsTests {
         }
     }
 
+    @Test("/v1/status tells offsets skipped over from offsets that went back", arguments: StoreKind.allCases)
+    func offsetGapsByKind(_ store: StoreKind) throws {
+        let gaps = [
+            OffsetGap(topic: "plays", partition: 0, expectedOffset: 100, resumedOffset: 160, detectedAt: 1_795_000_000_000),
+            OffsetGap(topic: "plays", partition: 1, expectedOffset: 40, resumedOffset: 0, detectedAt: 1_795_000_001_000),
+        ]
+        let live = LiveStatus(eventsPerSecond: 0, rejections: RejectionLog(), offsetGaps: gaps)
+        try ReaderFixture.with(store, configure: { $0.liveStatus = { live } }) { reader in
+            let realtime = try #require(try reader.get("/v1/status").object()["realtime"] as? [String: Any])
+            let listed = try #require(realtime["offset_gaps"] as? [[String: Any]])
+            #expect(listed.map { $0["kind"] as? String } == ["skipped", "went_back"])
+            #expect(listed.map { $0["skipped_events"] as? Int } == [60, 0])
+            #expect(listed.map { $0["resumed_offset"] as? Int } == [160, 0])
+        }
+    }
+
     @Test("/metrics serves the exposition closure verbatim as Prometheus text", arguments: StoreKind.allCases)
     func metricsClosureIsServedVerbatim(_ store: StoreKind) throws {
         let exposition = "# TYPE fixed_total counter\nfixed_total{kind=\"a\"} 42\n"

@@ -119,6 +119,33 @@ struct GroupAndGapTests {
         }
     }
 
+    @Test("a partition whose log ends before the stored offset (the topic made again) is read from its start and reported as offsets that went back, with nothing skipped",
+          arguments: StoreKind.allCases)
+    func offsetsWentBack(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let before = Fixtures.events(40, seed: 3)
+            let first = try Fixtures.cluster(partitions: 1)
+            try Fixtures.produce(before.values, to: first, partition: 0)
+            try await Fixtures.consumeUntilStored(40, configuration: Fixtures.configuration(first, store: store)).stop()
+
+            // A new broker: the same topic, made again, with fewer events than were read before.
+            let after = Fixtures.events(15, seed: 4, stream: 1)
+            let second = try Fixtures.cluster(partitions: 1)
+            try Fixtures.produce(after.values, to: second, partition: 0)
+            let consumer = try await Fixtures.consumeUntilStored(15, configuration: Fixtures.configuration(second, store: store))
+            // Stored offsets of 40 are above 15 until the consumer went back and flushed 15.
+            try await eventually(within: .seconds(60)) { try StoreContents.read(store).offsets == [0: 15] }
+            let status = consumer.status()
+            try consumer.stop()
+
+            #expect(status.offsetGaps.map { [Int64($0.partition), $0.expectedOffset, $0.resumedOffset, $0.skippedEvents] } == [[0, 40, 0, 0]])
+            #expect(status.offsetGaps.allSatisfy { $0.wentBack })
+            #expect(status.skippedEvents == 0)
+            let contents = try StoreContents.read(store)
+            #expect(mismatch(contents.counts, before.truth.merging(after.truth, uniquingKeysWith: +)) == nil)
+        }
+    }
+
     @Test("events produced by kcat are counted exactly", .enabled(if: OtherClients.hasKcat, "kcat is not installed at /usr/bin/kcat"), arguments: StoreKind.allCases)
     func kcatProducer(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in

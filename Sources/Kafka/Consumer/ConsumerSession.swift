@@ -69,9 +69,11 @@ final class ConsumerSession {
             if !resets.isEmpty {
                 defer { resets.removeAll(keepingCapacity: true) }
                 for reset in resets {
-                    logger.warning("partition offsets jumped: the broker no longer has the expected offset", metadata: [
+                    logger.warning(reset.wentBack
+                                   ? "partition offsets went back: the broker's log ends before the expected offset"
+                                   : "partition offsets jumped: the broker no longer has the expected offset", metadata: [
                         "kafka.partition": "\(reset.partition)", "kafka.expected_offset": "\(reset.expectedOffset)",
-                        "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped": "\(reset.skippedMessages)",
+                        "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped": "\(max(0, reset.skippedMessages))",
                     ])
                     try handler.offsetReset(reset)
                 }

@@ -62,6 +62,12 @@ public struct KafkaOffsetReset: Sendable, Equatable, CustomStringConvertible {
     /// negative when the consumer went back and will see messages again.
     public var skippedMessages: Int64 { resumedOffset - expectedOffset }
 
+    /// The partition's log ended before the expected offset, so consumption went back to an
+    /// earlier one: the topic was deleted and made again (as an embedded broker's is at each
+    /// start) or the broker lost the end of its log. Nothing was skipped; the offsets from
+    /// `resumedOffset` on may hold other events than the ones read there before.
+    public var wentBack: Bool { resumedOffset < expectedOffset }
+
     public var description: String {
         "\(partition): expected offset \(expectedOffset), resumed at \(resumedOffset)"
             + (skippedMessages > 0 ? " (\(skippedMessages) messages skipped)" : " (\(-skippedMessages) messages repeated)")

@@ -167,10 +167,13 @@ function renderStatus(s) {
     : (partitions.length ? 'unknown' : 'no consumer has committed yet'));
   setText($('st-rate'), typeof rt.events_per_second === 'number' ? `${fmt(Math.round(rt.events_per_second))} events/s` : 'not measured by this process');
   setText($('st-rejected'), rt.rejected ? (rt.rejected.total ? `${fmt(rt.rejected.total)}: ${reasonsText(rt.rejected.by_reason)}` : 'none') : 'not reported by this process');
-  const gaps = rt.offset_gaps || [];
+  const gaps = (rt.offset_gaps || []).filter(g => g.kind !== 'went_back');
+  const back = (rt.offset_gaps || []).length - gaps.length;
   let skipped = 0;
   for (const g of gaps) skipped += g.skipped_events;
-  setText($('st-gaps'), gaps.length ? `${fmt(gaps.length)} ${gaps.length === 1 ? 'gap' : 'gaps'}, ${fmt(skipped)} events skipped` : 'none');
+  const gapText = gaps.length ? `${fmt(gaps.length)} ${gaps.length === 1 ? 'gap' : 'gaps'}, ${fmt(skipped)} events skipped` : '';
+  const backText = back ? `offsets went back on ${fmt(back)} ${back === 1 ? 'partition' : 'partitions'} (topic made again?)` : '';
+  setText($('st-gaps'), [gapText, backText].filter(Boolean).join('; ') || 'none');
   setText($('status-note'), `as of ${clockText(Date.now())}`);
 }
 
