@@ -131,6 +131,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
                                scratchDirectory: configuration.dataDirectory, interval: configuration.batchInterval,
                                health: health.handle(for: "scheduled batch"), logger: logger)
     batch.runOnce()
+    if embedded { try forgetEarlierBrokersOffsets(store: store, topic: configuration.topic, logger: logger) }
 
     var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
     realtimeConfiguration.topic = configuration.topic
@@ -185,6 +186,16 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     // Announced last, once every other component has started, inside the group.
     services.append(ComponentService(health.handle(for: "reader"), component: server, logger: logger) { onListening?(port) })
     return (services, port)
+}
+
+/// The embedded broker starts empty at every start, so offsets the realtime store kept from an
+/// earlier run point into a topic that is gone: left there, the consumer would skip the new
+/// topic's first events up to them, or find its log shorter and go back. Its counts stay.
+private func forgetEarlierBrokersOffsets(store: StoreBackend, topic: String, logger: Logger) throws {
+    let forgotten = try store.openRealtimeWriter().forgetOffsets(topic: topic)
+    guard forgotten > 0 else { return }
+    logger.info("the embedded broker starts empty: the realtime store's offsets from an earlier run are forgotten, its counts kept",
+                metadata: ["kafka.topic": "\(topic)", "kafka.partitions": "\(forgotten)"])
 }
 
 /// 48 hours of closed history ending at the current hour, which the first batch run covers.

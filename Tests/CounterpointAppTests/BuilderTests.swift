@@ -94,6 +94,44 @@ struct BuilderTests {
         }
     }
 
+    @Test("run again on the same data directory counts every event of its new embedded broker from the first, keeps the earlier counts and reports no offset gap")
+    func runAgainOnTheSameData() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.appendingPathComponent("data").path
+            var configuration = RunConfiguration(store: try StoreBackend(store: "", dataDirectory: data), dataDirectory: data)
+            configuration.partitions = 1
+            configuration.flushInterval = .milliseconds(50)
+            configuration.reader.server = HTTPServerConfiguration(port: 0, threadCount: 2)
+            let now = Int64(Date().timeIntervalSince1970) - 60
+
+            /// Builds a run, produces `events` plays of track 42 to its broker before it starts
+            /// (so the consumer finds them all there), and waits until track 42 has `total` plays.
+            func run(_ label: String, events: Int, total: Int64) async throws -> [[String: Any]] {
+                let application = try await buildRun(configuration, logger: quietLogger)
+                let port = try #require(application.readerPort)
+                let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: try #require(application.bootstrapServers)),
+                                                 logger: quietLogger)
+                for index in 0..<events {
+                    try producer.send(topic: "plays", key: Array(String(index).utf8), value: playEvent(id: "\(label)-\(index)", track: 42, at: now))
+                }
+                try producer.flush(timeout: .seconds(60))
+                var gaps: [[String: Any]] = []
+                try await whileRunning([application]) {
+                    #expect(try await eventually(within: .seconds(90)) { try plays(of: 42, port: port) == total })
+                    let status = try getJSON("/v1/status", port: port).object
+                    gaps = try #require((status["realtime"] as? [String: Any])?["offset_gaps"] as? [[String: Any]])
+                }
+                return gaps
+            }
+
+            #expect(try await run("first", events: 10, total: 10).isEmpty)
+            // The second broker holds more events than the first run read: with its offsets
+            // kept, the consumer would start at offset 10 and never count the first ten.
+            let gaps = try await run("second", events: 25, total: 35)
+            #expect(gaps.isEmpty, "\(gaps)")
+        }
+    }
+
     @Test("consume, archive and serve built side by side on one broker: every event counted once and archived once")
     func consumeArchiveAndServe() async throws {
         try await withTemporaryDirectory { directory in

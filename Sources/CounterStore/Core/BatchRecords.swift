@@ -88,6 +88,22 @@ enum BatchRecords {
         }
         return partitions
     }
+
+    /// The next offset to consume, per partition of `topic`, as of the last committed flush.
+    static func storedOffsets<D: StoreDialect>(topic: String, _ db: D) throws -> [Int32: Int64] {
+        var offsets: [Int32: Int64] = [:]
+        try db.query("SELECT partition, next_offset FROM partition_offsets WHERE topic = $1", [.text(topic)]) { row in
+            offsets[Int32(truncatingIfNeeded: row.int64(at: 0))] = row.int64(at: 1)
+        }
+        return offsets
+    }
+
+    /// Deletes the stored offsets of `topic`; returns how many partitions had one.
+    static func forgetOffsets<D: StoreDialect>(topic: String, _ db: D) throws -> Int {
+        let count = try db.singleInt64("SELECT count(*) FROM partition_offsets WHERE topic = $1", [.text(topic)]) ?? 0
+        try db.run("DELETE FROM partition_offsets WHERE topic = $1", .text(topic))
+        return Int(count)
+    }
 }
 
 extension ReplaceTarget {

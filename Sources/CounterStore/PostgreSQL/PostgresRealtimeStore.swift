@@ -131,13 +131,14 @@ public final class PostgresRealtimeStore: RealtimeWriter {
     }
 
     public func storedOffsets(topic: String) throws -> [Int32: Int64] {
-        try database.withConnection { db in
-            let result = try db.query("SELECT partition, next_offset FROM partition_offsets WHERE topic = $1", [topic])
-            var offsets: [Int32: Int64] = [:]
-            for row in 0..<result.rowCount {
-                offsets[Int32(truncatingIfNeeded: result.int64(row: row, column: 0))] = result.int64(row: row, column: 1)
-            }
-            return offsets
+        try database.withConnection { connection in
+            try connection.read { try BatchRecords.storedOffsets(topic: topic, PostgresDialect($0)) }
+        }
+    }
+
+    public func forgetOffsets(topic: String) throws -> Int {
+        try database.withConnection { connection in
+            try connection.write { try BatchRecords.forgetOffsets(topic: topic, PostgresDialect($0)) }
         }
     }
 

@@ -90,15 +90,12 @@ public final class RealtimeStore: RealtimeWriter {
         return stale
     }
 
-    /// The next offset to consume, per partition of `topic`, as of the last committed flush.
     public func storedOffsets(topic: String) throws -> [Int32: Int64] {
-        let select = try database.cachedStatement("SELECT partition, next_offset FROM partition_offsets WHERE topic = ?1")
-        try select.bind(topic, at: 1)
-        var offsets: [Int32: Int64] = [:]
-        try select.forEachRow { row in
-            offsets[Int32(truncatingIfNeeded: row.int64(at: 0))] = row.int64(at: 1)
-        }
-        return offsets
+        try database.read { try BatchRecords.storedOffsets(topic: topic, SQLiteDialect($0)) }
+    }
+
+    public func forgetOffsets(topic: String) throws -> Int {
+        try database.write { try BatchRecords.forgetOffsets(topic: topic, SQLiteDialect($0)) }
     }
 
     public func compactCoveredHours(maxRows: Int) throws -> Int {

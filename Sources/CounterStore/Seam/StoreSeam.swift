@@ -15,6 +15,11 @@ public protocol RealtimeWriter: AnyObject {
     /// The next offset to consume, per partition of `topic`, as of the last committed flush.
     func storedOffsets(topic: String) throws -> [Int32: Int64]
 
+    /// Deletes the stored offsets of `topic`, so that consumers start it from the broker's
+    /// oldest offset (for a topic made again, as an embedded broker's is at each start);
+    /// returns how many partitions had one. The counts stay.
+    func forgetOffsets(topic: String) throws -> Int
+
     /// Deletes up to `maxRows` realtime rows of hours the batch layer has covered (the merge rule
     /// never reads them), in one short transaction so that flushes interleave with a long
     /// compaction. Returns the rows deleted: fewer than `maxRows` means nothing covered is left.
