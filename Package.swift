@@ -118,7 +118,7 @@ let package = Package(
         .target(name: "Programs", dependencies: ["Patience", "Runtime", "Scratch"], path: "Tests/Support/Programs"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["Patience", "CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
-            "Patience",
+            "Patience", "Scratch",
             "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -22,19 +22,22 @@ public final class Application: Service {
     public let bootstrapServers: String?
     private let services: Locked<[ComponentService]?>
     private let broker: Locked<KafkaMockCluster?>
+    private let claim: Locked<DirectoryLock?>
     private let whenStopped: (@Sendable () -> Void)?
     private let logger: Logger
 
     /// - Parameters:
     ///   - broker: an embedded broker the services are clients of; released after them.
+    ///   - claim: a claim on the data directory, given up after the broker.
     ///   - whenStopped: runs once every service has stopped.
     init(services: [ComponentService], health: ComponentHealth, readerPort: Int? = nil, bootstrapServers: String? = nil,
-         broker: KafkaMockCluster? = nil, logger: Logger, whenStopped: (@Sendable () -> Void)? = nil) {
+         broker: KafkaMockCluster? = nil, claim: DirectoryLock? = nil, logger: Logger, whenStopped: (@Sendable () -> Void)? = nil) {
         self.services = Locked(services)
         self.health = health
         self.readerPort = readerPort
         self.bootstrapServers = bootstrapServers
         self.broker = Locked(broker)
+        self.claim = Locked(claim)
         self.whenStopped = whenStopped
         self.logger = logger
     }
@@ -62,6 +65,7 @@ public final class Application: Service {
         // `runServices` returned; the broker goes after them, so that no client logs a broker
         // that went away.
         broker.set(nil)
+        claim.set(nil)
         try outcome.get()
     }
 

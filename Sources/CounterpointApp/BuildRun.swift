@@ -83,6 +83,9 @@ public struct RunConfiguration: Sendable {
 public func buildRun(_ configuration: RunConfiguration, logger: Logger,
                      onListening: (@Sendable (_ port: Int) -> Void)? = nil) async throws -> Application {
     try await BlockingThread.run(name: "build") {
+        // On its embedded broker, the run owns its data directory: the realtime store's offsets
+        // are that broker's, which a second run there would forget (see below).
+        let claim = try configuration.brokers == nil ? claimDataDirectory(configuration.dataDirectory) : nil
         // The broker: the one given, or an embedded one that outlives every client of it (if
         // building fails, the clients made so far are released before it).
         var embedded: KafkaMockCluster?
@@ -101,7 +104,7 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
                                                      onListening: onListening)
         let faults = embedded.flatMap { startFaults(configuration, on: $0, logger: logger) }
         return Application(services: services, health: health, readerPort: readerPort,
-                           bootstrapServers: bootstrapServers, broker: embedded, logger: logger) {
+                           bootstrapServers: bootstrapServers, broker: embedded, claim: claim, logger: logger) {
             guard let faults else { return }
             faults.stop()
             let injected = faults.injectedByKind.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
@@ -186,6 +189,27 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     // Announced last, once every other component has started, inside the group.
     services.append(ComponentService(health.handle(for: "reader"), component: server, logger: logger) { onListening?(port) })
     return (services, port)
+}
+
+/// Claims `directory` for this run, or says which run holds it.
+private func claimDataDirectory(_ directory: String) throws -> DirectoryLock {
+    do {
+        return try DirectoryLock(directory: directory, name: "run.lock")
+    } catch DirectoryLockError.held {
+        throw RunError.dataDirectoryInUse(directory)
+    }
+}
+
+public enum RunError: Error, CustomStringConvertible {
+    /// Another `run` on its embedded broker uses the data directory.
+    case dataDirectoryInUse(String)
+
+    public var description: String {
+        switch self {
+        case .dataDirectoryInUse(let directory):
+            "another counterpoint run on its embedded broker is using the data directory \(directory) (its realtime offsets are that broker's); stop it, or give this run a --data-dir of its own"
+        }
+    }
 }
 
 /// The embedded broker starts empty at every start, so offsets the realtime store kept from an

@@ -11,7 +11,8 @@ struct RunCommand: AsyncParsableCommand {
         Without --brokers it starts an embedded Kafka-protocol broker (librdkafka's mock cluster) on \
         loopback with the topic, so it runs with nothing else installed; real clients (kcat, \
         kafka-python) can produce to the address it prints. It starts empty each time, so the \
-        topic's offsets an earlier run stored are forgotten at start (the counts stay). The realtime \
+        topic's offsets an earlier run stored are forgotten at start (the counts stay), and a second run \
+        on the same --data-dir is refused while one runs. The realtime \
         consumer counts into <data-dir>/realtime.sqlite, the archiver files every event under <logs>, the batch layer \
         covers the closed hours of <logs> that are new or changed on a schedule, realtime rows of \
         covered hours are compacted away, and the reader answers on --listen.

@@ -132,6 +132,32 @@ struct BuilderTests {
         }
     }
 
+    @Test("a second run on its embedded broker is refused the data directory the first one uses, and gets it once the first has stopped")
+    func oneRunPerDataDirectory() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.appendingPathComponent("data").path
+            var configuration = RunConfiguration(store: try StoreBackend(store: "", dataDirectory: data), dataDirectory: data)
+            configuration.partitions = 1
+            configuration.reader.server = HTTPServerConfiguration(port: 0, threadCount: 2)
+            let first = try await buildRun(configuration, logger: quietLogger)
+            try await whileRunning([first]) {
+                do {
+                    _ = try await buildRun(configuration, logger: quietLogger)
+                    Issue.record("a second run was built on a data directory in use")
+                } catch let error as RunError {
+                    #expect("\(error)".contains(data))
+                    #expect("\(error)".contains("--data-dir"))
+                }
+            }
+            // Within a few seconds: a process another test starts at the moment the first run
+            // gives its claim up holds a copy of the lock's descriptor until it runs its program.
+            let again = try #require(try await eventualValue(within: .seconds(5)) {
+                try? await buildRun(configuration, logger: quietLogger)
+            })
+            try await whileRunning([again]) {}
+        }
+    }
+
     @Test("consume, archive and serve built side by side on one broker: every event counted once and archived once")
     func consumeArchiveAndServe() async throws {
         try await withTemporaryDirectory { directory in
