@@ -56,14 +56,20 @@ struct BuilderTests {
         }
     }
 
+    /// `run` on its embedded broker with `partitions`, flushing every 50 ms, its reader on a free port.
+    static func runConfiguration(data: String, partitions: Int) throws -> RunConfiguration {
+        var configuration = RunConfiguration(store: try StoreBackend(store: "", dataDirectory: data), dataDirectory: data)
+        configuration.partitions = partitions
+        configuration.flushInterval = .milliseconds(50)
+        configuration.reader.server = HTTPServerConfiguration(port: 0, threadCount: 2)
+        return configuration
+    }
+
     @Test("run on its embedded broker counts the plays produced to it, and reports every component running")
     func runCountsWhatIsProduced() async throws {
         try await withTemporaryDirectory { directory in
             let data = directory.appendingPathComponent("data").path
-            var configuration = RunConfiguration(store: try StoreBackend(store: "", dataDirectory: data), dataDirectory: data)
-            configuration.partitions = 2
-            configuration.flushInterval = .milliseconds(50)
-            configuration.reader.server = HTTPServerConfiguration(port: 0, threadCount: 2)
+            let configuration = try Self.runConfiguration(data: data, partitions: 2)
             let application = try await buildRun(configuration, logger: quietLogger)
             let port = try #require(application.readerPort)
             let brokers = try #require(application.bootstrapServers)
@@ -98,10 +104,7 @@ struct BuilderTests {
     func runAgainOnTheSameData() async throws {
         try await withTemporaryDirectory { directory in
             let data = directory.appendingPathComponent("data").path
-            var configuration = RunConfiguration(store: try StoreBackend(store: "", dataDirectory: data), dataDirectory: data)
-            configuration.partitions = 1
-            configuration.flushInterval = .milliseconds(50)
-            configuration.reader.server = HTTPServerConfiguration(port: 0, threadCount: 2)
+            let configuration = try Self.runConfiguration(data: data, partitions: 1)
             let now = Int64(Date().timeIntervalSince1970) - 60
 
             /// Builds a run, produces `events` plays of track 42 to its broker before it starts
@@ -136,9 +139,7 @@ struct BuilderTests {
     func oneRunPerDataDirectory() async throws {
         try await withTemporaryDirectory { directory in
             let data = directory.appendingPathComponent("data").path
-            var configuration = RunConfiguration(store: try StoreBackend(store: "", dataDirectory: data), dataDirectory: data)
-            configuration.partitions = 1
-            configuration.reader.server = HTTPServerConfiguration(port: 0, threadCount: 2)
+            let configuration = try Self.runConfiguration(data: data, partitions: 1)
             let first = try await buildRun(configuration, logger: quietLogger)
             try await whileRunning([first]) {
                 do {
