@@ -14,12 +14,13 @@
  * C side, so the Swift side stays typed.
  */
 
-static inline struct MHD_Daemon *cp_mhd_start_daemon(unsigned int flags,
+static inline struct MHD_Daemon *cp_mhd_start_daemon(unsigned int flags, uint16_t port,
                                                      MHD_AccessHandlerCallback access_handler,
                                                      void *access_handler_cls,
                                                      const struct MHD_OptionItem *options) {
-  /* The port comes from MHD_OPTION_SOCK_ADDR in `options`. */
-  return MHD_start_daemon(flags, 0, NULL, NULL, access_handler, access_handler_cls,
+  /* The daemon binds to MHD_OPTION_SOCK_ADDR in `options`; `port`, the same port, only names it
+     in libmicrohttpd's own messages ("Failed to bind to port N"). */
+  return MHD_start_daemon(flags, port, NULL, NULL, access_handler, access_handler_cls,
                           MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

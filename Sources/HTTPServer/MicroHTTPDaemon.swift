@@ -77,7 +77,7 @@ final class MicroHTTPDaemon: Sendable {
             if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             options.append(cp_mhd_option_end())
             return options.withUnsafeBufferPointer {
-                (cp_mhd_start_daemon(flags, answerRequest, dispatcherPointer, $0.baseAddress), errno)
+                (cp_mhd_start_daemon(flags, UInt16(configuration.port), answerRequest, dispatcherPointer, $0.baseAddress), errno)
             }
         }
         let said = startLog.withLock { lines in

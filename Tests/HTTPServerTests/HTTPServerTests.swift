@@ -228,11 +228,17 @@ struct HTTPServerTests {
         #expect(server.port != 8080)
     }
 
-    @Test("a port already in use is an error that names the address")
+    @Test("a port already in use is an error that names the address, and no other port")
     func portInUseIsAnError() throws {
         let first = try makeEchoServer()
-        #expect(throws: HTTPServerError.self) {
-            try makeEchoServer(configuration: HTTPServerConfiguration(port: first.port))
+        do {
+            _ = try makeEchoServer(configuration: HTTPServerConfiguration(port: first.port))
+            Issue.record("a second server bound port \(first.port)")
+        } catch let error as HTTPServerError {
+            let text = "\(error)"
+            #expect(text.contains(":\(first.port):"), "\(text)")
+            #expect(text.contains("in use"), "\(text)")
+            #expect(!text.contains("port 0"), "libmicrohttpd's message names a port other than the one asked for: \(text)")
         }
     }
 
