@@ -37,7 +37,7 @@ public final class DirectoryLock: Sendable {
         for component in directory.split(separator: "/") {
             prefix += component
             if mkdir(prefix, 0o755) != 0, errno != EEXIST {
-                throw DirectoryLockError.unusable(path: prefix, errno: errno)
+                throw DirectoryLockError.cannotMakeDirectory(path: prefix, errno: errno)
             }
             prefix += "/"
         }
@@ -47,12 +47,15 @@ public final class DirectoryLock: Sendable {
 public enum DirectoryLockError: Error, Equatable, CustomStringConvertible {
     /// Another process (or another claim in this one) holds the lock.
     case held(path: String)
+    /// The directory, or one above it, could not be made.
+    case cannotMakeDirectory(path: String, errno: Int32)
     /// The lock file could not be made or locked.
     case unusable(path: String, errno: Int32)
 
     public var description: String {
         switch self {
         case .held(let path): "\(path) is locked by another process"
+        case .cannotMakeDirectory(let path, let errno): "cannot make the directory \(path): \(String(cString: strerror(errno)))"
         case .unusable(let path, let errno): "cannot lock \(path): \(String(cString: strerror(errno)))"
         }
     }
