@@ -134,7 +134,6 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
                                scratchDirectory: configuration.dataDirectory, interval: configuration.batchInterval,
                                health: health.handle(for: "scheduled batch"), logger: logger)
     batch.runOnce()
-    if embedded { try forgetEarlierBrokersOffsets(store: store, topic: configuration.topic, logger: logger) }
 
     var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
     realtimeConfiguration.topic = configuration.topic
@@ -143,6 +142,8 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     let consumerHealth = health.handle(for: "consumer")
     realtimeConfiguration.health = consumerHealth
     realtimeConfiguration.kafkaOptions = configuration.kafkaOptions
+    // The embedded broker starts empty: what the store kept of the topic is an earlier broker's.
+    if embedded { realtimeConfiguration.earlierBrokerOffsets = EarlierBrokerOffsets(topic: configuration.topic) }
     // The embedded broker holds an empty fetch for the whole wait even when events arrive.
     if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
     let realtime = try RealtimeStart(configuration: realtimeConfiguration, logger: logger).service()
@@ -210,16 +211,6 @@ public enum RunError: Error, CustomStringConvertible {
             "another counterpoint run on its embedded broker is using the data directory \(directory) (its realtime offsets are that broker's); stop it, or give this run a --data-dir of its own"
         }
     }
-}
-
-/// The embedded broker starts empty at every start, so offsets the realtime store kept from an
-/// earlier run point into a topic that is gone: left there, the consumer would skip the new
-/// topic's first events up to them, or find its log shorter and go back. Its counts stay.
-private func forgetEarlierBrokersOffsets(store: StoreBackend, topic: String, logger: Logger) throws {
-    let forgotten = try store.openRealtimeWriter().forgetOffsets(topic: topic)
-    guard forgotten > 0 else { return }
-    logger.info("the embedded broker starts empty: the realtime store's offsets from an earlier run are forgotten, its counts kept",
-                metadata: ["kafka.topic": "\(topic)", "kafka.partitions": "\(forgotten)"])
 }
 
 /// 48 hours of closed history ending at the current hour, which the first batch run covers.

@@ -48,6 +48,10 @@ public struct RealtimeConfiguration: Sendable {
     /// The operator's librdkafka properties (security, tuning), set after the ones the fields
     /// above make.
     public var kafkaOptions = KafkaClientOptions()
+    /// Offsets the store kept of the topic from a broker that is gone (`run`'s embedded one),
+    /// which the consumers ignore and their first flush forgets; nil (the default) for a broker
+    /// whose offsets the store's are.
+    public var earlierBrokerOffsets: EarlierBrokerOffsets?
 
     public init(bootstrapServers: String, store: StoreBackend) {
         self.bootstrapServers = bootstrapServers

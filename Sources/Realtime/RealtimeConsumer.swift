@@ -38,7 +38,7 @@ public final class RealtimeConsumer: JobComponent {
         let metrics = RealtimeMetrics()
         self.live = live
         self.metrics = metrics
-        let store = try StoreThread(store: configuration.store)
+        let store = try StoreThread(store: configuration.store, forgetting: configuration.earlierBrokerOffsets, logger: logger)
         let consumer: KafkaConsumer
         do {
             consumer = try KafkaConsumer(configuration: configuration.consumerConfiguration, logger: logger, afterFirstMessage: afterFirstMessage)

@@ -146,6 +146,38 @@ struct GroupAndGapTests {
         }
     }
 
+    @Test("offsets an earlier broker left in the store are ignored and forgotten by the first flush, once for every consumer of the process",
+          arguments: StoreKind.allCases)
+    func earlierBrokerOffsetsForgottenOnce(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let before = Fixtures.events(40, seed: 5)
+            let first = try Fixtures.cluster(partitions: 1)
+            try Fixtures.produce(before.values, to: first, partition: 0)
+            try await Fixtures.consumeUntilStored(40, configuration: Fixtures.configuration(first, store: store)).stop()
+
+            // A new broker with more events than the stored offset: read from it, a consumer
+            // would start at offset 40 and never count the first 40.
+            let new = try Fixtures.cluster(partitions: 1)
+            var configuration = Fixtures.configuration(new, store: store)
+            configuration.earlierBrokerOffsets = EarlierBrokerOffsets(topic: "plays")
+            let early = Fixtures.events(60, seed: 6, stream: 1)
+            try Fixtures.produce(early.values, to: new, partition: 0)
+            let consumer = try await Fixtures.consumeUntilStored(60, configuration: configuration)
+            try await eventually(within: .seconds(60)) { try StoreContents.read(store).offsets == [0: 60] }
+            try consumer.stop()
+
+            // The process's next consumer (one made again after a failure) resumes at 60.
+            let late = Fixtures.events(10, seed: 7, stream: 2)
+            try Fixtures.produce(late.values, to: new, partition: 0)
+            try await Fixtures.consumeUntilStored(70, configuration: configuration).stop()
+
+            let contents = try StoreContents.read(store)
+            #expect(contents.offsets == [0: 70])
+            let truth = before.truth.merging(early.truth, uniquingKeysWith: +).merging(late.truth, uniquingKeysWith: +)
+            #expect(mismatch(contents.counts, truth) == nil)
+        }
+    }
+
     @Test("events produced by kcat are counted exactly", .enabled(if: OtherClients.hasKcat, "kcat is not installed at /usr/bin/kcat"), arguments: StoreKind.allCases)
     func kcatProducer(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in

@@ -1,4 +1,5 @@
 import CounterStore
+import Logging
 import Runtime
 
 /// The realtime store on a thread of its own (`JobThread`), so that a flush writes SQLite
@@ -7,8 +8,13 @@ import Runtime
 typealias StoreThread = JobThread<any RealtimeWriter>
 
 extension JobThread where Resource == any RealtimeWriter {
-    /// Opens the store on a new thread; throws what opening threw.
-    convenience init(store: StoreBackend) throws {
-        try self.init(name: "rt-store", open: { try store.openRealtimeWriter() })
+    /// Opens the store on a new thread; throws what opening threw. With `earlierOffsets`, the
+    /// writer forgets those before its first flush and reads none of them meanwhile.
+    convenience init(store: StoreBackend, forgetting earlierOffsets: EarlierBrokerOffsets? = nil, logger: Logger) throws {
+        try self.init(name: "rt-store", open: {
+            let writer = try store.openRealtimeWriter()
+            guard let earlierOffsets else { return writer }
+            return WriterForgettingEarlierOffsets(writer, forgetting: earlierOffsets, logger: logger)
+        })
     }
 }
