@@ -111,6 +111,57 @@ struct FullDiskAtStartTests {
         }
     }
 
+    @Test("run on its embedded broker starts on a full disk with an earlier run's store, and counts every event of its new broker once space returns",
+          arguments: Leftovers.allCases)
+    func embeddedRunStartsOnFullDisk(_ leftovers: Leftovers) async throws {
+        try await Self.withDrill(seed: 50) { scratch, disk, drill, data in
+            func arguments(_ run: Int) -> [String] {
+                ["run", "--data-dir", data.path, "--logs", scratch.appendingPathComponent("archive-\(run)").path,
+                 "--listen", "127.0.0.1:0", "--partitions", "4", "--flush-interval-ms", "100", "--batch-interval-seconds", "100000"]
+            }
+            func replay(_ set: Int, to broker: String) async throws {
+                try await runCounterpointJSON(["replay", "--brokers", broker, "--logs", drill.logs[set].path, "--json"], scratch: scratch)
+            }
+
+            let first = try Executable.start(arguments(1), scratch: scratch)
+            do {
+                let (broker, port) = try await RunMergeTests.addresses(of: first)
+                try await replay(0, to: broker)
+                try await Self.waitUntilStored(Server(command: first, port: port), events: drill.events(0))
+                try await Self.stop(first, leaving: leftovers, data: data)
+            } catch {
+                await first.killIfRunning()
+                throw error
+            }
+
+            // The second run's broker is new and empty; its events outnumber the offsets the
+            // first one stored, which it must neither start from nor need room to forget.
+            try disk.fill()
+            let second = try Executable.start(arguments(2), scratch: scratch)
+            do {
+                let (broker, port) = try await RunMergeTests.addresses(of: second)
+                let server = Server(command: second, port: port)
+                try await replay(1, to: broker)
+                try await Drill.waitUntil(timeout: .seconds(60)) {
+                    let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
+                    let consumer = components.first { $0["name"] as? String == "consumer" }
+                    return consumer?["state"] as? String == "degraded" && (consumer?["reason"] as? String)?.contains("flush") == true
+                }
+
+                try disk.free()
+                try await Self.waitUntilStored(server, events: drill.events(1))
+                try await Drill.waitForComponent(server, "consumer", state: "running")
+                try drill.checkTotals(server)
+                let gaps = try #require((server.json("/v1/status")["realtime"] as? [String: Any])?["offset_gaps"] as? [Any])
+                #expect(gaps.isEmpty, "\(gaps)")
+                try await server.stop(timeout: .seconds(15))
+            } catch {
+                await second.killIfRunning()
+                throw error
+            }
+        }
+    }
+
     /// A mock cluster and two sets of events: one counted before the disk fills, one after.
     struct Events {
         let cluster: KafkaMockCluster
