@@ -87,12 +87,7 @@ struct FullDiskAtStartTests {
             do {
                 let server = Server(command: second, port: try await Self.port(of: second))
                 try await drill.replay(1, scratch: scratch)
-                // Degraded for why it cannot flush (between attempts it may also say it restarted).
-                try await Drill.waitUntil(timeout: .seconds(60)) {
-                    let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
-                    let consumer = components.first { $0["name"] as? String == "consumer" }
-                    return consumer?["state"] as? String == "degraded" && (consumer?["reason"] as? String)?.contains("flush") == true
-                }
+                try await Self.waitUntilDegradedForFlushes(server)
                 let ready = try server.request("/readyz")
                 #expect(ready.status == 503)
                 #expect(ready.errorMessage?.contains("consumer") == true, "\(ready.text)")
@@ -142,11 +137,7 @@ struct FullDiskAtStartTests {
                 let (broker, port) = try await RunMergeTests.addresses(of: second)
                 let server = Server(command: second, port: port)
                 try await replay(1, to: broker)
-                try await Drill.waitUntil(timeout: .seconds(60)) {
-                    let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
-                    let consumer = components.first { $0["name"] as? String == "consumer" }
-                    return consumer?["state"] as? String == "degraded" && (consumer?["reason"] as? String)?.contains("flush") == true
-                }
+                try await Self.waitUntilDegradedForFlushes(server)
 
                 try disk.free()
                 try await Self.waitUntilStored(server, events: drill.events(1))
@@ -212,6 +203,16 @@ struct FullDiskAtStartTests {
         #expect(FileManager.default.fileExists(atPath: store))
         for suffix in ["-wal", "-shm"] {
             #expect(FileManager.default.fileExists(atPath: store + suffix) == (leftovers == .killed), "\(suffix) after \(leftovers)")
+        }
+    }
+
+    /// Waits until `/v1/status` shows the consumer degraded for why it cannot flush (between
+    /// attempts it may also say it restarted).
+    static func waitUntilDegradedForFlushes(_ server: Server) async throws {
+        try await Drill.waitUntil(timeout: .seconds(60)) {
+            let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
+            let consumer = components.first { $0["name"] as? String == "consumer" }
+            return consumer?["state"] as? String == "degraded" && (consumer?["reason"] as? String)?.contains("flush") == true
         }
     }
 

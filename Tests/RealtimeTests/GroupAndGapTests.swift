@@ -123,10 +123,7 @@ struct GroupAndGapTests {
           arguments: StoreKind.allCases)
     func offsetsWentBack(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let before = Fixtures.events(40, seed: 3)
-            let first = try Fixtures.cluster(partitions: 1)
-            try Fixtures.produce(before.values, to: first, partition: 0)
-            try await Fixtures.consumeUntilStored(40, configuration: Fixtures.configuration(first, store: store)).stop()
+            let before = try await Self.countedOnAnEarlierBroker(40, seed: 3, into: store)
 
             // A new broker: the same topic, made again, with fewer events than were read before.
             let after = Fixtures.events(15, seed: 4, stream: 1)
@@ -150,10 +147,7 @@ struct GroupAndGapTests {
           arguments: StoreKind.allCases)
     func earlierBrokerOffsetsForgottenOnce(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let before = Fixtures.events(40, seed: 5)
-            let first = try Fixtures.cluster(partitions: 1)
-            try Fixtures.produce(before.values, to: first, partition: 0)
-            try await Fixtures.consumeUntilStored(40, configuration: Fixtures.configuration(first, store: store)).stop()
+            let before = try await Self.countedOnAnEarlierBroker(40, seed: 5, into: store)
 
             // A new broker with more events than the stored offset: read from it, a consumer
             // would start at offset 40 and never count the first 40.
@@ -176,6 +170,16 @@ struct GroupAndGapTests {
             let truth = before.truth.merging(early.truth, uniquingKeysWith: +).merging(late.truth, uniquingKeysWith: +)
             #expect(mismatch(contents.counts, truth) == nil)
         }
+    }
+
+    /// `count` events of one partition on a broker of their own, counted into `store` (which keeps
+    /// `count` as the next offset of that broker's partition 0).
+    static func countedOnAnEarlierBroker(_ count: Int, seed: UInt64, into store: StoreBackend) async throws -> ProducedEvents {
+        let events = Fixtures.events(count, seed: seed)
+        let broker = try Fixtures.cluster(partitions: 1)
+        try Fixtures.produce(events.values, to: broker, partition: 0)
+        try await Fixtures.consumeUntilStored(count, configuration: Fixtures.configuration(broker, store: store)).stop()
+        return events
     }
 
     @Test("events produced by kcat are counted exactly", .enabled(if: OtherClients.hasKcat, "kcat is not installed at /usr/bin/kcat"), arguments: StoreKind.allCases)
