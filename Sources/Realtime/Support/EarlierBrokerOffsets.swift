@@ -53,8 +53,11 @@ final class WriterForgettingEarlierOffsets: RealtimeWriter {
         return try writer.apply(rows, progress: progress, flushedAt: flushedAt)
     }
 
+    /// Still reads the store, so that a store that is down fails here as it would without
+    /// the earlier offsets (and the partitions wait for it, see `PartitionLedger`).
     func storedOffsets(topic: String) throws -> [Int32: Int64] {
-        topic == earlier.topic && earlier.arePending ? [:] : try writer.storedOffsets(topic: topic)
+        let stored = try writer.storedOffsets(topic: topic)
+        return topic == earlier.topic && earlier.arePending ? [:] : stored
     }
 
     func forgetOffsets(topic: String) throws -> Int {
