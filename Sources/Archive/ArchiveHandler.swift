@@ -142,12 +142,15 @@ final class ArchiveHandler: KafkaConsumerHandler {
     }
 
     func offsetReset(_ reset: KafkaOffsetReset) throws {
-        logger.log(level: reset.wentBack ? .warning : .error, reset.wentBack
-                   ? "archive offsets went back: the partition's log ends before the offset to archive next (the topic was made again, or the broker lost the end of its log); archiving goes on from its oldest offset"
-                   : "archive gap: the broker no longer had the messages to archive", metadata: [
+        let metadata: Logger.Metadata = [
             "archive.partition": "\(reset.partition)", "archive.expected_offset": "\(reset.expectedOffset)",
-            "archive.resumed_offset": "\(reset.resumedOffset)", "archive.skipped": "\(max(0, reset.skippedMessages))",
-        ])
+            "archive.resumed_offset": "\(reset.resumedOffset)", "archive.skipped": "\(reset.skippedMessages)",
+        ]
+        if reset.wentBack {
+            logger.warning("archive offsets went back: the partition's log ends before the offset to archive next (the topic was made again, or the broker lost the end of its log); archiving goes on from its oldest offset", metadata: metadata)
+        } else {
+            logger.error("archive gap: the broker no longer had the messages to archive", metadata: metadata)
+        }
         metrics.offsetResets.increment()
         if reset.skippedMessages > 0 {
             metrics.gapSkippedMessages.increment(by: reset.skippedMessages)

@@ -84,7 +84,7 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
                      onListening: (@Sendable (_ port: Int) -> Void)? = nil) async throws -> Application {
     try await BlockingThread.run(name: "build") {
         // On its embedded broker, the run owns its data directory: the realtime store's offsets
-        // are that broker's, which a second run there would forget (see below).
+        // are that broker's, which a second run there would forget (`EarlierBrokerOffsets`).
         let claim = try configuration.brokers == nil ? claimDataDirectory(configuration.dataDirectory) : nil
         // The broker: the one given, or an embedded one that outlives every client of it (if
         // building fails, the clients made so far are released before it).

@@ -100,9 +100,9 @@ enum BatchRecords {
 
     /// Deletes the stored offsets of `topic`; returns how many partitions had one.
     static func forgetOffsets<D: StoreDialect>(topic: String, _ db: D) throws -> Int {
-        let count = try db.singleInt64("SELECT count(*) FROM partition_offsets WHERE topic = $1", [.text(topic)]) ?? 0
-        try db.run("DELETE FROM partition_offsets WHERE topic = $1", .text(topic))
-        return Int(count)
+        var count = 0
+        try db.query("DELETE FROM partition_offsets WHERE topic = $1 RETURNING partition", [.text(topic)]) { _ in count += 1 }
+        return count
     }
 }
 

@@ -73,7 +73,7 @@ final class ConsumerSession {
                                    ? "partition offsets went back: the broker's log ends before the expected offset"
                                    : "partition offsets jumped: the broker no longer has the expected offset", metadata: [
                         "kafka.partition": "\(reset.partition)", "kafka.expected_offset": "\(reset.expectedOffset)",
-                        "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped": "\(max(0, reset.skippedMessages))",
+                        "kafka.resumed_offset": "\(reset.resumedOffset)", "kafka.skipped": "\(reset.skippedMessages)",
                     ])
                     try handler.offsetReset(reset)
                 }

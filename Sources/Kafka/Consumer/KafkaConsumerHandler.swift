@@ -58,9 +58,9 @@ public struct KafkaOffsetReset: Sendable, Equatable, CustomStringConvertible {
         self.lowWatermark = lowWatermark
     }
 
-    /// Messages between the expected and the resumed offset that will never be consumed;
-    /// negative when the consumer went back and will see messages again.
-    public var skippedMessages: Int64 { resumedOffset - expectedOffset }
+    /// Messages between the expected and the resumed offset that will never be consumed; 0
+    /// when the consumer went back (`wentBack`).
+    public var skippedMessages: Int64 { max(0, resumedOffset - expectedOffset) }
 
     /// The partition's log ended before the expected offset, so consumption went back to an
     /// earlier one: the topic was deleted and made again (as an embedded broker's is at each
@@ -70,6 +70,6 @@ public struct KafkaOffsetReset: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         "\(partition): expected offset \(expectedOffset), resumed at \(resumedOffset)"
-            + (skippedMessages > 0 ? " (\(skippedMessages) messages skipped)" : " (\(-skippedMessages) messages repeated)")
+            + (wentBack ? " (went back \(expectedOffset - resumedOffset) offsets)" : " (\(skippedMessages) messages skipped)")
     }
 }
