@@ -19,6 +19,8 @@ final class ArchiveHandler: KafkaConsumerHandler {
     private let metrics = ArchiveMetrics()
 
     private var clock = StreamClock()
+    /// The newest event time already reported as ahead of the wall clock (epoch ms).
+    private var reportedAheadUntil = Int64.min
     /// The offset of the next message of each assigned partition, once known.
     private var nextOffsets: [Int32: Int64] = [:]
     /// Offsets consumed (and written) but not yet committed.
@@ -183,7 +185,9 @@ final class ArchiveHandler: KafkaConsumerHandler {
 
     /// Closes every open hour that the stream has passed by more than the allowed lateness.
     private func closeDueHours() throws {
-        guard let streamTime = clock.streamTime(caughtUp: isCaughtUp) else { return }
+        let now = WallClock.epochMilliseconds()
+        reportEventsAhead(of: now)
+        guard let streamTime = clock.streamTime(caughtUp: isCaughtUp, now: now) else { return }
         local.streamTimeMilliseconds = streamTime
         metrics.streamTime.record(streamTime / 1000)
         let horizon = streamTime - allowedLatenessMilliseconds
@@ -196,6 +200,22 @@ final class ArchiveHandler: KafkaConsumerHandler {
         }
         files.forgetClosedHours(before: Hour(epochMilliseconds: horizon).advanced(by: -48))
     }
+
+    /// One warning for each new newest event time more than `aheadTolerance` past the wall
+    /// clock: such an event is archived in its hour, but hours close by the clock, not by it.
+    private func reportEventsAhead(of now: Int64) {
+        guard let newest = clock.newestEvent, newest > now + Self.aheadToleranceMilliseconds,
+              newest > reportedAheadUntil else { return }
+        reportedAheadUntil = newest
+        logger.warning("archive saw an event dated ahead of this machine's clock (a producer's clock is wrong?); it is filed in its hour, and hours still close by the clock", metadata: [
+            "archive.event_time": "\(UTCTime.format(epochMilliseconds: newest))",
+            "archive.clock": "\(UTCTime.format(epochMilliseconds: now))",
+        ])
+    }
+
+    /// How far past the wall clock an event may be dated before it is reported: clocks of
+    /// producers and of this machine differ by a little.
+    static let aheadToleranceMilliseconds: Int64 = 60_000
 
     /// Whether `partition` has nothing left to read as of the last fetch.
     private func isCaughtUp(_ partition: Int32) -> Bool {

@@ -7,7 +7,9 @@
 /// still has events for. A partition that has caught up with its broker's high watermark
 /// holds nothing back: its next events can only be newer than the ones still in flight
 /// elsewhere, and an idle partition would otherwise keep every hour open. The stream time is
-/// never ahead of the newest event seen on any assigned partition.
+/// never ahead of the newest event seen on any assigned partition, nor of the wall clock: an
+/// event dated in the future (a producer's clock set wrong) would otherwise close the hours
+/// before it, the current one included, while their events are still arriving.
 ///
 /// Only the consumer's thread uses it.
 struct StreamClock {
@@ -30,11 +32,15 @@ struct StreamClock {
         newest[partition] = occurredAtMilliseconds
     }
 
+    /// The newest `occurred_at` delivered by any assigned partition (epoch ms).
+    var newestEvent: Int64? { newest.values.compactMap({ $0 }).max() }
+
     /// Epoch milliseconds, or nil while no event has arrived or a partition with a backlog
-    /// has not delivered any yet. `caughtUp` says whether a partition has nothing left to read.
-    func streamTime(caughtUp: (Int32) -> Bool) -> Int64? {
-        guard let head = newest.values.compactMap({ $0 }).max() else { return nil }
-        var time = head
+    /// has not delivered any yet. `caughtUp` says whether a partition has nothing left to read;
+    /// `now` is the wall clock (epoch ms), which the stream time never passes.
+    func streamTime(caughtUp: (Int32) -> Bool, now: Int64) -> Int64? {
+        guard let head = newestEvent else { return nil }
+        var time = min(head, now)
         for (partition, latest) in newest where !caughtUp(partition) {
             guard let latest else { return nil }
             time = min(time, latest)

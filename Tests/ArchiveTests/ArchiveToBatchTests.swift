@@ -2,6 +2,7 @@
 import CounterpointCore
 import EventLogs
 import Patience
+import Runtime
 import Testing
 
 @Suite("Archive → batch on the mock broker", .onTestThreads)
@@ -160,6 +161,28 @@ struct ArchiveToBatchTests {
         #expect(summary.valid == 1)
         #expect(summary.rejections.counts == [.malformedJSON: 2, .missingField: 1])
         #expect(try workspace.plays(5, at: hour(10)) == 1)
+    }
+
+    @Test("an event dated in the future is filed in its hour but closes no hour before the clock passes it")
+    func eventFromTheFuture() async throws {
+        let workspace = try ArchiveWorkspace(partitions: 2)
+        let now = WallClock.epochMilliseconds()
+        let current = Hour(epochMilliseconds: now)
+        let future = Play(eventID: "dated-2099", track: 2, occurredAt: 4_070_908_800_000)  // 2099-01-01
+        let produced = [Play(eventID: "now-1", track: 1, occurredAt: now), future, Play(eventID: "now-2", track: 1, occurredAt: now)]
+        try workspace.produce(produced)
+        let archiver = try workspace.startArchiver(allowedLateness: .seconds(60))
+        try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == produced.count }
+        // Another pass over the partitions, all caught up: the stream time is the clock's.
+        try workspace.produce([Play(eventID: "now-3", track: 1, occurredAt: now)])
+        try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == produced.count + 1 }
+        let streamTime = try #require(archiver.status().streamTimeMilliseconds)
+        try archiver.stop()
+        #expect(streamTime <= WallClock.epochMilliseconds())
+        #expect(archiver.status().closedHours == 0)
+        #expect(!workspace.isClosed(current))
+        #expect(workspace.archiveFiles().contains { $0.hasPrefix("2099-01-01/00.p") })
+        #expect(workspace.archiveFiles().allSatisfy { !$0.contains(".late.") })
     }
 
     @Test("a partition without events does not keep hours open")

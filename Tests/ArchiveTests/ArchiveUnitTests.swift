@@ -11,19 +11,32 @@ struct StreamClockTests {
     func backlogHoldsBack() {
         var clock = StreamClock()
         clock.assign([0, 1, 2])
-        #expect(clock.streamTime(caughtUp: { _ in false }) == nil)
+        #expect(clock.streamTime(caughtUp: { _ in false }, now: .max) == nil)
         clock.observe(partition: 0, occurredAtMilliseconds: 5_000)
         clock.observe(partition: 1, occurredAtMilliseconds: 9_000)
         clock.observe(partition: 1, occurredAtMilliseconds: 7_000)
         // Partition 2 has a backlog and has delivered nothing: nothing may close yet.
-        #expect(clock.streamTime(caughtUp: { $0 != 2 }) == nil)
+        #expect(clock.streamTime(caughtUp: { $0 != 2 }, now: .max) == nil)
         // Partition 2 is empty and caught up; partition 0 still has a backlog at 5 s.
-        #expect(clock.streamTime(caughtUp: { $0 == 2 }) == 5_000)
+        #expect(clock.streamTime(caughtUp: { $0 == 2 }, now: .max) == 5_000)
         // Everyone caught up: the newest event.
-        #expect(clock.streamTime(caughtUp: { _ in true }) == 9_000)
+        #expect(clock.streamTime(caughtUp: { _ in true }, now: .max) == 9_000)
         clock.revoke([0])
-        #expect(clock.streamTime(caughtUp: { $0 == 2 }) == 9_000)
+        #expect(clock.streamTime(caughtUp: { $0 == 2 }, now: .max) == 9_000)
         #expect(clock.assignedPartitions == [1, 2])
+    }
+
+    @Test("an event dated ahead of the wall clock carries the stream time only as far as the clock")
+    func neverAheadOfTheClock() {
+        var clock = StreamClock()
+        clock.assign([0, 1])
+        clock.observe(partition: 0, occurredAtMilliseconds: 5_000)
+        clock.observe(partition: 1, occurredAtMilliseconds: 4_000_000_000_000)
+        #expect(clock.newestEvent == 4_000_000_000_000)
+        #expect(clock.streamTime(caughtUp: { _ in true }, now: 60_000) == 60_000)
+        // A partition with a backlog still holds it back below the clock.
+        #expect(clock.streamTime(caughtUp: { $0 == 1 }, now: 60_000) == 5_000)
+        #expect(clock.streamTime(caughtUp: { _ in true }, now: 1_000) == 1_000)
     }
 }
 
