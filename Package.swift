@@ -87,7 +87,7 @@ let package = Package(
         // called by the executable and by the tests alike.
         .target(name: "CounterpointApp", dependencies: [
             "CounterpointCore", "CounterStore", "BatchJob", "Generator", "Reader", "Replay", "Archive",
-            "Realtime", "Kafka", "Runtime", "HTTPServer",
+            "Realtime", "Kafka", "Runtime", "HTTPServer", "EventLogs",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

@@ -1,6 +1,7 @@
 import Archive
 import CounterpointCore
 import CounterStore
+import EventLogs
 import Foundation
 import Generator
 import Kafka
@@ -214,6 +215,9 @@ public enum RunError: Error, CustomStringConvertible {
 }
 
 /// 48 hours of closed history ending at the current hour, which the first batch run covers.
+/// Hours that hold logs already (an earlier run's history, or the plays its archiver filed) are
+/// left as they are, so a second run neither adds history on top of real plays nor makes the
+/// batch layer rebuild hours that did not change.
 private func generateDemoHistory(events: Int, into logDirectory: String, logger: Logger) throws {
     var configuration = GeneratorConfiguration()
     configuration.events = events
@@ -222,8 +226,13 @@ private func generateDemoHistory(events: Int, into logDirectory: String, logger:
     configuration.start = Hour(epochSeconds: Int64(Date().timeIntervalSince1970)).advanced(by: -Int64(RunConfiguration.demoHistoryHours))
     configuration.duplicateRate = 0.01
     configuration.malformedRate = 0.001
+    if FileManager.default.fileExists(atPath: logDirectory) {
+        let inventory = try LogDiscovery.inventory(of: [logDirectory])
+        configuration.keptHours = Set(inventory.files.compactMap(\.hour) + inventory.closedHours)
+    }
     let summary = try Generator.generate(configuration, into: logDirectory)
     logger.info("demo history generated", metadata: [
         "logs.directory": "\(logDirectory)", "logs.events": "\(summary.events)", "logs.files": "\(summary.files)",
+        "logs.hours_kept": "\(RunConfiguration.demoHistoryHours - summary.files)",
     ])
 }

@@ -44,9 +44,10 @@ public struct GeneratorSummary: Sendable {
 /// Writes synthetic play-event logs in the `LogLayout` layout.
 public enum Generator {
     /// Writes one file per hour of `configuration` under `root` (replacing files of the same
-    /// names), plus the hour's closed marker when `closeHours` is set. Valid events are the
-    /// `EventSynthesizer` stream of the seed; duplicates and malformed lines are interleaved by a
-    /// separate generator, so the valid events (and the truth) do not depend on their rates.
+    /// names) but for its `keptHours`, plus the hour's closed marker when `closeHours` is set.
+    /// Valid events are the `EventSynthesizer` stream of the seed; duplicates and malformed lines
+    /// are interleaved by a separate generator, so the valid events (and the truth) do not depend
+    /// on their rates.
     /// `progress` receives the number of valid events written so far, now and then.
     public static func generate(_ configuration: GeneratorConfiguration, into root: String,
                                 progress: ((Int) -> Void)? = nil) throws -> GeneratorSummary {
@@ -70,9 +71,11 @@ public enum Generator {
                 - cumulativeShare(configuration.malformedRate, eventsBefore)
             eventsBefore += validCount
 
-            let path = LogLayout.hourFilePath(root: root, hour: hour, gzip: configuration.gzip)
-            let writer = try LogWriter(path: path, gzip: configuration.gzip, append: false,
-                                       gzipLevel: configuration.gzipLevel)
+            // A kept hour's events are drawn like the others', then the summary is put back.
+            let kept = configuration.keptHours.contains(hour)
+            let summaryBefore = summary
+            let writer = kept ? nil : try LogWriter(path: LogLayout.hourFilePath(root: root, hour: hour, gzip: configuration.gzip),
+                                                    gzip: configuration.gzip, append: false, gzipLevel: configuration.gzipLevel)
             var validLeft = validCount, malformedLeft = malformedCount, duplicatesLeft = duplicateCount
             var validIndex = 0
             var deferredCopies: [Int: [[UInt8]]] = [:]   // valid-event index → copies to write after it
@@ -81,7 +84,7 @@ public enum Generator {
                 // Selection sampling: exact counts, uniformly spread positions.
                 if malformedLeft > 0 && placement.next(below: validLeft + malformedLeft) < malformedLeft {
                     let malformed = malformedLines.makeLine(in: hour)
-                    try writer.write(line: malformed.line)
+                    try writer?.write(line: malformed.line)
                     summary.malformedByKind[malformed.kind, default: 0] += 1
                     summary.uncompressedBytes += Int64(malformed.line.count + 1)
                     malformedLeft -= 1
@@ -89,27 +92,31 @@ public enum Generator {
                 }
                 line.removeAll(keepingCapacity: true)
                 let event = synthesizer.appendNext(to: &line)!
-                try writer.write(line: line)
+                try writer?.write(line: line)
                 summary.uncompressedBytes += Int64(line.count + 1)
-                tally.count(event.trackID)
+                if !kept { tally.count(event.trackID) }
 
                 if duplicatesLeft > 0 && placement.next(below: validLeft) < duplicatesLeft {
                     duplicatesLeft -= 1
                     summary.uncompressedBytes += Int64(line.count + 1)
                     if validLeft == 1 || placement.next() & 1 == 0 {
-                        try writer.write(line: line)
+                        try writer?.write(line: line)
                     } else {
                         let later = validIndex + 1 + placement.next(below: validLeft - 1)
                         deferredCopies[later, default: []].append(line)
                     }
                 }
                 if !deferredCopies.isEmpty, let copies = deferredCopies.removeValue(forKey: validIndex) {
-                    for copy in copies { try writer.write(line: copy) }
+                    for copy in copies { try writer?.write(line: copy) }
                 }
                 validLeft -= 1
                 validIndex += 1
                 summary.events += 1
-                if summary.events & 0xFFFF == 0 { progress?(summary.events) }
+                if !kept && summary.events & 0xFFFF == 0 { progress?(summary.events) }
+            }
+            guard let writer else {
+                summary = summaryBefore
+                continue
             }
             try writer.close()
             if configuration.closeHours {

@@ -33,6 +33,10 @@ public struct GeneratorConfiguration: Sendable {
     public var closeHours: Bool = true
     /// Return the per-(track, hour) count of valid unique events in `GeneratorSummary.truth`.
     public var recordTruth: Bool = false
+    /// Hours to leave as they are: nothing is written for them (no file, no marker, nothing in
+    /// the summary), but their events are still drawn, so every other hour holds the same bytes
+    /// as without them.
+    public var keptHours: Set<Hour> = []
 
     public init() {}
 

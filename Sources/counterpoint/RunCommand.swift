@@ -17,7 +17,8 @@ struct RunCommand: AsyncParsableCommand {
         covers the closed hours of <logs> that are new or changed on a schedule, realtime rows of \
         covered hours are compacted away, and the reader answers on --listen.
 
-        --demo also generates 48 hours of history (rebuilt by the batch layer at start) and produces \
+        --demo also generates 48 hours of history (rebuilt by the batch layer at start; hours that \
+        hold logs already, such as an earlier run's plays, are kept as they are) and produces \
         live synthetic traffic, both at --demo-rate, so the dashboard shows both layers at once and its \
         first chart looks like a real day running into the current hour. SIGINT/SIGTERM stops \
         intake, flushes, commits and exits 0.

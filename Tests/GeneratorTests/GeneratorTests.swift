@@ -43,6 +43,34 @@ struct GeneratorTests {
         }
     }
 
+    @Test("kept hours are left as they are, and every other hour holds the bytes it holds without them")
+    func keptHours() throws {
+        let full = try TemporaryDirectory(), partial = try TemporaryDirectory()
+        let fullSummary = try Generator.generate(Self.configuration(), into: full.path)
+        let kept: Set<Hour> = [Self.start.advanced(by: 1), Self.start.advanced(by: 4)]
+        let earlier = LogLayout.hourFilePath(root: partial.path, hour: Self.start.advanced(by: 1), segment: "p3")
+        try FileManager.default.createDirectory(atPath: LogLayout.dayDirectory(root: partial.path, hour: Self.start),
+                                                withIntermediateDirectories: true)
+        try Data("an earlier run's plays\n".utf8).write(to: URL(fileURLWithPath: earlier))
+
+        var configuration = Self.configuration()
+        configuration.keptHours = kept
+        let summary = try Generator.generate(configuration, into: partial.path)
+
+        var expected = try full.contents().filter { path, _ in
+            let hour = LogLayout.parse(relativePath: path)?.hour ?? LogLayout.parseClosedMarker(relativePath: path)
+            return !kept.contains(hour!)
+        }
+        expected[String(earlier.dropFirst(partial.path.count + 1))] = Data("an earlier run's plays\n".utf8)
+        #expect(try partial.contents() == expected)
+        let truth = fullSummary.truth!.filter { !kept.contains($0.key.hour) }
+        #expect(summary.truth == truth)
+        #expect(summary.events == truth.values.reduce(0, +) && summary.events < fullSummary.events)
+        #expect(summary.files == 4)
+        // The census reads the earlier run's line too.
+        #expect(summary.lines == (try LogCensus(root: partial.path).lines) - 1)
+    }
+
     @Test("valid events, duplicates and malformed lines are exactly as many as the summary says")
     func exactCounts() throws {
         let root = try TemporaryDirectory()
