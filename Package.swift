@@ -115,6 +115,8 @@ let package = Package(
         .target(name: "HTTPTestClient", path: "Tests/Support/HTTPTestClient"),
         .target(name: "Patience", dependencies: ["Runtime"], path: "Tests/Support/Patience"),
         .target(name: "Scratch", path: "Tests/Support/Scratch"),
+        .target(name: "LogCapture", dependencies: ["Runtime", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/Support/LogCapture"),
         .target(name: "Programs", dependencies: ["Patience", "Runtime", "Scratch"], path: "Tests/Support/Programs"),
         .testTarget(name: "CounterpointCoreTests", dependencies: ["Patience", "CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
@@ -138,7 +140,7 @@ let package = Package(
         .testTarget(name: "CredentialsTests", dependencies: ["Patience", "Credentials", "Programs", "Runtime", "SecurityFixtures", "Scratch"]),
         .testTarget(name: "EventLogsTests", dependencies: ["Patience", "EventLogs", "CounterpointCore", "Programs", "Runtime", "Scratch"]),
         .testTarget(name: "GeneratorTests", dependencies: ["Patience", "Generator", "EventLogs", "CounterpointCore", "Scratch"]),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "Runtime", "Patience"]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "LogCapture", "Runtime", "Patience"]),
         .testTarget(name: "ReplayTests", dependencies: [
             "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime", "Patience", "Programs", "Scratch", "KafkaTestSupport",
             .product(name: "Logging", package: "swift-log"),
@@ -150,7 +152,7 @@ let package = Package(
         .testTarget(name: "ReaderTests", dependencies: [
             "Patience",
             "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "StoreTestSupport", "Credentials", "Runtime",
-            "SecurityFixtures", "Programs", "Scratch", .product(name: "Logging", package: "swift-log"),
+            "SecurityFixtures", "Programs", "Scratch", "LogCapture", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "Patience", "Programs", "Runtime",
@@ -161,7 +163,7 @@ let package = Package(
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
-            "Reader", "Realtime", "Patience", "Scratch",
+            "Reader", "Realtime", "Patience", "Scratch", "LogCapture",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

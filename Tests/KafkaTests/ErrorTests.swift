@@ -1,4 +1,5 @@
 import Kafka
+import LogCapture
 import Logging
 import Patience
 import Runtime
@@ -33,7 +34,7 @@ struct ErrorTests {
     @Test("an unreachable broker fails the consumer and the producer within the connect timeout, saying why")
     func unreachableBroker() throws {
         let logs = CapturingLogHandler.Records()
-        let logger = Logger(label: "kafka-tests") { _ in CapturingLogHandler(records: logs) }
+        let logger = CapturingLogHandler.logger("kafka-tests", into: logs)
         // Nothing listens on port 1, so connecting is refused at once.
         var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:1", groupID: "g", topics: ["plays"])
         consumerConfiguration.connectTimeout = .seconds(1)
@@ -55,32 +56,4 @@ struct ErrorTests {
         // librdkafka's own log lines reach swift-log, tagged with their facility.
         #expect(logs.value.contains { $0.metadata["kafka.facility"] != nil && $0.message.contains("Connection refused") })
     }
-}
-
-/// Keeps log records so a test can look at them.
-struct CapturingLogHandler: LogHandler {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: Logger.Metadata
-    }
-
-    typealias Records = Locked<[Record]>
-
-    let records: Records
-    var logLevel = Logger.Level.trace
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        records.withLock { $0.append(Record(level: event.level, message: "\(event.message)", metadata: metadata.merging(event.metadata ?? [:]) { $1 })) }
-    }
-}
-
-extension Locked where State == [CapturingLogHandler.Record] {
-    convenience init() { self.init([]) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HTTPTestClient
+import LogCapture
 import Logging
 @testable import Reader
 import Patience
@@ -105,10 +106,10 @@ struct ReaderSecurityTests {
     @Test("one warning at start when listening beyond loopback without TLS or credentials, none on loopback")
     func exposureWarning() throws {
         func warnings(host: String, passwordFile: String?) throws -> [String] {
-            let lines = Locked<[String]>([])
-            let logger = Logger(label: "reader-security-tests") { _ in CollectingLogHandler(lines: lines) }
+            let records = CapturingLogHandler.Records()
+            let logger = CapturingLogHandler.logger("reader-security-tests", into: records)
             try ReaderFixture.with(.sqlite, configure: { $0.server.host = host; $0.passwordFile = passwordFile }, logger: logger) { _ in }
-            return lines.value.filter { $0.hasPrefix("warning ") }
+            return records.messages(at: .warning)
         }
         try withTemporaryDirectory { scratch in
             let file = scratch.appendingPathComponent("htpasswd")
@@ -144,21 +145,5 @@ struct ReaderSecurityTests {
                 "\(error)" == "password file \(file.path), line 2: user 'grafana' has no bcrypt hash ($2y$ or $2b$); make it with htpasswd -B"
             }
         }
-    }
-}
-
-/// Keeps every log line as `level message`.
-struct CollectingLogHandler: LogHandler {
-    let lines: Locked<[String]>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        lines.withLock { $0.append("\(event.level) \(event.message)") }
     }
 }
