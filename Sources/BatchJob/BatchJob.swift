@@ -50,6 +50,12 @@ public enum BatchJob {
         summary.files = plan.fileCount
         summary.hours = plan.hourCount
         summary.hoursSkipped = plan.skippedHours
+        summary.hoursWithFilesGone = Coverage(plan.hoursWithFilesGone.map { HourRange($0, $0.advanced(by: 1)) }).ranges
+        if !summary.hoursWithFilesGone.isEmpty {
+            logger.info("batch run: covered hours whose files are fewer than when they were covered keep their counts", metadata: [
+                "batch.hours_with_files_gone": "\(summary.hoursWithFilesGone.map(\.description).joined(separator: " "))",
+            ])
+        }
         guard !plan.ranges.isEmpty else {
             // Nothing changed since the last runs: nothing to read, nothing to write.
             summary.seconds = (ContinuousClock.now - started).seconds

@@ -15,6 +15,10 @@ struct BatchPlan {
     var sources: [HourSource]
     /// Closed hours a default run leaves alone because their files did not change.
     var skippedHours: Int64
+    /// Covered hours a default run leaves alone because some of the files they were covered
+    /// from are gone (log retention, a disk cleaned up): rebuilt from the files that remain,
+    /// they would lose the plays of the others. `--from`/`--to` still rebuilds them.
+    var hoursWithFilesGone: [Hour]
     /// Bytes the run will read, for progress.
     var totalBytes: Int64
     var fileCount: Int
@@ -45,6 +49,7 @@ struct BatchPlan {
         let closed = inventory.closedHours
         var chosen: [Hour] = []
         var skipped: Int64 = 0
+        var filesGone: [Hour] = []
         var sources: [HourSource] = []
         if from != nil || to != nil {
             guard let lower = from ?? closed.first, let upper = to ?? closed.last?.advanced(by: 1) else {
@@ -62,16 +67,27 @@ struct BatchPlan {
             let past = all ? [:] : try recorded()
             for hour in closed {
                 let source = fingerprint(hour).source(of: hour)
-                if let before = past[hour], before.fingerprint == source.fingerprint {
-                    skipped += 1
-                } else {
-                    chosen.append(hour)
-                    sources.append(source)
+                if let before = past[hour] {
+                    if before.fingerprint == source.fingerprint {
+                        skipped += 1
+                        continue
+                    }
+                    // Files come (late events) and grow, or are replaced by their gzip; fewer
+                    // than before means some were deleted. (Only the number of files is
+                    // recorded: a late file that arrives after a deletion makes up the number,
+                    // and the hour is rebuilt from what is there.)
+                    if source.files < before.files {
+                        filesGone.append(hour)
+                        continue
+                    }
                 }
+                chosen.append(hour)
+                sources.append(source)
             }
             ranges = Coverage(chosen.map { HourRange($0, $0.advanced(by: 1)) }).ranges
         }
         skippedHours = skipped
+        hoursWithFilesGone = filesGone
         self.sources = sources
 
         let target = Coverage(ranges)

@@ -23,6 +23,9 @@ public struct BatchSummary: Sendable, EventTallies {
     public var hours: Int64 = 0
     /// Closed hours a default run left alone: covered, and their files unchanged since.
     public var hoursSkipped: Int64 = 0
+    /// Covered hours a default run left alone because files they were covered from are gone
+    /// (their counts are kept; `--from`/`--to` rebuilds them from what remains), as ranges.
+    public var hoursWithFilesGone: [HourRange] = []
     /// (track, hour) rows written.
     public var rows = 0
     public var seconds = 0.0

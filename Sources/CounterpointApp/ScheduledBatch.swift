@@ -1,4 +1,5 @@
 import BatchJob
+import CounterpointCore
 import CounterStore
 import Foundation
 import Logging
@@ -18,6 +19,8 @@ final class ScheduledBatch: BlockingComponent {
     let health: ComponentHealth.Handle
     private let logger: Logger
     private let schedule = Locked<PeriodicThread?>(nil)
+    /// The covered hours whose files are gone, as the last run found them: warned about once.
+    private let hoursWithFilesGone = Locked<[HourRange]>([])
 
     init(logDirectory: String, store: StoreBackend, scratchDirectory: String, interval: Duration, health: ComponentHealth.Handle,
          logger: Logger) {
@@ -53,6 +56,16 @@ final class ScheduledBatch: BlockingComponent {
                 "batch.hours": "\(summary.hours)", "batch.counted": "\(summary.counted)",
                 "batch.seconds": "\(summary.seconds)",
             ])
+            let gone = summary.hoursWithFilesGone
+            let changed = hoursWithFilesGone.withLock { known in
+                defer { known = gone }
+                return known != gone
+            }
+            if changed && !gone.isEmpty {
+                logger.warning("scheduled batch: covered hours have fewer log files than when they were covered (deleted by log retention?); their counts are kept, since rebuilding them from the files that remain would lose plays; `counterpoint batch --from … --to …` rebuilds them from what remains", metadata: [
+                    "batch.hours_with_files_gone": "\(gone.map(\.description).joined(separator: " "))",
+                ])
+            }
         } catch BatchError.noClosedHours {
             logger.debug("scheduled batch: no closed hours yet")
         } catch {

@@ -14,7 +14,8 @@ extension BatchSummary {
             "rejected_sample": rejections.samples.map {
                 ["reason": $0.reason.rawValue, "source": $0.source, "message": $0.message, "payload_prefix": $0.payloadPrefix]
             },
-            "tracks": tracks, "hours": hours, "hours_processed": hours, "hours_skipped": hoursSkipped, "rows": rows, "seconds": seconds, "events_per_second": eventsPerSecond,
+            "tracks": tracks, "hours": hours, "hours_processed": hours, "hours_skipped": hoursSkipped,
+            "hours_with_files_gone": hoursWithFilesGone.map { ["from": $0.lower.description, "to": $0.upper.description] }, "rows": rows, "seconds": seconds, "events_per_second": eventsPerSecond,
         ]
     }
 
@@ -22,12 +23,14 @@ extension BatchSummary {
     var text: String {
         var lines: [String] = []
         let rangeText = ranges.map(\.description).joined(separator: ", ")
+        let filesGone = hoursWithFilesGone.isEmpty ? "" : "; kept as they are, since files they were covered from are gone: "
+            + hoursWithFilesGone.map(\.description).joined(separator: ", ") + " (--from/--to rebuilds them from the files that remain)"
         if hours == 0 {
-            return "batch: nothing changed — 0 hours processed, \(hoursSkipped.formatted()) hours skipped as unchanged"
+            return "batch: nothing changed — 0 hours processed, \(hoursSkipped.formatted()) hours skipped as unchanged" + filesGone
         }
         var head = "batch: rebuilt \(hours) hours \(rangeText) from \(files) files (\(ByteCount(bytesRead)))"
         if hoursSkipped > 0 { head += "; \(hoursSkipped.formatted()) hours skipped as unchanged" }
-        lines.append(head)
+        lines.append(head + filesGone)
         lines.append("  events read  \(pad(eventsRead))")
         lines.append("  valid        \(pad(valid))   duplicates \(duplicates.formatted()), outside the range \(outsideRange.formatted())")
         var rejectedLine = "  rejected     \(pad(rejections.total))"

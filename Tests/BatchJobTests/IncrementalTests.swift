@@ -88,8 +88,8 @@ struct IncrementalTests {
         }
     }
 
-    @Test("a newly closed hour is processed alone; a deleted file makes its hour dirty", arguments: StoreKind.allCases)
-    func newlyClosedAndDeleted(_ store: StoreKind) throws {
+    @Test("a newly closed hour is processed alone", arguments: StoreKind.allCases)
+    func newlyClosed(_ store: StoreKind) throws {
         try Workspace.with(store) { workspace in
             try writeThreeHours(workspace)
             try workspace.writeHour(hour(13), [play("a13", track: 1, at: hour(13))])
@@ -100,11 +100,55 @@ struct IncrementalTests {
             let closed = try workspace.run()
             #expect(closed.ranges == [hours(13, 14)])
             #expect(try workspace.plays(1, at: hour(13)) == 1)
+        }
+    }
 
+    @Test("a covered hour whose files were deleted (log retention) keeps its counts and is reported; --from/--to rebuilds it from what remains", arguments: StoreKind.allCases)
+    func deletedFilesKeepTheirCounts(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
+            try writeThreeHours(workspace)
+            // Hour 13 in two partitions' files.
+            try workspace.writeHour(hour(13), [play("a13", track: 1, at: hour(13))], segment: "p0")
+            try workspace.writeHour(hour(13), [play("b13", track: 1, at: hour(13))], segment: "p1")
+            try workspace.close(hour(13))
+            _ = try workspace.run()
+
+            // Every file of hour 11 goes (its closed marker stays), and one of hour 13's two.
             try FileManager.default.removeItem(atPath: LogLayout.hourFilePath(root: workspace.logs, hour: hour(11)))
-            let deleted = try workspace.run()
-            #expect(deleted.ranges == [hours(11, 12)])
+            try FileManager.default.removeItem(atPath: LogLayout.hourFilePath(root: workspace.logs, hour: hour(13), segment: "p1"))
+            let kept = try workspace.run()
+            #expect(kept.hours == 0)
+            #expect(kept.hoursSkipped == 2)
+            #expect(kept.hoursWithFilesGone == [hours(11, 12), hours(13, 14)])
+            #expect(try workspace.plays(1, at: hour(11)) == 1)
+            #expect(try workspace.plays(1, at: hour(13)) == 2)
+            #expect(try workspace.runs().count == 1)
+
+            // Asked for by name, hour 11 is rebuilt from what is left (nothing), and is then
+            // an hour like any other.
+            let rebuilt = try workspace.run(from: hour(11), to: hour(12))
+            #expect(rebuilt.ranges == [hours(11, 12)])
             #expect(try workspace.plays(1, at: hour(11)) == 0)
+            let after = try workspace.run()
+            #expect(after.hoursWithFilesGone == [hours(13, 14)])
+            #expect(after.hours == 0)
+        }
+    }
+
+    @Test("a covered hour whose file was replaced by its gzip is rebuilt as changed, not kept as gone", arguments: StoreKind.allCases)
+    func gzipReplacementIsAChange(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
+            let lines = [play("a", track: 1, at: hour(10)), play("b", track: 1, at: hour(10))]
+            let plain = try workspace.writeHour(hour(10), lines, segment: "p0")
+            try workspace.close(hour(10))
+            _ = try workspace.run()
+            try workspace.writeLines(lines + [play("c", track: 1, at: hour(10))], to: plain + ".gz", gzip: true)
+            try FileManager.default.removeItem(atPath: plain)
+
+            let summary = try workspace.run()
+            #expect(summary.ranges == [hours(10, 11)])
+            #expect(summary.hoursWithFilesGone.isEmpty)
+            #expect(try workspace.plays(1, at: hour(10)) == 3)
         }
     }
 

@@ -70,5 +70,37 @@ extension EndToEnd {
                 }
             }
         }
+
+        @Test("log retention deleting a day's files (their closed markers left) changes no count: the default batch keeps those hours and says so")
+        func deletedLogsKeepTheirCounts() async throws {
+            try await withTemporaryDirectory { scratch in
+                let logs = scratch.appendingPathComponent("logs")
+                let data = scratch.appendingPathComponent("data")
+                try await runCounterpointJSON([
+                    "generate", "--logs", logs.path, "--events", "3000", "--tracks", "20", "--hours", "72",
+                    "--start", Self.start, "--seed", "5", "--json",
+                ], scratch: scratch)
+                let truth = try LogTruth(logs: logs)
+                _ = try await Steps.batch(logs: logs, data: data, scratch: scratch)
+
+                // What `find logs -name '*.ndjson' -mtime +N -delete` does to the first day.
+                let firstDay = logs.appendingPathComponent(String(Self.start.prefix(10)))
+                for name in try FileManager.default.contentsOfDirectory(atPath: firstDay.path) where name.hasSuffix(".ndjson") {
+                    try FileManager.default.removeItem(at: firstDay.appendingPathComponent(name))
+                }
+                let after = try await Steps.batch(logs: logs, data: data, scratch: scratch)
+                #expect(int(after["hours_processed"]) == 0)
+                let gone = after["hours_with_files_gone"] as? [[String: Any]] ?? []
+                #expect(gone.map { [$0["from"] as? String, $0["to"] as? String] }
+                    == [[Hours.text(Self.firstHour), Hours.text(Self.firstHour + 24)]])
+
+                try await withServer(dataDirectory: data, scratch: scratch) { server in
+                    let totals = try Steps.totals(server, tracks: Array(1...20))
+                    for track: Int64 in 1...20 {
+                        #expect(totals[track] == truth.plays(of: track), "total of track \(track)")
+                    }
+                }
+            }
+        }
     }
 }
