@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Runtime
 
 /// The `counterpoint` executable: a thin shell that parses flags (and `COUNTERPOINT_<FLAG>`
 /// variables) into configurations and hands them to the builders of `CounterpointApp`
@@ -20,6 +21,7 @@ struct Counterpoint: AsyncParsableCommand {
     /// Like ArgumentParser's own `main()`, except that a failure is ONE line on stderr (README.md:
     /// scripts read it), without the usage text; `--help` and clean exits are unchanged.
     static func main() async {
+        OpenFileLimit.raiseToHardLimit()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -1,4 +1,5 @@
 import Foundation
+import Programs
 import Scratch
 import Testing
 
@@ -27,6 +28,35 @@ extension EndToEnd {
                     #expect(result.stdout.contains(flag), "\(subcommand) --help mentions \(flag)")
                     let variable = "COUNTERPOINT_" + flag.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_")
                     #expect(result.stdout.contains(variable), "\(subcommand) --help mentions \(variable)")
+                }
+            }
+        }
+
+        @Test("a process started with a low soft limit of open files raises it to the hard limit")
+        func openFileLimitRaised() async throws {
+            try await withTemporaryDirectory { scratch in
+                let serve = try RunningProgram("/bin/sh", [
+                    "-c", #"ulimit -Sn 256 && exec "$0" serve --listen 127.0.0.1:0 --data-dir "$1""#,
+                    Executable.path, scratch.appendingPathComponent("data").path,
+                ], scratch: scratch, environment: Executable.childEnvironment)
+                do {
+                    var limits: (soft: String, hard: String)?
+                    try await Drill.waitUntil(timeout: .seconds(30)) {
+                        let text = (try? String(contentsOfFile: "/proc/\(serve.processIdentifier)/limits", encoding: .utf8)) ?? ""
+                        let fields = text.split(separator: "\n").first { $0.hasPrefix("Max open files") }?
+                            .split(separator: " ", omittingEmptySubsequences: true) ?? []
+                        // Once it listens, its signal handlers are in place for the stop below.
+                        guard fields.count >= 5, serve.stderr.contains("reader listening") else { return false }
+                        limits = (String(fields[3]), String(fields[4]))
+                        return true
+                    }
+                    #expect(limits != nil && limits?.soft == limits?.hard, "\(String(describing: limits))")
+                    serve.signal(SIGINT)
+                    let ended = try await serve.exit(within: .seconds(15))
+                    #expect(ended?.exited == true && ended?.status == 0, "\(serve.stderr)")
+                } catch {
+                    await serve.killIfRunning()
+                    throw error
                 }
             }
         }
