@@ -53,7 +53,11 @@ struct CopyStoreCommand: ParsableCommand {
         let source = StoreLocation(directory: common.dataDirectory)
         logger.info("copying the SQLite stores into PostgreSQL", metadata: ["from": "\(source.directory)", "to": "\(backend)"])
         let start = ContinuousClock.now
-        let summary = try StoreCopy.copy(from: source, toPostgres: url)
+        let line = output.progressLine()
+        let summary = try StoreCopy.copy(from: source, toPostgres: url) { progress in
+            line.update("copy-store: \(progress.batchRows.formatted()) of \(progress.batchRowsInAll.formatted()) batch rows")
+        }
+        line.finish()
         let elapsed = ContinuousClock.now - start
         let seconds = elapsed.seconds
         try output.print([

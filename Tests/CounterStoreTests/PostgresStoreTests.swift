@@ -169,8 +169,10 @@ struct StoreCopyTests {
             let source = try StoreBackend.sqlite(location).openReader()
 
             let url = try PostgresTestServer.shared().makeDatabase()
-            let summary = try StoreCopy.copy(from: location, toPostgres: url)
+            var heard: [StoreCopy.Progress] = []
+            let summary = try StoreCopy.copy(from: location, toPostgres: url) { heard.append($0) }
             #expect(summary.batchRows == 40 * 30)
+            #expect(heard.last == StoreCopy.Progress(batchRows: 40 * 30, batchRowsInAll: 40 * 30))
             #expect(summary.realtimeRows == 40 * 30)
             #expect(summary.partitions == 1)
             let copy = try StoreBackend.postgres(url: url).openReader()

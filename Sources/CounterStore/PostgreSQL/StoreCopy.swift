@@ -14,9 +14,18 @@ public enum StoreCopy {
         public var partitions: Int
     }
 
+    /// How far a copy has got: the batch rows copied so far, of `batchRowsInAll`.
+    public struct Progress: Sendable, Hashable {
+        public var batchRows: Int
+        public var batchRowsInAll: Int
+    }
+
     /// Copies `source` into `url`. Refuses (changing nothing) a target whose stores are not empty.
+    /// `progress` hears now and then (every 65,536 batch rows, and at the end of them) how far
+    /// the batch layer's copy has got, the long part of a copy with history.
     @discardableResult
-    public static func copy(from source: StoreLocation, toPostgres url: String) throws -> Summary {
+    public static func copy(from source: StoreLocation, toPostgres url: String,
+                            progress: (Progress) -> Void = { _ in }) throws -> Summary {
         let batchSource = try StoreFile.openReader(path: source.batchPath, schema: .batch, configuration: .default)
         let realtimeSource = try StoreFile.openReader(path: source.realtimePath, schema: .realtime, configuration: .default)
         let batchTarget = try PostgresBatchStore(url: url)
@@ -30,6 +39,9 @@ public enum StoreCopy {
         let coverage = try batchSource.read { try BatchRecords.coverage(SQLiteDialect($0)) }
         if !coverage.ranges.isEmpty {
             let latest = try batchSource.read { try BatchRecords.recentRuns(limit: 1, SQLiteDialect($0)) }.first
+            let inAll = try batchSource.read { db in
+                Int(try db.cachedStatement("SELECT count(*) FROM \(Catalogue.batch(.hour).name)").singleInt64() ?? 0)
+            }
             _ = try batchSource.read { db in
                 try batchTarget.replace(ranges: coverage.ranges, startedAt: latest?.startedAt ?? 0) { writer in
                     try db.cachedStatement("""
@@ -38,7 +50,9 @@ public enum StoreCopy {
                         try writer.write(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2),
                                          dimensions: row.bytes(at: 3), listenerPlays: row.int64(at: 4), listeners: row.bytes(at: 5))
                         summary.batchRows += 1
+                        if summary.batchRows & 0xFFFF == 0 { progress(Progress(batchRows: summary.batchRows, batchRowsInAll: inAll)) }
                     }
+                    progress(Progress(batchRows: summary.batchRows, batchRowsInAll: inAll))
                     var run = latest ?? BatchRun(range: coverage.ranges[0], startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0,
                                                  duplicates: 0, rejected: 0, rejectedByReason: [:], tracks: 0, rows: 0)
                     run.rows = summary.batchRows
