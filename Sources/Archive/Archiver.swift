@@ -1,3 +1,4 @@
+import EventLogs
 import Kafka
 import Logging
 import Runtime
@@ -47,7 +48,8 @@ public final class Archiver: JobComponent {
     public let job: BlockingJob<Void>
     private let logger: Logger
 
-    /// Checks the configuration and that a broker answers (within the consumer's `connectTimeout`).
+    /// Checks the configuration, that the log root can be written (made if missing) and that a
+    /// broker answers (within the consumer's `connectTimeout`).
     public init(configuration: ArchiverConfiguration, logger: Logger) throws {
         guard configuration.consumer.topics.count == 1 else {
             throw ArchiverError.invalidConfiguration("the archiver archives exactly one topic, not \(configuration.consumer.topics)")
@@ -60,6 +62,11 @@ public final class Archiver: JobComponent {
         }
         guard !configuration.logRoot.isEmpty else {
             throw ArchiverError.invalidConfiguration("the log root must not be empty")
+        }
+        do {
+            try LogLayout.prepareWritableRoot(configuration.logRoot)
+        } catch {
+            throw ArchiverError.invalidConfiguration("the log directory cannot be written: \(error)")
         }
         self.configuration = configuration
         self.logger = logger

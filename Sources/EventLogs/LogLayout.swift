@@ -160,6 +160,20 @@ public enum LogLayout {
 
     // MARK: Directories
 
+    /// Makes the log root if it is missing and checks that files can be made in it, so that a
+    /// writer that cannot write there says so at start rather than at its first event. A disk
+    /// too full to make the root is let through: that passes, and the writer says so when it writes.
+    public static func prepareWritableRoot(_ root: String) throws {
+        do {
+            try createDirectories(root)
+        } catch EventLogError.system(_, _, let code) where code == ENOSPC || code == EDQUOT {
+            return
+        }
+        guard access(root, W_OK | X_OK) == 0 else {
+            throw EventLogError.system(path: root, operation: "write files into", code: errno)
+        }
+    }
+
     /// `mkdir -p`.
     static func createDirectories(_ path: String) throws {
         var prefix = path.hasPrefix("/") ? "/" : ""

@@ -1,6 +1,7 @@
 @testable import Archive
 import CounterpointCore
 import EventLogs
+import Foundation
 import Patience
 import Runtime
 import Testing
@@ -183,6 +184,21 @@ struct ArchiveToBatchTests {
         #expect(!workspace.isClosed(current))
         #expect(workspace.archiveFiles().contains { $0.hasPrefix("2099-01-01/00.p") })
         #expect(workspace.archiveFiles().allSatisfy { !$0.contains(".late.") })
+    }
+
+    @Test("an archiver whose log directory cannot be made fails at start, naming it, before any event arrives")
+    func unwritableLogRootFailsAtStart() throws {
+        let workspace = try ArchiveWorkspace(partitions: 1)
+        // A regular file where a directory should be: no directory can be made under it, not even by root.
+        let blocker = workspace.root + "/not-a-directory"
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8)))
+        var configuration = workspace.configuration()
+        configuration.logRoot = blocker + "/logs"
+        #expect {
+            _ = try Archiver(configuration: configuration, logger: quietLogger)
+        } throws: { error in
+            "\(error)" == "the log directory cannot be written: cannot create directory \(blocker): File exists"
+        }
     }
 
     @Test("a partition without events does not keep hours open")
