@@ -56,10 +56,17 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// refusing to create or grow a file.
     public var mayNeedSpace: Bool { kind == .diskFull || kind == .ioError || kind == .cannotOpen }
 
+    /// One line, as errors are printed and logged: the operation's whitespace runs (SQL spans
+    /// lines) become single spaces, and a long statement (a multi-row insert of hundreds of
+    /// placeholders) is cut after `operationLimit` characters.
     public var description: String {
         let name = String(cString: sqlite3_errstr(extendedCode))
-        return "SQLite error \(extendedCode) (\(name)): \(message) — while: \(operation)"
+        let words = operation.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        let shown = words.count > Self.operationLimit ? words.prefix(Self.operationLimit) + "…" : words
+        return "SQLite error \(extendedCode) (\(name)): \(message) — while: \(shown)"
     }
+
+    static let operationLimit = 200
 }
 
 /// Turns an SQLite return code into `SQLiteError`. `SQLITE_OK`, `SQLITE_ROW` and `SQLITE_DONE`

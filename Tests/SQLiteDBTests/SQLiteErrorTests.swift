@@ -31,6 +31,22 @@ struct SQLiteErrorTests {
         }
     }
 
+    @Test("the description is one line of bounded length, however long the statement; the whole statement stays in the error")
+    func longStatementDescribedInOneLine() throws {
+        try withTemporaryDirectory { directory in
+            let database = try Database(path: directory + "/db.sqlite")
+            try database.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+            let rows = (1...400).map { "(\($0))" }.joined(separator: ",\n    ")
+            let sql = "INSERT INTO t (x)\n  VALUES\n    \(rows),\n    (1)"
+            let error = try #require(throws: SQLiteError.self) { try database.execute(sql) }
+            #expect(error.operation == sql)
+            let text = error.description
+            #expect(!text.contains("\n"))
+            #expect(text.contains("while: INSERT INTO t (x) VALUES (1), (2), (3),"))
+            #expect(text.hasSuffix("…") && text.count < 400, "\(text.count) characters")
+        }
+    }
+
     @Test("a file that is not a database fails at open, as corrupt")
     func notADatabase() throws {
         try withTemporaryDirectory { directory in
