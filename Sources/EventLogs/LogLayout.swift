@@ -162,7 +162,8 @@ public enum LogLayout {
 
     /// Makes the log root if it is missing and checks that files can be made in it, so that a
     /// writer that cannot write there says so at start rather than at its first event. A disk
-    /// too full to make the root is let through: that passes, and the writer says so when it writes.
+    /// too full to make the root does not stop the start: the writer reports that when it
+    /// writes, and retries, as on any full disk.
     public static func prepareWritableRoot(_ root: String) throws {
         do {
             try createDirectories(root)
