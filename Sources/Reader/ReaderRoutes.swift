@@ -3,6 +3,7 @@ import CounterStore
 import Credentials
 import HTTPServer
 import Logging
+import Runtime
 
 /// Dispatches a request to its route and turns every outcome — an answer, bad input, a
 /// store failure — into a response. Nothing a client sends reaches past this type as an
@@ -16,6 +17,8 @@ struct ReaderRoutes: Sendable {
     let statusPage: StatusAnswer
     /// Checks credentials when a password file is configured.
     let authenticator: BasicAuthenticator?
+    /// A store that cannot be read fails every request: its log line is said every few seconds.
+    private let storeFailureLog = LogThrottle(every: .seconds(10))
 
     init(configuration: ReaderConfiguration, authenticator: BasicAuthenticator?, logger: Logger) {
         self.configuration = configuration
@@ -46,10 +49,16 @@ struct ReaderRoutes: Sendable {
             response = Self.errorResponse(error)
         } catch let error as CounterStoreError where error.isDamagedData {
             // Stored bytes this program cannot read: this answer fails, the server goes on.
-            logger.error("stored data cannot be read", metadata: ["http.route": "\(label)", "error": "\(error)"])
+            if let held = storeFailureLog.admit() {
+                logger.error("stored data cannot be read", metadata: ["http.route": "\(label)", "error": "\(error)",
+                                                                      "http.failures_not_logged": "\(held)"])
+            }
             response = Self.errorResponse(APIError(status: 500, code: "damaged_data", message: error.description))
         } catch {
-            logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)"])
+            if let held = storeFailureLog.admit() {
+                logger.warning("store read failed", metadata: ["http.route": "\(label)", "error": "\(error)",
+                                                              "http.failures_not_logged": "\(held)"])
+            }
             response = Self.errorResponse(.storeUnavailable(String(describing: error)))
         }
         // A request put off is counted once, when it is answered, and timed from its first round.

@@ -2,6 +2,7 @@ import CounterpointCore
 import CounterStore
 import Foundation
 import HTTPTestClient
+import LogCapture
 import Patience
 import StoreTestSupport
 import Testing
@@ -107,10 +108,11 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test("a batch store overwritten with garbage after start answers 503 store_unavailable, and the server keeps answering")
+    @Test("a batch store overwritten with garbage after start answers 503 store_unavailable, logged once for many requests, and the server keeps answering")
     func corruptedStoreIs503() throws {
         // What SQLite does with a damaged file.
-        try ReaderFixture.with(.sqlite) { reader in
+        let records = CapturingLogHandler.Records()
+        try ReaderFixture.with(.sqlite, logger: CapturingLogHandler.logger("reader-tests", into: records)) { reader in
             // Connections that have been answered from the store: their threads hold open store connections.
             let clients = try (0..<8).map { _ in try reader.client() }
             for client in clients {
@@ -129,6 +131,11 @@ struct ErrorAnswerTests {
                 try expectError(try client.request("/v1/tracks/0/plays"), status: 400, code: "invalid_track_id")
                 #expect(try client.request("/healthz").status == 200)
             }
+            // Every one of those requests failed on the store; the log says so once (every 10 s).
+            for _ in 0..<50 {
+                try expectError(try clients[0].request("/v1/tracks/1/plays"), status: 503, code: "store_unavailable")
+            }
+            #expect(records.messages(at: .warning).filter { $0 == "store read failed" }.count == 1)
 
             // Once the file is whole again the same server answers from it, on old and new connections.
             try overwrite(path, with: original)

@@ -94,3 +94,18 @@ struct VocabularyTests {
         #expect(!board.allRunning)
     }
 }
+
+@Suite("Log throttle", .onTestThreads)
+struct LogThrottleTests {
+    @Test("one line per interval gets through, and the next one that does says how many were held back")
+    func oncePerInterval() {
+        let throttle = LogThrottle(every: .seconds(10))
+        let start = ContinuousClock.now
+        #expect(throttle.admit(now: start) == 0)
+        #expect(throttle.admit(now: start + .seconds(1)) == nil)
+        #expect(throttle.admit(now: start + .seconds(9)) == nil)
+        #expect(throttle.admit(now: start + .seconds(10)) == 2)
+        #expect(throttle.admit(now: start + .seconds(11)) == nil)
+        #expect(throttle.admit(now: start + .seconds(60)) == 1)
+    }
+}
