@@ -19,6 +19,23 @@ struct ErrorTests {
         #expect(error.context.hasPrefix("creating consumer"))
     }
 
+    @Test("an option that would commit offsets behind the program's back fails at start; the value the program sets passes",
+          arguments: [("enable.auto.commit", "true"), ("enable.auto.offset.store", "true"),
+                      ("enable.partition.eof", "true")])
+    func offsetPropertiesAreFixed(name: String, value: String) throws {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:9092", groupID: "g", topics: ["plays"])
+        configuration.connectTimeout = nil
+        configuration.options.set(name, value)
+        let error = try #require(throws: KafkaError.self) {
+            _ = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
+        }
+        #expect(error.message.hasSuffix("must stay false: counterpoint commits offsets itself, and only once what they cover is durable; remove it from --kafka-option and --kafka-config"))
+        #expect(error.context.hasPrefix("creating consumer"))
+
+        configuration.options = KafkaClientOptions([(name, "false")])
+        _ = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
+    }
+
     @Test("an invalid configuration value is named in the error")
     func invalidValue() throws {
         var configuration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:9092")

@@ -77,11 +77,15 @@ public struct KafkaConsumerConfiguration: Sendable {
             "queued.max.messages.kbytes": String(queuedMaxMessagesKilobytes),
             "queued.min.messages": String(queuedMinMessages),
             "auto.offset.reset": autoOffsetReset.rawValue,
-            // Offsets are the caller's to keep or to commit explicitly, never behind its back.
-            "enable.auto.commit": "false",
-            "enable.auto.offset.store": "false",
-            "enable.partition.eof": "false",
-        ]
+        ].merging(Self.fixedProperties) { $1 }
         return .librdkafka(derived, then: options)
     }
+
+    /// Offsets are the caller's to keep or to commit explicitly, never behind its back, and the
+    /// end of a partition is no message: options may not change these (`RDKafkaClient` checks).
+    static let fixedProperties = [
+        ("enable.auto.commit", "false"),
+        ("enable.auto.offset.store", "false"),
+        ("enable.partition.eof", "false"),
+    ]
 }

@@ -13,9 +13,16 @@ final class RDKafkaClient: @unchecked Sendable {
     let context: RDKafkaClientContext
     let name: String
 
-    /// `purpose` names the client in errors ("creating consumer").
-    init(kind: Kind, properties: [(String, String)], context: RDKafkaClientContext, purpose: String) throws(KafkaError) {
+    /// `purpose` names the client in errors ("creating consumer"). `fixed` are properties the
+    /// program's guarantees rest on: set among `properties`, an operator's option that changes
+    /// one (by any of its names) fails here, saying why.
+    init(kind: Kind, properties: [(String, String)], fixed: [(String, String)] = [], context: RDKafkaClientContext,
+         purpose: String) throws(KafkaError) {
         let config = try RDKafkaConfig(properties: properties, purpose: purpose)
+        for (name, value) in fixed where config.value(of: name) != value {
+            throw .invalidArgument("\(name) must stay \(value): counterpoint commits offsets itself, and only once what "
+                                   + "they cover is durable; remove it from --kafka-option and --kafka-config", context: purpose)
+        }
         context.register(on: config)
         if kind == .consumer {
             config.withHandle { rd_kafka_conf_set_rebalance_cb($0, rebalanceTrampoline) }

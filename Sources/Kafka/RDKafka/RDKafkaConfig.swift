@@ -24,6 +24,16 @@ final class RDKafkaConfig {
         }
     }
 
+    /// The value a property has now, by any of its names (librdkafka resolves aliases), or nil
+    /// for a property librdkafka does not know.
+    func value(of name: String) -> String? {
+        var size = 0
+        guard rd_kafka_conf_get(handle, name, nil, &size) == RD_KAFKA_CONF_OK, size > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: size)
+        guard rd_kafka_conf_get(handle, name, &buffer, &size) == RD_KAFKA_CONF_OK else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Lends the handle for callback registration before it is handed over.
     func withHandle<Result>(_ body: (OpaquePointer) -> Result) -> Result {
         body(handle!)
