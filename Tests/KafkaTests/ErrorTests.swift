@@ -19,20 +19,21 @@ struct ErrorTests {
         #expect(error.context.hasPrefix("creating consumer"))
     }
 
-    @Test("an option that would commit offsets behind the program's back fails at start; the value the program sets passes",
-          arguments: [("enable.auto.commit", "true"), ("enable.auto.offset.store", "true"),
-                      ("enable.partition.eof", "true")])
-    func offsetPropertiesAreFixed(name: String, value: String) throws {
+    @Test("an option that would commit offsets behind the program's back or change its group fails at start; the value the program sets passes",
+          arguments: [("enable.auto.commit", "true", "false"), ("enable.auto.offset.store", "true", "false"),
+                      ("enable.partition.eof", "true", "false"), ("group.id", "shared", "g")])
+    func fixedProperties(name: String, value: String, fixed: String) throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:9092", groupID: "g", topics: ["plays"])
         configuration.connectTimeout = nil
         configuration.options.set(name, value)
         let error = try #require(throws: KafkaError.self) {
             _ = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
         }
-        #expect(error.message.hasSuffix("must stay false: counterpoint commits offsets itself, and only once what they cover is durable; remove it from --kafka-option and --kafka-config"))
+        #expect(error.message.hasPrefix("\(name) must stay \(fixed): "))
+        #expect(error.message.hasSuffix("; remove it from --kafka-option and --kafka-config"))
         #expect(error.context.hasPrefix("creating consumer"))
 
-        configuration.options = KafkaClientOptions([(name, "false")])
+        configuration.options = KafkaClientOptions([(name, fixed)])
         _ = try KafkaConsumer(configuration: configuration, logger: Fixtures.logger)
     }
 

@@ -64,7 +64,7 @@ public final class KafkaConsumer: Sendable {
             throw KafkaError.invalidArgument("maxPollRecords must be positive", context: purpose)
         }
         let client = try RDKafkaClient(
-            kind: .consumer, properties: configuration.librdkafkaProperties, fixed: KafkaConsumerConfiguration.fixedProperties,
+            kind: .consumer, properties: configuration.librdkafkaProperties, fixed: configuration.fixedProperties,
             context: RDKafkaClientContext(logger: logger, healthReport: configuration.healthReport), purpose: purpose)
         if let timeout = configuration.connectTimeout {
             try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)

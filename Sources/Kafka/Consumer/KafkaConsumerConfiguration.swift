@@ -66,7 +66,6 @@ public struct KafkaConsumerConfiguration: Sendable {
     var librdkafkaProperties: [(String, String)] {
         let derived = [
             "bootstrap.servers": bootstrapServers,
-            "group.id": groupID,
             "client.id": clientID,
             "session.timeout.ms": String(sessionTimeoutMilliseconds),
             "heartbeat.interval.ms": String(heartbeatIntervalMilliseconds ?? min(3_000, sessionTimeoutMilliseconds / 3)),
@@ -77,15 +76,22 @@ public struct KafkaConsumerConfiguration: Sendable {
             "queued.max.messages.kbytes": String(queuedMaxMessagesKilobytes),
             "queued.min.messages": String(queuedMinMessages),
             "auto.offset.reset": autoOffsetReset.rawValue,
-        ].merging(Self.fixedProperties) { $1 }
+        ].merging(fixedProperties.map { ($0.name, $0.value) }) { $1 }
         return .librdkafka(derived, then: options)
     }
 
-    /// Offsets are the caller's to keep or to commit explicitly, never behind its back, and the
-    /// end of a partition is no message: options may not change these (`RDKafkaClient` checks).
-    static let fixedProperties = [
-        ("enable.auto.commit", "false"),
-        ("enable.auto.offset.store", "false"),
-        ("enable.partition.eof", "false"),
-    ]
+    /// What options may not change (`RDKafkaClient` checks): offsets are the caller's to keep or
+    /// to commit explicitly, never behind its back; the end of a partition is no message; and
+    /// the group is the one the caller named (`run`'s realtime consumer and archiver are two
+    /// groups: one `group.id` for both would split the events between them).
+    var fixedProperties: [FixedProperty] {
+        let offsets = "counterpoint commits offsets itself, and only once what they cover is durable"
+        return [
+            FixedProperty(name: "enable.auto.commit", value: "false", reason: offsets),
+            FixedProperty(name: "enable.auto.offset.store", value: "false", reason: offsets),
+            FixedProperty(name: "enable.partition.eof", value: "false", reason: "the end of a partition is not a message to the consumer"),
+            FixedProperty(name: "group.id", value: groupID,
+                          reason: "each consumer's group is its --group (run's consumer and archiver need a group each)"),
+        ]
+    }
 }

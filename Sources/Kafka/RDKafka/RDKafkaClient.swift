@@ -2,6 +2,13 @@ import CRdKafka
 import Logging
 
 /// Owns an `rd_kafka_t`, producer or consumer, and the context its callbacks reach.
+/// A librdkafka property an operator's options may not change, and why.
+struct FixedProperty {
+    var name: String
+    var value: String
+    var reason: String
+}
+
 final class RDKafkaClient: @unchecked Sendable {
     // Safe to share: librdkafka's API is thread-safe for one `rd_kafka_t` apart from the calls
     // documented otherwise, and the consumer wrappers only make those from the polling thread.
@@ -14,14 +21,14 @@ final class RDKafkaClient: @unchecked Sendable {
     let name: String
 
     /// `purpose` names the client in errors ("creating consumer"). `fixed` are properties the
-    /// program's guarantees rest on: set among `properties`, an operator's option that changes
-    /// one (by any of its names) fails here, saying why.
-    init(kind: Kind, properties: [(String, String)], fixed: [(String, String)] = [], context: RDKafkaClientContext,
+    /// program's guarantees rest on, with why: set among `properties`, an operator's option
+    /// that changes one (by any of its names) fails here, saying so.
+    init(kind: Kind, properties: [(String, String)], fixed: [FixedProperty] = [], context: RDKafkaClientContext,
          purpose: String) throws(KafkaError) {
         let config = try RDKafkaConfig(properties: properties, purpose: purpose)
-        for (name, value) in fixed where config.value(of: name) != value {
-            throw .invalidArgument("\(name) must stay \(value): counterpoint commits offsets itself, and only once what "
-                                   + "they cover is durable; remove it from --kafka-option and --kafka-config", context: purpose)
+        for property in fixed where config.value(of: property.name) != property.value {
+            throw .invalidArgument("\(property.name) must stay \(property.value): \(property.reason); remove it from "
+                                   + "--kafka-option and --kafka-config", context: purpose)
         }
         context.register(on: config)
         if kind == .consumer {
