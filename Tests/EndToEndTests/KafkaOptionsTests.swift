@@ -42,6 +42,11 @@ extension RunEndToEnd {
                       "--listen", "127.0.0.1:0", "--kafka-option", "no.such.property=1"],
                      "No such configuration property: \"no.such.property\""),
                     (["consume", "--brokers", "127.0.0.1:1", "--kafka-config", config.path + ".missing"], "cannot read"),
+                    // Properties the guarantees rest on, as a file written for another client may set them.
+                    (["run", "--data-dir", scratch.appendingPathComponent("data").path, "--partitions", "1",
+                      "--listen", "127.0.0.1:0", "--kafka-option", "group.id=dashboards"], "group.id must stay"),
+                    (["archive", "--brokers", "127.0.0.1:1", "--logs", scratch.path, "--kafka-option", "enable.auto.commit=true"],
+                     "enable.auto.commit must stay false: counterpoint commits offsets itself"),
                 ]
                 for (arguments, expected) in attempts {
                     let result = try await runCounterpoint(arguments, scratch: scratch, timeout: .seconds(60))
