@@ -21,7 +21,8 @@ struct ErrorTests {
 
     @Test("an option that would commit offsets behind the program's back or change its group fails at start; the value the program sets passes",
           arguments: [("enable.auto.commit", "true", "false"), ("enable.auto.offset.store", "true", "false"),
-                      ("enable.partition.eof", "true", "false"), ("group.id", "shared", "g")])
+                      ("enable.partition.eof", "true", "false"), ("group.id", "shared", "g"),
+                      ("auto.offset.reset", "latest", "earliest")])
     func fixedProperties(name: String, value: String, fixed: String) throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:9092", groupID: "g", topics: ["plays"])
         configuration.connectTimeout = nil

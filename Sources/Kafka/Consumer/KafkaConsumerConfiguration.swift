@@ -75,13 +75,14 @@ public struct KafkaConsumerConfiguration: Sendable {
             "max.partition.fetch.bytes": String(maxPartitionFetchBytes),
             "queued.max.messages.kbytes": String(queuedMaxMessagesKilobytes),
             "queued.min.messages": String(queuedMinMessages),
-            "auto.offset.reset": autoOffsetReset.rawValue,
         ].merging(fixedProperties.map { ($0.name, $0.value) }) { $1 }
         return .librdkafka(derived, then: options)
     }
 
     /// What options may not change (`RDKafkaClient` checks): offsets are the caller's to keep or
-    /// to commit explicitly, never behind its back; the end of a partition is no message; and
+    /// to commit explicitly, never behind its back; a partition without one starts where the
+    /// caller said (earliest: a copied `auto.offset.reset=latest` skipped a new group's backlog
+    /// unnoticed); the end of a partition is no message; and
     /// the group is the one the caller named (`run`'s realtime consumer and archiver are two
     /// groups: one `group.id` for both would split the events between them).
     var fixedProperties: [FixedProperty] {
@@ -90,6 +91,8 @@ public struct KafkaConsumerConfiguration: Sendable {
             FixedProperty(name: "enable.auto.commit", value: "false", reason: offsets),
             FixedProperty(name: "enable.auto.offset.store", value: "false", reason: offsets),
             FixedProperty(name: "enable.partition.eof", value: "false", reason: "the end of a partition is not a message to the consumer"),
+            FixedProperty(name: "auto.offset.reset", value: autoOffsetReset.rawValue,
+                          reason: "a partition without a stored offset starts at its oldest event, so that none is skipped"),
             FixedProperty(name: "group.id", value: groupID,
                           reason: "each consumer's group is its --group (run's consumer and archiver need a group each)"),
         ]

@@ -26,7 +26,10 @@ final class RDKafkaClient: @unchecked Sendable {
     init(kind: Kind, properties: [(String, String)], fixed: [FixedProperty] = [], context: RDKafkaClientContext,
          purpose: String) throws(KafkaError) {
         let config = try RDKafkaConfig(properties: properties, purpose: purpose)
-        for property in fixed where config.value(of: property.name) != property.value {
+        // Compared as librdkafka spells them back ("earliest" reads back as "smallest").
+        for property in fixed
+        where try config.value(of: property.name) != RDKafkaConfig(properties: [(property.name, property.value)], purpose: purpose)
+            .value(of: property.name) {
             throw .invalidArgument("\(property.name) must stay \(property.value): \(property.reason); remove it from "
                                    + "--kafka-option and --kafka-config", context: purpose)
         }
