@@ -155,7 +155,7 @@ let package = Package(
             "SecurityFixtures", "Programs", "Scratch", "LogCapture", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArchiveTests", dependencies: [
-            "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "Patience", "Programs", "Runtime",
+            "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "LogCapture", "Patience", "Programs", "Runtime",
         ]),
         .testTarget(name: "RealtimeTests", dependencies: [
             "Realtime", "Kafka", "CounterStore", "SQLiteDB", "PostgresDB", "CounterpointCore", "EventLogs", "Generator",

@@ -19,8 +19,10 @@ final class ArchiveHandler: KafkaConsumerHandler {
     private let metrics = ArchiveMetrics()
 
     private var clock = StreamClock()
-    /// The newest event time already reported as ahead of the wall clock (epoch ms).
+    /// The newest event time already reported as ahead of the wall clock (epoch ms), and how
+    /// often such a report may come: a producer whose clock runs ahead makes every event newer.
     private var reportedAheadUntil = Int64.min
+    private let aheadReports = LogThrottle(every: .seconds(600))
     /// The offset of the next message of each assigned partition, once known.
     private var nextOffsets: [Int32: Int64] = [:]
     /// Offsets consumed (and written) but not yet committed.
@@ -201,11 +203,12 @@ final class ArchiveHandler: KafkaConsumerHandler {
         files.forgetClosedHours(before: Hour(epochMilliseconds: horizon).advanced(by: -48))
     }
 
-    /// One warning for each new newest event time more than `aheadTolerance` past the wall
-    /// clock: such an event is archived in its hour, but hours close by the clock, not by it.
+    /// A warning when the newest event time is more than `aheadTolerance` past the wall clock
+    /// and newer than the last one reported, at most once every 10 minutes: such an event is
+    /// archived in its hour, but hours close by the clock, not by it.
     private func reportEventsAhead(of now: Int64) {
         guard let newest = clock.newestEvent, newest > now + Self.aheadToleranceMilliseconds,
-              newest > reportedAheadUntil else { return }
+              newest > reportedAheadUntil, aheadReports.admit() != nil else { return }
         reportedAheadUntil = newest
         logger.warning("archive saw an event dated ahead of this machine's clock (a producer's clock is wrong?); it is filed in its hour, and hours still close by the clock", metadata: [
             "archive.event_time": "\(UTCTime.format(epochMilliseconds: newest))",

@@ -2,6 +2,7 @@
 import CounterpointCore
 import EventLogs
 import Foundation
+import LogCapture
 import Patience
 import Runtime
 import Testing
@@ -184,6 +185,23 @@ struct ArchiveToBatchTests {
         #expect(!workspace.isClosed(current))
         #expect(workspace.archiveFiles().contains { $0.hasPrefix("2099-01-01/00.p") })
         #expect(workspace.archiveFiles().allSatisfy { !$0.contains(".late.") })
+    }
+
+    @Test("a producer whose clock runs ahead makes every event the newest: the archiver warns once, not at every batch")
+    func clockAheadWarnedOnce() async throws {
+        let workspace = try ArchiveWorkspace(partitions: 1)
+        let records = CapturingLogHandler.Records()
+        let archiver = try workspace.startArchiver(logger: CapturingLogHandler.logger("archive-tests", into: records))
+        let ahead = WallClock.epochMilliseconds() + 5 * 60_000
+        for round in 0..<4 {
+            let plays = (0..<5).map { Play(eventID: "ahead-\(round)-\($0)", track: 3, occurredAt: ahead + Int64(round * 5 + $0) * 1_000) }
+            try workspace.produce(plays)
+            try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == (round + 1) * 5 }
+        }
+        try archiver.stop()
+        #expect(archiver.status().closedHours == 0)
+        let warnings = records.messages(at: .warning).filter { $0.contains("ahead of this machine's clock") }
+        #expect(warnings.count == 1, "\(warnings)")
     }
 
     @Test("an archiver whose log directory cannot be made fails at start, naming it, before any event arrives")

@@ -79,10 +79,10 @@ final class ArchiveWorkspace: Sendable {
         return configuration
     }
 
-    func startArchiver(allowedLateness: Duration = .seconds(600), compress: Bool = true) throws -> Archiver {
+    func startArchiver(allowedLateness: Duration = .seconds(600), compress: Bool = true, logger: Logger = quietLogger) throws -> Archiver {
         var configuration = configuration(allowedLateness: allowedLateness)
         configuration.compressClosedHours = compress
-        let archiver = try Archiver(configuration: configuration, logger: quietLogger)
+        let archiver = try Archiver(configuration: configuration, logger: logger)
         try archiver.start()
         return archiver
     }
