@@ -11,13 +11,6 @@ import Darwin
 /// thousand dashboard connections, ran out at 1,024. None of these use `select`, so the soft
 /// limit is raised to the hard one at start, as Go's runtime and most servers do.
 public enum OpenFileLimit {
-    /// The soft and hard limits now.
-    public static var current: (soft: UInt64, hard: UInt64)? {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
-    }
-
     /// Raises the soft limit to the hard one; returns the soft limit after (the one before
     /// when it cannot be raised, which changes nothing else).
     @discardableResult

@@ -82,9 +82,9 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// What options may not change (`RDKafkaClient` checks): offsets are the caller's to keep or
     /// to commit explicitly, never behind its back; a partition without one starts where the
     /// caller said (earliest: a copied `auto.offset.reset=latest` skipped a new group's backlog
-    /// unnoticed); the end of a partition is no message; and
-    /// the group is the one the caller named (`run`'s realtime consumer and archiver are two
-    /// groups: one `group.id` for both would split the events between them).
+    /// unnoticed); the end of a partition is no message; and the group is the one the caller
+    /// named (`run`'s realtime consumer and archiver are two groups: one `group.id` for both
+    /// would split the events between them).
     var fixedProperties: [FixedProperty] {
         let offsets = "counterpoint commits offsets itself, and only once what they cover is durable"
         return [
