@@ -1,4 +1,5 @@
 import CounterpointCore
+import EventLogs
 
 /// The per-line step both ways of reading a batch share (`GroupProcessor` for files of one
 /// hour, `UnpartitionedPass` for files of any hour): parse the line with the core parser,
@@ -40,8 +41,17 @@ struct EventFilter {
             // Blank lines separate nothing in NDJSON; they are not events.
             guard rejection.reason != .empty else { return nil }
             tally.eventsRead += 1
-            tally.rejections.record(rejection, source: "\(path):\(lineNumber)", payload: line)
+            tally.rejections.record(Self.describingCut(rejection, line), source: "\(path):\(lineNumber)", payload: line)
             return nil
         }
+    }
+
+    /// The log reader cuts a line longer than its limit to the limit: the parser then sees that
+    /// many bytes, not the line's length, which the reader never learns.
+    private static func describingCut(_ rejection: EventRejection, _ line: UnsafeRawBufferPointer) -> EventRejection {
+        guard rejection.reason == .tooLarge, line.count >= LogReader.defaultMaxLineBytes else { return rejection }
+        var described = rejection
+        described.message = "line is at least \(LogReader.defaultMaxLineBytes) bytes long (read no further), more than the limit of \(EventLimits.maxEventBytes)"
+        return described
     }
 }

@@ -22,7 +22,7 @@ struct UnpartitionedPass {
 
     func run(_ files: [LogFile], progress: (Int64) -> Void) throws -> Output {
         let workerCount = max(1, workers)
-        let chunkSize = 4 << 20, maxLineBytes = 1 << 20
+        let chunkSize = 4 << 20, maxLineBytes = LogReader.defaultMaxLineBytes
         // The most `forEachChunk` delivers at once: a chunk, a carried partial line and a `\n`.
         let chunkCapacity = chunkSize + maxLineBytes + 1
         let pipeline = ChunkPipeline(buffers: workerCount + 2, capacity: chunkCapacity, workers: workerCount)

@@ -25,6 +25,9 @@ import Darwin
 /// gzip), whatever the file size. Plain files are read with `pread` into that one buffer, and the
 /// only per-line work is finding line ends (`memchr`) to number lines and bound their length.
 public final class LogReader {
+    /// Lines longer than this are delivered cut to it (see the chunk contract above).
+    public static let defaultMaxLineBytes = 1 << 20
+
     public let file: LogFile
     public let chunkSize: Int
     public let maxLineBytes: Int
@@ -40,7 +43,7 @@ public final class LogReader {
 
     /// Opens `file` (or its compressed twin, see `open`). `chunkSize` is how much is read (or
     /// inflated) per step; `maxLineBytes` the longest line delivered whole (see the type's contract).
-    public init(file: LogFile, chunkSize: Int = 4 << 20, maxLineBytes: Int = 1 << 20) throws {
+    public init(file: LogFile, chunkSize: Int = 4 << 20, maxLineBytes: Int = LogReader.defaultMaxLineBytes) throws {
         precondition(chunkSize > 0 && maxLineBytes > 0, "chunk and line limits must be positive")
         (self.file, handle) = try Self.open(file)
         self.chunkSize = chunkSize
@@ -57,7 +60,7 @@ public final class LogReader {
     }
 
     /// Convenience for a path: inspects the file first (`LogFile(path:)`).
-    public convenience init(path: String, chunkSize: Int = 4 << 20, maxLineBytes: Int = 1 << 20) throws {
+    public convenience init(path: String, chunkSize: Int = 4 << 20, maxLineBytes: Int = LogReader.defaultMaxLineBytes) throws {
         try self.init(file: LogFile(path: path), chunkSize: chunkSize, maxLineBytes: maxLineBytes)
     }
 

@@ -50,6 +50,30 @@ struct InputFormatTests {
         }
     }
 
+    @Test("a line longer than the reader reads (a file's tail of NUL bytes after a crash) is one too_large rejection that says so, not a size it never learnt; the lines after it count",
+          arguments: [false, true])
+    func lineLongerThanTheReaderReads(unpartitioned: Bool) throws {
+        try Workspace.with(.sqlite) { workspace in
+            let ten = hour(10)
+            let path = unpartitioned ? workspace.logs + "/backup.ndjson" : LogLayout.hourFilePath(root: workspace.logs, hour: ten)
+            try workspace.writeLines([
+                play("a", track: 1, at: ten),
+                String(repeating: "\u{0}", count: 3 * LogReader.defaultMaxLineBytes),
+                "{\"event_id\":\"big\",\"pad\":\"" + String(repeating: "p", count: 70_000) + "\"}",
+                play("b", track: 1, at: ten),
+            ], to: path)
+            try workspace.close(ten)
+
+            let summary = try workspace.run(from: ten, to: ten.advanced(by: 1))
+            #expect(summary.rejections.counts == [.tooLarge: 2])
+            #expect(summary.rejections.samples.map(\.message) == [
+                "line is at least 1048576 bytes long (read no further), more than the limit of 65536",
+                "event is 70027 bytes, more than the limit of 65536",
+            ])
+            #expect(try workspace.plays(1, at: ten) == 2)
+        }
+    }
+
     @Test("CRLF line ends and a final line without a newline are read as events", arguments: StoreKind.allCases)
     func crlfAndUnterminatedFinalLine(_ store: StoreKind) throws {
         try Workspace.with(store) { workspace in
