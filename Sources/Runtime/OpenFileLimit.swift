@@ -11,16 +11,11 @@ import Darwin
 /// thousand dashboard connections, ran out at 1,024. None of these use `select`, so the soft
 /// limit is raised to the hard one at start, as Go's runtime and most servers do.
 public enum OpenFileLimit {
-    /// Raises the soft limit to the hard one; returns the soft limit after (the one before
-    /// when it cannot be raised, which changes nothing else).
-    @discardableResult
-    public static func raiseToHardLimit() -> UInt64? {
+    /// Raises the soft limit to the hard one; where that is refused, the limit stays as it was.
+    public static func raiseToHardLimit() {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-        guard limit.rlim_cur < limit.rlim_max else { return UInt64(limit.rlim_cur) }
-        let before = limit.rlim_cur
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
-        guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return UInt64(before) }
-        return UInt64(limit.rlim_cur)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }

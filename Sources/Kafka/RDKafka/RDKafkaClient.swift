@@ -27,9 +27,8 @@ final class RDKafkaClient: @unchecked Sendable {
          purpose: String) throws(KafkaError) {
         let config = try RDKafkaConfig(properties: properties, purpose: purpose)
         // Compared as librdkafka spells them back ("earliest" reads back as "smallest").
-        for property in fixed
-        where try config.value(of: property.name) != RDKafkaConfig(properties: [(property.name, property.value)], purpose: purpose)
-            .value(of: property.name) {
+        let reference = try RDKafkaConfig(properties: fixed.map { ($0.name, $0.value) }, purpose: purpose)
+        for property in fixed where config.value(of: property.name) != reference.value(of: property.name) {
             throw .invalidArgument("\(property.name) must stay \(property.value): \(property.reason); remove it from "
                                    + "--kafka-option and --kafka-config", context: purpose)
         }
