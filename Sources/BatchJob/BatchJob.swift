@@ -86,11 +86,13 @@ public enum BatchJob {
         let staging = StagingDirectory(parent: configuration.scratchDirectory)
         defer { staging.remove() }
         var records: [HourRecords] = []
+        // Each worker's, added up once all are in (`GroupTally.combined`).
+        var tallies: [GroupTally] = []
         if !plan.unpartitioned.isEmpty {
             let pass = UnpartitionedPass(target: plan.coverage, workers: configuration.workers,
                                          spillDirectory: staging.path, memoryBudget: configuration.spillBudgetBytes)
             let output = try pass.run(plan.unpartitioned) { bytesRead.add($0) }
-            summary.add(output.tally)
+            tallies.append(output.tally)
             eventsRead.add(Int64(output.tally.eventsRead))
             records = output.records
             logger.debug("batch unpartitioned files read", metadata: [
@@ -113,8 +115,8 @@ public enum BatchJob {
                         let index = Int(nextUnit.add(1))
                         guard index < units.count else { break }
                         let before = processor.tally.eventsRead
-                        for file in units[index].files {
-                            try processor.process(file) { bytesRead.add($0) }
+                        for (fileIndex, file) in units[index].files.enumerated() {
+                            try processor.process(file, unit: index, index: fileIndex) { bytesRead.add($0) }
                         }
                         for source in units[index].records {
                             try processor.absorb(source, hour: units[index].hour)
@@ -135,13 +137,14 @@ public enum BatchJob {
         do {
             _ = try store.replace(ranges: plan.ranges, startedAt: startedAt, sources: plan.sources) { writer in
                 while let result = try results.receive() {
-                    if let tally = result.tally { summary.add(tally) }
+                    if let tally = result.tally { tallies.append(tally) }
                     try result.unit.write(to: writer) { tracks.insert($0) }
                     rows += result.unit.rows.count
                 }
                 logger.debug("batch rows written", metadata: [
                     "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.rows": "\(rows)",
                 ])
+                summary.add(GroupTally.combined(tallies))
                 summary.tracks = tracks.count
                 summary.rows = rows
                 summary.bytesRead = bytesRead.current

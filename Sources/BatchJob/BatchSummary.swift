@@ -54,6 +54,35 @@ struct GroupTally: Sendable, EventTallies {
     var duplicates = 0
     var outsideRange = 0
     var rejections = RejectionLog()
+    /// Where each of `rejections.samples` was read, in the same order.
+    var sampleOrigins: [LineOrigin] = []
+
+    /// The tallies of parallel workers as one: counts added, samples in the order of their
+    /// lines in the run's input, so a rerun shows the same sample however the work was shared.
+    static func combined(_ tallies: [GroupTally]) -> GroupTally {
+        var result = GroupTally()
+        for tally in tallies {
+            result.eventsRead += tally.eventsRead
+            result.valid += tally.valid
+            result.duplicates += tally.duplicates
+            result.outsideRange += tally.outsideRange
+        }
+        result.sampleOrigins = result.rejections.merge(tallies.map { ($0.rejections, $0.sampleOrigins) })
+        return result
+    }
+}
+
+/// A line's place in a run's input, in reading order: the files of unknown hour first (in
+/// plan order), then each hour unit's files.
+struct LineOrigin: Comparable, Sendable {
+    /// -1 for the files of unknown hour, else the hour unit's index.
+    var unit: Int
+    var file: Int
+    var line: Int
+
+    static func < (a: LineOrigin, b: LineOrigin) -> Bool {
+        (a.unit, a.file, a.line) < (b.unit, b.file, b.line)
+    }
 }
 
 /// The counts of events read that a worker gathers and a run adds up.

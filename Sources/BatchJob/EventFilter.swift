@@ -11,6 +11,8 @@ struct EventFilter {
     /// Lines read, valid events, events outside the target and rejections so far; the caller
     /// adds what it finds later (duplicates).
     var tally = GroupTally()
+    /// The file being read, as its place in the run's input, for the origin of each sample.
+    var file = (unit: -1, index: 0)
     /// The hour last found inside the target, to skip the coverage lookup for the next event.
     private var lastTargetHour = Hour(index: .min)
 
@@ -41,6 +43,9 @@ struct EventFilter {
             // Blank lines separate nothing in NDJSON; they are not events.
             guard rejection.reason != .empty else { return nil }
             tally.eventsRead += 1
+            if tally.rejections.wantsSample {
+                tally.sampleOrigins.append(LineOrigin(unit: file.unit, file: file.index, line: lineNumber))
+            }
             tally.rejections.record(Self.describingCut(rejection, line), source: "\(path):\(lineNumber)", payload: line)
             return nil
         }

@@ -34,8 +34,10 @@ struct GroupProcessor {
     /// What this processor has counted so far, over all its units.
     var tally: GroupTally { filter.tally }
 
-    /// Reads one file, calling `progress` with the bytes consumed after each chunk.
-    mutating func process(_ file: LogFile, progress: (Int64) -> Void) throws {
+    /// Reads one file, the `index`th of hour unit `unit`, calling `progress` with the bytes
+    /// consumed after each chunk.
+    mutating func process(_ file: LogFile, unit: Int, index: Int, progress: (Int64) -> Void) throws {
+        filter.file = (unit, index)
         let reader = try LogReader(file: file)
         var lastReported: Int64 = 0
         try reader.forEachChunk { chunk, firstLineNumber in

@@ -28,7 +28,8 @@ struct UnpartitionedPass {
         let pipeline = ChunkPipeline(buffers: workerCount + 2, capacity: chunkCapacity, workers: workerCount)
         let paths = files.map(\.path)
         // Each worker's records in its slot, so that the hours absorb them in worker order.
-        let output = Locked((records: [HourRecords?](repeating: nil, count: workerCount), tally: GroupTally()))
+        let output = Locked((records: [HourRecords?](repeating: nil, count: workerCount),
+                             tallies: [GroupTally](repeating: GroupTally(), count: workerCount)))
         let target = self.target
         let spillDirectory = self.spillDirectory, budget = memoryBudget / workerCount
         for worker in 0..<workerCount {
@@ -41,7 +42,7 @@ struct UnpartitionedPass {
                     }
                     output.withLock { output in
                         output.records[worker] = parser.records
-                        output.tally.add(parser.filter.tally)
+                        output.tallies[worker] = parser.filter.tally
                     }
                     pipeline.workerFinished(with: nil)
                 } catch {
@@ -71,8 +72,8 @@ struct UnpartitionedPass {
         }
         pipeline.close()
         try pipeline.waitForWorkers()
-        let (records, tally) = output.value
-        return Output(records: records.compactMap { $0 }, tally: tally)
+        let (records, tallies) = output.value
+        return Output(records: records.compactMap { $0 }, tally: .combined(tallies))
     }
 }
 
@@ -87,6 +88,7 @@ private struct RecordParser {
     }
 
     mutating func parse(_ chunk: Chunk, path: String) throws {
+        filter.file = (-1, chunk.file)
         var lineNumber = chunk.firstLineNumber
         try LineSplitter.forEachLine(in: UnsafeRawBufferPointer(rebasing: chunk.buffer[..<chunk.count])) { line in
             defer { lineNumber += 1 }

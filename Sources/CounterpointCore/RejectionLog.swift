@@ -69,7 +69,32 @@ public struct RejectionLog: Sendable {
         }
     }
 
-    private var wantsSample: Bool {
+    /// Adds the counts of every log in `parts`, and their samples as far as the retention
+    /// allows, taken in the order of their keys across all parts — `keys[i]` is the key of
+    /// `log.samples[i]`. Logs filled by parallel workers merge this way into the one log a
+    /// single reader would have recorded, whichever worker finished first. Returns the keys
+    /// of the samples kept, in their order. For a log that keeps the first samples.
+    @discardableResult
+    public mutating func merge<Key: Comparable>(_ parts: [(log: RejectionLog, keys: [Key])]) -> [Key] {
+        precondition(retention == .first, "an ordered merge keeps the first samples")
+        var keyed: [(key: Key, sample: RejectedSample)] = []
+        for part in parts {
+            counts.merge(part.log.counts, uniquingKeysWith: +)
+            precondition(part.keys.count == part.log.samples.count, "a key for each sample")
+            keyed += zip(part.keys, part.log.samples).map { ($0, $1) }
+        }
+        keyed.sort { $0.key < $1.key }
+        var kept: [Key] = []
+        for entry in keyed {
+            guard wantsSample else { break }
+            keep(entry.sample)
+            kept.append(entry.key)
+        }
+        return kept
+    }
+
+    /// Whether `record` would keep its rejection as a sample.
+    public var wantsSample: Bool {
         sampleCapacity > 0 && (retention == .latest || samples.count < sampleCapacity)
     }
 

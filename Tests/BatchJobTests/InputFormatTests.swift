@@ -74,6 +74,36 @@ struct InputFormatTests {
         }
     }
 
+    @Test("rejection samples are in the order of their lines, unpartitioned files first, however two workers share the chunks and hours")
+    func samplesInLineOrder() throws {
+        try Workspace.with(.sqlite) { workspace in
+            let ten = hour(10), eleven = hour(11)
+            // Nine 4 MiB chunks of an unpartitioned file, six with a rejected line: two workers
+            // parse them side by side, each chunk by whichever is free.
+            var lines: [String] = []
+            for index in 0..<180_000 {
+                lines.append(index % 30_000 == 7 ? "broken \(index)" : play("u\(index)", track: Int64(1 + index % 97), at: ten))
+            }
+            let backup = workspace.logs + "/backup.ndjson"
+            try workspace.writeLines(lines, to: backup)
+            try workspace.writeLines([play("a", track: 2, at: ten), "bad ten"], to: LogLayout.hourFilePath(root: workspace.logs, hour: ten))
+            try workspace.writeLines(["bad eleven", play("b", track: 2, at: eleven)], to: LogLayout.hourFilePath(root: workspace.logs, hour: eleven))
+            try workspace.close(ten, eleven)
+
+            var seen: Set<[String]> = []
+            for _ in 0..<3 {
+                let summary = try workspace.run(from: ten, to: eleven.advanced(by: 1), all: true)
+                #expect(summary.rejections.counts == [.malformedJSON: 8])
+                seen.insert(summary.rejections.samples.map(\.source))
+            }
+            let sources = try #require(seen.first)
+            #expect(seen.count == 1)
+            #expect(Array(sources.prefix(6)) == stride(from: 8, to: 180_000, by: 30_000).map { "\(backup):\($0)" })
+            #expect(Set(sources.dropFirst(6)) == [LogLayout.hourFilePath(root: workspace.logs, hour: ten) + ":2",
+                                                  LogLayout.hourFilePath(root: workspace.logs, hour: eleven) + ":1"])
+        }
+    }
+
     @Test("CRLF line ends and a final line without a newline are read as events", arguments: StoreKind.allCases)
     func crlfAndUnterminatedFinalLine(_ store: StoreKind) throws {
         try Workspace.with(store) { workspace in

@@ -88,6 +88,21 @@ struct RejectionLogTests {
         #expect(log.total == 3)
     }
 
+    @Test("merging logs by their samples' keys keeps the first samples in key order, whichever log came first")
+    func mergingByKeys() {
+        // Two workers that each read every other chunk: each log's samples are in key order.
+        var early = RejectionLog(sampleCapacity: 3), late = RejectionLog(sampleCapacity: 3)
+        for line in [2, 5, 9] { record(&early, .malformedJSON, payload: "e", source: "f:\(line)") }
+        for line in [1, 3, 4] { record(&late, .invalidField, payload: "l", source: "f:\(line)") }
+        for parts in [[(early, [2, 5, 9]), (late, [1, 3, 4])], [(late, [1, 3, 4]), (early, [2, 5, 9])]] {
+            var merged = RejectionLog(sampleCapacity: 4)
+            let kept = merged.merge(parts.map { (log: $0.0, keys: $0.1) })
+            #expect(merged.samples.map(\.source) == ["f:1", "f:2", "f:3", "f:4"])
+            #expect(kept == [1, 2, 3, 4])
+            #expect(merged.counts == [.malformedJSON: 3, .invalidField: 3])
+        }
+    }
+
     @Test("merging adds counts and fills the sample up to its capacity")
     func merging() {
         var left = RejectionLog(sampleCapacity: 3)
