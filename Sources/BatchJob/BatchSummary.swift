@@ -61,12 +61,7 @@ struct GroupTally: Sendable, EventTallies {
     /// lines in the run's input, so a rerun shows the same sample however the work was shared.
     static func combined(_ tallies: [GroupTally]) -> GroupTally {
         var result = GroupTally()
-        for tally in tallies {
-            result.eventsRead += tally.eventsRead
-            result.valid += tally.valid
-            result.duplicates += tally.duplicates
-            result.outsideRange += tally.outsideRange
-        }
+        for tally in tallies { result.addCounts(tally) }
         result.sampleOrigins = result.rejections.merge(tallies.map { ($0.rejections, $0.sampleOrigins) })
         return result
     }
@@ -95,12 +90,17 @@ protocol EventTallies {
 }
 
 extension EventTallies {
-    /// Adds a worker's counts to these.
+    /// Adds a worker's counts and rejections to these.
     mutating func add(_ other: GroupTally) {
+        addCounts(other)
+        rejections.merge(other.rejections)
+    }
+
+    /// Adds a worker's counts of events to these, leaving the rejections alone.
+    mutating func addCounts(_ other: GroupTally) {
         eventsRead += other.eventsRead
         valid += other.valid
         duplicates += other.duplicates
         outsideRange += other.outsideRange
-        rejections.merge(other.rejections)
     }
 }
