@@ -17,9 +17,12 @@ import Darwin
 /// calls: return what to do, and do it after the lock is released.
 public final class Locked<State>: @unchecked Sendable {
     // @unchecked: `state` and `waiters` are only read and written while `mutex` is held.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    // `@usableFromInline` so that `withLock`, on every hot path of the code base, is specialized
+    // in the caller's module: an unspecialized call instantiates the generic metadata of its
+    // result (a tuple, an optional) at run time on every call.
+    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var state: State
+    @usableFromInline var state: State
     /// Threads inside `wait`: only then does a change broadcast.
     private var waiters = 0
 
@@ -45,6 +48,7 @@ public final class Locked<State>: @unchecked Sendable {
 
     /// Runs `body` with the state while no other thread can touch it, then lets the threads
     /// waiting on this lock re-check their conditions.
+    @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { unlockAfterChange() }
@@ -53,6 +57,7 @@ public final class Locked<State>: @unchecked Sendable {
 
     /// Like `withLock`, but returns nil at once, without running `body`, when another thread
     /// holds the lock.
+    @inlinable
     public func withLockIfAvailable<Result, Failure: Error>(
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
@@ -94,7 +99,8 @@ public final class Locked<State>: @unchecked Sendable {
         return try body(&state)
     }
 
-    private func unlockAfterChange() {
+    @usableFromInline
+    func unlockAfterChange() {
         if waiters > 0 { pthread_cond_broadcast(condition) }
         pthread_mutex_unlock(mutex)
     }
@@ -116,10 +122,12 @@ public final class Locked<State>: @unchecked Sendable {
 
 extension Locked where State: Sendable {
     /// The current state (a copy).
+    @inlinable
     public var value: State {
         withLock { $0 }
     }
 
+    @inlinable
     public func set(_ newValue: State) {
         withLock { $0 = newValue }
     }

@@ -9,7 +9,8 @@ import Darwin
 /// thread, so what it holds is torn down where it was used.
 public final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
     // @unchecked: the key is written once in `init`; each thread reaches only its own object.
-    private let key: pthread_key_t
+    // `@usableFromInline`: `current`, reached on every HTTP request, is specialized in its caller.
+    @usableFromInline let key: pthread_key_t
 
     /// Throws the system's message when no key is left (`PTHREAD_KEYS_MAX`).
     public init() throws(RuntimeError) {
@@ -25,7 +26,7 @@ public final class ThreadLocal<Value: AnyObject>: @unchecked Sendable {
 
     /// The calling thread's object, owned (+1) by the key until its thread exits.
     public var current: Value? {
-        get { pthread_getspecific(key).map { Unmanaged<Value>.fromOpaque($0).takeUnretainedValue() } }
+        @inlinable get { pthread_getspecific(key).map { Unmanaged<Value>.fromOpaque($0).takeUnretainedValue() } }
         set {
             if let old = pthread_getspecific(key) { Unmanaged<AnyObject>.fromOpaque(old).release() }
             pthread_setspecific(key, newValue.map { Unmanaged.passRetained($0).toOpaque() })
