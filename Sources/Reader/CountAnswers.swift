@@ -37,7 +37,7 @@ struct CountAnswers {
 
     /// The range of a query that may have `from` and `to` and nothing else.
     func rangeOnly(_ query: [(name: String, value: String)]) throws -> HourRange {
-        try QueryValues(query, allowed: ["from", "to"]).hourRange()
+        try QueryValues(query, allowed: QueryValues.rangeParameters).hourRange()
     }
 
     /// `{"track_id":…, what `write` adds, "freshness":{…}}`.
@@ -52,7 +52,7 @@ struct CountAnswers {
     }
 
     func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["from", "to", "step"])
+        let values = try QueryValues(query, allowed: QueryValues.stepParameters)
         let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
         let (points, freshness) = try store.read { try $0.timeline(track: trackID, in: range, step: step) }
@@ -123,7 +123,7 @@ struct CountAnswers {
     }
 
     func multiPlays(_ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["track_id", "from", "to"])
+        let values = try QueryValues(query, allowed: QueryValues.multiTrackParameters)
         guard let list = values["track_id"], !list.isEmpty else {
             throw APIError.badRequest("missing_track_id", "'track_id' is required: a comma-separated list of up to \(Self.maxTracksPerRequest) track ids")
         }
@@ -145,7 +145,7 @@ struct CountAnswers {
     }
 
     func top(_ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["from", "to", "limit"])
+        let values = try QueryValues(query, allowed: QueryValues.rankingParameters)
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
         // Ranked from the same snapshots as every other answer: a batch commit or a flush

@@ -20,7 +20,7 @@ struct DimensionAnswers {
     }
 
     func breakdown(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["by", "from", "to"])
+        let values = try QueryValues(query, allowed: QueryValues.breakdownParameters)
         let section: DimensionEncoding.Section
         switch values["by"] {
         case "country": section = .country

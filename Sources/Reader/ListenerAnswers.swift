@@ -17,7 +17,7 @@ struct ListenerAnswers {
     }
 
     func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        let values = try QueryValues(query, allowed: ["from", "to", "step"])
+        let values = try QueryValues(query, allowed: QueryValues.stepParameters)
         let step = try counts.timelineStep(values)
         let range = try counts.timelineRange(values, step: step)
         let (points, freshness) = try store.read { try $0.listenerTimeline(track: trackID, in: range, step: step) }

@@ -22,7 +22,16 @@ struct QueryValues {
         }
     }
 
-    subscript(name: String) -> String? { values[name] }
+    /// The value of `name`; no lookup at all for a request without a query, as most are.
+    subscript(name: String) -> String? { values.isEmpty ? nil : values[name] }
+
+    /// The parameters of each kind of route, made once rather than on every request.
+    static let noParameters: Set<String> = []
+    static let rangeParameters: Set<String> = ["from", "to"]
+    static let stepParameters: Set<String> = ["from", "to", "step"]
+    static let multiTrackParameters: Set<String> = ["track_id", "from", "to"]
+    static let rankingParameters: Set<String> = ["from", "to", "limit"]
+    static let breakdownParameters: Set<String> = ["by", "from", "to"]
 
     /// `from`/`to` as an hour range, both floored to the hour; absent means all time on
     /// that side (or `defaultRange`'s bound when one is given).
@@ -42,7 +51,7 @@ struct QueryValues {
     }
 
     func hour(named name: String) throws(APIError) -> Hour? {
-        guard let text = values[name] else { return nil }
+        guard let text = self[name] else { return nil }
         guard let milliseconds = UTCTime.parseTimestamp(text) else {
             throw .badRequest("invalid_time",
                               "'\(name)' must be an RFC 3339 UTC time such as 2026-11-20T10:00:00Z, not '\(Self.printable(text))'")
@@ -51,7 +60,7 @@ struct QueryValues {
     }
 
     func integer(named name: String, default defaultValue: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
-        guard let text = values[name] else { return defaultValue }
+        guard let text = self[name] else { return defaultValue }
         guard let value = Int(text), range.contains(value), text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
             throw .badRequest("invalid_\(name)", "'\(name)' must be an integer between \(range.lowerBound) and \(range.upperBound)")
         }

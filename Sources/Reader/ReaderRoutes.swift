@@ -71,12 +71,12 @@ struct ReaderRoutes: Sendable {
     // MARK: The answers of the routes that are more than one call (see `Route.table`).
 
     func status(_ request: HTTPRequest, store: StoreSlot) throws -> HTTPResponse {
-        _ = try QueryValues(request.query, allowed: [])
+        _ = try QueryValues(request.query, allowed: QueryValues.noParameters)
         return .json(try store.withReader { try statusPage.render(reader: $0, counts: counts) })
     }
 
     func readiness(_ request: HTTPRequest, store: StoreSlot) throws -> HTTPResponse {
-        _ = try QueryValues(request.query, allowed: [])
+        _ = try QueryValues(request.query, allowed: QueryValues.noParameters)
         guard try store.withReader({ $0.isReadable() }) else { throw APIError.storeUnavailable("the stores cannot be read") }
         // A component that is not doing its job makes the process not ready (docs/runbook.md).
         let unwell = configuration.health?.reports().filter { $0.state != .running } ?? []
@@ -89,7 +89,7 @@ struct ReaderRoutes: Sendable {
     }
 
     func metrics(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try QueryValues(request.query, allowed: [])
+        _ = try QueryValues(request.query, allowed: QueryValues.noParameters)
         return HTTPResponse(status: 200,
                             headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                             body: Array(configuration.metricsExposition().utf8))

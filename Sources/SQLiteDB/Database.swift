@@ -26,7 +26,7 @@ public final class Database {
     public private(set) var mode: Mode
     private(set) var handle: OpaquePointer
     private var configuration: DatabaseConfiguration
-    private var statementCache: [String: Statement] = [:]
+    private var statementCache = StatementCache()
     /// Read-only connections only: opened with `immutable=1` because SQLite could not make the
     /// wal-index (`-shm`) file — a full disk — while no write-ahead log held anything.
     private var isImmutable = false
@@ -202,12 +202,12 @@ public final class Database {
     /// The same object is returned for the same SQL, so do not use a cached statement while
     /// another use of the same SQL is still stepping through its rows.
     public func cachedStatement(_ sql: String) throws -> Statement {
-        if let statement = statementCache[sql] {
+        if let statement = statementCache.statement(for: sql) {
             statement.reset()
             return statement
         }
         let statement = try Statement(connection: handle, sql: sql, persistent: true)
-        statementCache[sql] = statement
+        statementCache.insert(statement, for: sql)
         return statement
     }
 

@@ -110,4 +110,22 @@ struct DatabaseTests {
             #expect(try database.cachedStatement("SELECT 2 + 1") !== first)
         }
     }
+
+    @Test("the statement cache finds a statement again by equal SQL built anew, also after more statements than it keeps at hand")
+    func statementCacheBeyondTheRecentOnes() throws {
+        try withTemporaryDirectory { directory in
+            let database = try Database(path: directory + "/db.sqlite")
+            // Strings built at run time: equal SQL in storage of its own each time.
+            func sql(_ value: Int) -> String { "SELECT " + String(value) + " + ?1 AS answer_of_a_long_enough_statement" }
+            let statements = try (0..<10).map { try database.cachedStatement(sql($0)) }
+            for round in 0..<3 {
+                for value in (0..<10).reversed() {
+                    let statement = try database.cachedStatement(sql(value))
+                    #expect(statement === statements[value])
+                    try statement.bind(Int64(round), at: 1)
+                    #expect(try statement.singleInt64() == Int64(value + round))
+                }
+            }
+        }
+    }
 }
