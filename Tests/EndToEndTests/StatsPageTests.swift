@@ -19,7 +19,10 @@ extension RunEndToEnd {
             return value < 0 ? "-" + out : out
         }
 
-        static var currentHour: Int64 { Int64(Date().timeIntervalSince1970 * 1_000) / LogTruth.millisecondsPerHour }
+        /// The end every view of these tests names in its fragment: three days after `TestDay`
+        /// began, so the page shows the same periods on any day the tests run.
+        static let endHour = TestDay.firstHour + 72
+        static let end = "end=\(Hours.text(endHour))"
 
         /// Logs of `TestDay` with a known truth, rebuilt by a batch run, served by `serve`.
         static func withServedLogs(_ body: (Server, LogTruth, Browser, URL) async throws -> Void) async throws {
@@ -45,7 +48,7 @@ extension RunEndToEnd {
                 let tab = try browser.openTab(width: 1280, height: 900)
 
                 // No track in the fragment: the top list, and the top track's total.
-                try tab.navigate("\(origin)/#range=all&step=day")
+                try tab.navigate("\(origin)/#range=all&step=day&\(Self.end)")
                 try await tab.wait(until: "document.querySelector('#top-rows tr:first-child button:not([hidden])') && document.getElementById('total').textContent !== '—'",
                                    "the top list and a total")
                 let expectedTop = truth.top(hours: Int64.min..<Int64.max, limit: 10)
@@ -54,17 +57,16 @@ extension RunEndToEnd {
                 #expect(try tab.text("#track-title") == "Track \(expectedTop[0].track)")
                 #expect(try tab.text("#total") == Self.grouped(expectedTop[0].plays))
                 #expect(expectedTop[0].plays >= 1_000, "the top track's plays need a thousands separator to test it")
-                // All time in days: from the first covered day to today, one mark each.
+                // All time in days: from the first covered day to the end, one mark each.
                 let days = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.plays)") as? [Int] ?? []
-                let dayCounts = Set([Self.currentHour / 24 - TestDay.firstHour / 24 + 1])
-                #expect(dayCounts.contains(Int64(days.count)), "\(days.count) day marks")
+                #expect(Int64(days.count) == (Self.endHour - TestDay.firstHour) / 24, "\(days.count) day marks")
+                #expect(try tab.text("#range-label") == "until \(Hours.text(Self.endHour).prefix(10)) 00:00 UTC")
                 #expect(days.first == expectedTop[0].plays && days.dropFirst().allSatisfy { $0 == 0 })
 
                 // A track from the fragment, loaded afresh: its exact total and one mark per hour.
                 let track = truth.top(hours: Int64.min..<Int64.max, limit: 40)[27].track
                 try tab.navigate("about:blank")
-                let hourBefore = Self.currentHour
-                try tab.navigate("\(origin)/#track=\(track)&range=all&step=hour")
+                try tab.navigate("\(origin)/#track=\(track)&range=all&step=hour&\(Self.end)")
                 try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(track)' && document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length > 24",
                                    "track \(track)")
                 #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
@@ -72,8 +74,7 @@ extension RunEndToEnd {
                 #expect(try tab.text("#realtime-plays") == "0")
                 #expect(try tab.text("#freshness")?.hasPrefix("exact until 2026-11-21 00:00 UTC") == true)
                 let marks = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => [m.dataset.start, +m.dataset.plays, m.dataset.source])") as? [[Any]] ?? []
-                let hourCounts = Set([hourBefore, Self.currentHour].map { $0 + 1 - TestDay.firstHour })
-                #expect(hourCounts.contains(Int64(marks.count)), "\(marks.count) hour marks")
+                #expect(Int64(marks.count) == Self.endHour - TestDay.firstHour, "\(marks.count) hour marks")
                 var mismatches: [String] = []
                 for (index, mark) in marks.enumerated() {
                     let hour = TestDay.firstHour + Int64(index)
@@ -102,8 +103,13 @@ extension RunEndToEnd {
                 // Picking a track in the top list shows it and puts it in the fragment.
                 let second = expectedTop[1]
                 _ = try tab.evaluate("document.querySelector('#top-rows tr:nth-child(2) button').click()")
-                try await tab.wait(until: "location.hash === '#track=\(second.track)&range=all&step=hour' && document.getElementById('track-title').textContent === 'Track \(second.track)' && document.getElementById('total').textContent === '\(Self.grouped(second.plays))'",
+                try await tab.wait(until: "location.hash === '#track=\(second.track)&range=all&step=hour&\(Self.end)' && document.getElementById('track-title').textContent === 'Track \(second.track)' && document.getElementById('total').textContent === '\(Self.grouped(second.plays))'",
                                    "track \(second.track) picked in the top list")
+
+                // "Up to now" drops the fragment's end: the period ends with the current hour again.
+                _ = try tab.evaluate("document.getElementById('now').click()")
+                try await tab.wait(until: "location.hash === '#track=\(second.track)&range=all&step=hour' && document.getElementById('now').hidden && document.getElementById('range-label').textContent === 'of all time'",
+                                   "the period up to now")
 
                 let activity = try tab.activity()
                 #expect(activity.requests.count > 10)
@@ -153,7 +159,7 @@ extension RunEndToEnd {
             try await Self.withServedLogs { server, truth, browser, _ in
                 let tab = try browser.openTab(width: 360, height: 740, mobile: true)
                 let track = truth.top(hours: Int64.min..<Int64.max, limit: 1)[0].track
-                try tab.navigate("http://127.0.0.1:\(server.port)/#track=\(track)&range=7d&step=hour")
+                try tab.navigate("http://127.0.0.1:\(server.port)/#track=\(track)&range=7d&step=hour&\(Self.end)")
                 try await tab.wait(until: "document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length === 168",
                                    "a week of hours")
                 #expect(try tab.evaluate("window.innerWidth") as? Int == 360)

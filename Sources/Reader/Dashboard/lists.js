@@ -141,7 +141,7 @@ function renderTop(body, current) {
       setAttrs(row, { 'aria-current': false });
     }
   }
-  setText($('top-note'), tracks.length ? RANGES[state.range].label : `no plays ${RANGES[state.range].label}`);
+  setText($('top-note'), tracks.length ? rangeLabel() : `no plays ${rangeLabel()}`);
 }
 
 // MARK: the layers' status

@@ -50,17 +50,21 @@ function parseHash() {
   const text = location.hash.replace(/^#/, '');
   if (!text.includes('=')) return null;
   const p = new URLSearchParams(text);
-  const s = { track: null, range: '7d', step: null };
+  const s = { track: null, range: '7d', step: null, end: null };
   const t = p.get('track');
   if (t && /^[0-9]{1,16}$/.test(t) && +t >= 1 && +t <= MAX_ID) s.track = +t;
   const r = p.get('range');
   if (r && Object.prototype.hasOwnProperty.call(RANGES, r)) s.range = r;
   const st = p.get('step');
   s.step = (st === 'hour' || st === 'day') ? st : RANGES[s.range].step;
+  // The period's end, an hour (2026-11-22T00:00:00Z): a view that names it shows the same
+  // period on any day; without it the period ends with the current hour.
+  const e = Date.parse(p.get('end') || '');
+  if (isFinite(e) && e % HOUR === 0 && /Z$/.test(p.get('end'))) s.end = e;
   return s;
 }
-const hashOf = (s) => '#' + (s.track ? `track=${s.track}&` : '') + `range=${s.range}&step=${s.step}`;
-let state = parseHash() || { track: null, range: '7d', step: 'hour' };
+const hashOf = (s) => '#' + (s.track ? `track=${s.track}&` : '') + `range=${s.range}&step=${s.step}` + (s.end ? `&end=${isoHour(s.end)}` : '');
+let state = parseHash() || { track: null, range: '7d', step: 'hour', end: null };
 
 function setState(patch) {
   const next = Object.assign({}, state, patch);
@@ -83,11 +87,20 @@ function syncControls() {
   for (const b of $('steps').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.step === state.step });
   const input = $('track-input');
   if (document.activeElement !== input) input.value = state.track ? String(state.track) : '';
-  setText($('range-label'), RANGES[state.range].label);
+  setText($('range-label'), rangeLabel());
+  $('now').hidden = !state.end;
+}
+// "in the last 7 days", or with an end in the fragment "in the 7 days to 2026-11-22 00:00 UTC".
+function rangeLabel() {
+  const r = RANGES[state.range];
+  if (!state.end) return r.label;
+  const end = timeText(new Date(state.end).toISOString());
+  return r.hours ? `in the ${r.label.replace(/^in the last /, '')} to ${end}` : `until ${end}`;
 }
 
 $('ranges').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ range: b.dataset.range }); });
 $('steps').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ step: b.dataset.step }); });
+$('now').addEventListener('click', () => setState({ end: null }));
 $('pick').addEventListener('submit', (e) => {
   e.preventDefault();
   const input = $('track-input');
@@ -117,24 +130,24 @@ async function get(path) {
 const failed = (r) => r.status === 0 || r.status >= 500 || (r.status === 200 && !r.body);
 
 function rangeWindow(status) {
-  const to = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
+  const to = state.end || Math.floor(Date.now() / HOUR) * HOUR + HOUR;
   const r = RANGES[state.range];
   if (r.hours) {
     const from = to - r.hours * HOUR;
     return { from, to, query: `from=${isoHour(from)}&to=${isoHour(to)}` };
   }
-  // All time: from the first hour the batch layer covers (or two days back when it
-  // covers nothing yet) to the end of the current hour or of the coverage.
+  // All time: from the first hour the batch layer covers (or two days back when it covers
+  // nothing yet) to the end of the current hour or of the coverage, or to the fragment's end.
   let from = to - 48 * HOUR, end = to;
   const coverage = status && status.batch && status.batch.coverage;
   if (coverage && coverage.length) {
     for (const c of coverage) {
       const f = Date.parse(c.from), t = Date.parse(c.to);
       if (f < from) from = f;
-      if (t > end) end = t;
+      if (t > end && !state.end) end = t;
     }
   }
-  return { from, to: end, query: '' };
+  return { from, to: end, query: state.end ? `to=${isoHour(end)}` : '' };
 }
 
 let generation = 0, timer = 0, lastGoodAt = 0, lastStatus = null, autoTrack = null;
