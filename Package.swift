@@ -139,7 +139,7 @@ let package = Package(
         .target(name: "SecurityFixtures", dependencies: ["Programs"], path: "Tests/Support/SecurityFixtures"),
         .testTarget(name: "CredentialsTests", dependencies: ["Patience", "Credentials", "Programs", "Runtime", "SecurityFixtures", "Scratch"]),
         .testTarget(name: "EventLogsTests", dependencies: ["Patience", "EventLogs", "CounterpointCore", "Programs", "Runtime", "Scratch"]),
-        .testTarget(name: "GeneratorTests", dependencies: ["Patience", "Generator", "EventLogs", "CounterpointCore", "Scratch"]),
+        .testTarget(name: "GeneratorTests", dependencies: ["Patience", "Generator", "EventLogs", "CounterpointCore", "Runtime", "Scratch"]),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "KafkaTestSupport", "LogCapture", "Runtime", "Patience"]),
         .testTarget(name: "ReplayTests", dependencies: [
             "Replay", "Kafka", "EventLogs", "CounterpointCore", "Generator", "Runtime", "Patience", "Programs", "Scratch", "KafkaTestSupport",

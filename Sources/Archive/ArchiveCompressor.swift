@@ -110,7 +110,8 @@ final class ArchiveCompressor: Sendable {
     private func compress(_ job: Job) -> LogCompression.Compressed? {
         guard let file = try? LogFile(path: job.path) else { return nil }   // gone meanwhile: nothing to do
         if let quietPeriod = job.quietPeriod {
-            let age = Double(WallClock.epochMilliseconds()) / 1e3 - Double(file.modifiedNanoseconds) / 1e9
+            // Against the file's modification time, which the system's clock stamped.
+            let age = Double(WallClock.system.epochMilliseconds()) / 1e3 - Double(file.modifiedNanoseconds) / 1e9
             guard age >= Double(quietPeriod.components.seconds) else { return nil }
         }
         do {

@@ -19,6 +19,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
     private let metrics = ArchiveMetrics()
 
     private var clock = StreamClock()
+    private let wallClock: WallClock
     /// The newest event time already reported as ahead of the wall clock (epoch ms), and how
     /// often such a report may come: a producer whose clock runs ahead makes every event newer.
     private var reportedAheadUntil = Int64.min
@@ -43,6 +44,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
         self.allowedLatenessMilliseconds = Int64(configuration.allowedLateness.components.seconds) * 1000
             + configuration.allowedLateness.components.attoseconds / 1_000_000_000_000_000
         self.commitInterval = configuration.commitInterval
+        self.wallClock = configuration.clock
         self.status = status
         self.logger = logger
         local.isRunning = true
@@ -92,7 +94,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
                     skipped += 1
                     continue
                 }
-                if now == nil { now = WallClock.epochMilliseconds() }
+                if now == nil { now = wallClock.epochMilliseconds() }
                 hour = ArchivedLine.fallbackHour(kafkaTimestampMilliseconds: message.timestampMilliseconds, nowMilliseconds: now!)
                 valid = false
             }
@@ -187,7 +189,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
 
     /// Closes every open hour that the stream has passed by more than the allowed lateness.
     private func closeDueHours() throws {
-        let now = WallClock.epochMilliseconds()
+        let now = wallClock.epochMilliseconds()
         reportEventsAhead(of: now)
         guard let streamTime = clock.streamTime(caughtUp: isCaughtUp, now: now) else { return }
         local.streamTimeMilliseconds = streamTime
@@ -263,7 +265,7 @@ final class ArchiveHandler: KafkaConsumerHandler {
             return
         }
         local.committedOffsets.merge(uncommitted) { $1 }
-        local.lastCommitMilliseconds = WallClock.epochMilliseconds()
+        local.lastCommitMilliseconds = wallClock.epochMilliseconds()
         uncommitted.removeAll(keepingCapacity: true)
     }
 

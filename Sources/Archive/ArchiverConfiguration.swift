@@ -1,4 +1,5 @@
 import Kafka
+import Runtime
 
 /// What `counterpoint archive` consumes and where it writes.
 public struct ArchiverConfiguration: Sendable {
@@ -24,6 +25,9 @@ public struct ArchiverConfiguration: Sendable {
     /// Whether a closed hour's files are gzipped (off the consumer's thread, crash-safely:
     /// see `LogCompression`). Default on: NDJSON shrinks about 5× even at gzip level 1.
     public var compressClosedHours = true
+    /// "Now": the stream time never passes it, so it bounds the hours the archiver closes, and
+    /// it stamps each commit in the status.
+    public var clock = WallClock.system
 
     public init(bootstrapServers: String, topic: String = "plays", groupID: String = ArchiverConfiguration.defaultGroupID,
                 logRoot: String) {

@@ -1,5 +1,6 @@
 import CounterpointCore
 import CounterStore
+import Runtime
 
 /// What one batch run reads and where it writes.
 public struct BatchConfiguration: Sendable {
@@ -30,6 +31,8 @@ public struct BatchConfiguration: Sendable {
     /// How long a run whose PostgreSQL connection was lost (a restart, a failover to a
     /// standby) is run again, with a growing delay, before it fails. Default 60 s.
     public var reconnectWindow: Duration = .seconds(60)
+    /// "Now", as recorded when each run starts and finishes.
+    public var clock = WallClock.system
 
     public init(logPaths: [String], from: Hour? = nil, to: Hour? = nil, all: Bool = false, store: StoreBackend,
                 scratchDirectory: String, workers: Int = BatchConfiguration.defaultWorkers,

@@ -33,7 +33,7 @@ public enum BatchJob {
 
     private static func runOnce(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
         let started = ContinuousClock.now
-        let startedAt = WallClock.epochMilliseconds()
+        let startedAt = configuration.clock.epochMilliseconds()
         // Everything that can be wrong with the input is found before the store is touched.
         let inventory = try LogDiscovery.inventory(of: configuration.logPaths)
         // The store is opened (and created) only once the hours are known to be valid.
@@ -149,7 +149,7 @@ public enum BatchJob {
                 summary.rows = rows
                 summary.bytesRead = bytesRead.current
                 summary.seconds = (ContinuousClock.now - started).seconds
-                return summary.batchRun(startedAt: startedAt, finishedAt: WallClock.epochMilliseconds())
+                return summary.batchRun(startedAt: startedAt, finishedAt: configuration.clock.epochMilliseconds())
             }
         } catch {
             // Let the workers wind down before the error leaves; their results are discarded.

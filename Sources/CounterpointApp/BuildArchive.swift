@@ -13,7 +13,7 @@ import Runtime
 /// - Parameter onStarted: called once the archiver runs, inside the group.
 public func buildArchive(_ configuration: ArchiverConfiguration, logger: Logger,
                          onStarted: (@Sendable () -> Void)? = nil) async throws -> Application {
-    let health = ComponentHealth(logger: logger)
+    let health = ComponentHealth(logger: logger, clock: configuration.clock)
     var configuration = configuration
     configuration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
     let made = configuration

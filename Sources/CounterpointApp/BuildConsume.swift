@@ -13,7 +13,7 @@ import Runtime
 public func buildConsume(_ configuration: RealtimeConfiguration, logger: Logger,
                          onStarted: (@Sendable () -> Void)? = nil) async throws -> Application {
     var configuration = configuration
-    let health = configuration.health ?? ComponentHealth(logger: logger).handle(for: "consumer")
+    let health = configuration.health ?? ComponentHealth(logger: logger, clock: configuration.clock).handle(for: "consumer")
     configuration.health = health
     let start = RealtimeStart(configuration: configuration, logger: logger)
     let realtime = try await BlockingThread.run(name: "connect") { try start.service(onStarted: onStarted) }

@@ -45,6 +45,9 @@ public struct RunConfiguration: Sendable {
     public var demoHistoryEvents: Int?
     /// Live synthetic plays produced per second; 0 for none.
     public var demoRate: Double = 0
+    /// "Now", for every component of the run: the demo's history ends at its current hour, and
+    /// the reader, consumer, archiver and scheduled batch take their times from it.
+    public var clock = WallClock.system
 
     /// The demo's rate when none is given: its history at this rate (`demoHistoryEvents(rate:)`)
     /// is generated and covered by the first batch run in a few seconds.
@@ -97,9 +100,9 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
         }
         let bootstrapServers = configuration.brokers ?? embedded?.bootstrapServers ?? ""
         if let events = configuration.demoHistoryEvents {
-            try generateDemoHistory(events: events, into: configuration.logDirectory, logger: logger)
+            try generateDemoHistory(events: events, into: configuration.logDirectory, clock: configuration.clock, logger: logger)
         }
-        let health = ComponentHealth(logger: logger)
+        let health = ComponentHealth(logger: logger, clock: configuration.clock)
         let (services, readerPort) = try runServices(configuration, bootstrapServers: bootstrapServers,
                                                      embedded: embedded != nil, health: health, logger: logger,
                                                      onListening: onListening)
@@ -132,7 +135,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
                          onListening: (@Sendable (Int) -> Void)?) throws -> ([ComponentService], Int) {
     let store = configuration.store
     let batch = ScheduledBatch(logDirectory: configuration.logDirectory, store: store,
-                               scratchDirectory: configuration.dataDirectory, interval: configuration.batchInterval,
+                               scratchDirectory: configuration.dataDirectory, interval: configuration.batchInterval, clock: configuration.clock,
                                health: health.handle(for: "scheduled batch"), logger: logger)
     batch.runOnce()
 
@@ -143,6 +146,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     let consumerHealth = health.handle(for: "consumer")
     realtimeConfiguration.health = consumerHealth
     realtimeConfiguration.kafkaOptions = configuration.kafkaOptions
+    realtimeConfiguration.clock = configuration.clock
     // The embedded broker starts empty: what the store kept of the topic is an earlier broker's.
     if embedded { realtimeConfiguration.earlierBrokerOffsets = EarlierBrokerOffsets(topic: configuration.topic) }
     // The embedded broker holds an empty fetch for the whole wait even when events arrive.
@@ -152,6 +156,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: configuration.topic,
                                                      logRoot: configuration.logDirectory)
     archiveConfiguration.allowedLateness = configuration.allowedLateness
+    archiveConfiguration.clock = configuration.clock
     archiveConfiguration.consumer.options = configuration.kafkaOptions
     archiveConfiguration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
     if embedded { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
@@ -160,6 +165,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
 
     var readerConfiguration = configuration.reader
     readerConfiguration.store = store
+    readerConfiguration.clock = configuration.clock
     let consumers = realtime.consumers
     readerConfiguration.liveStatus = {
         guard let consumer = consumers.current, let archiver = archivers.current else { return nil }
@@ -184,7 +190,10 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
         // with every batch it holds (see KafkaMockCluster).
         producerConfiguration.lingerMilliseconds = 200
         let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
-        let traffic = DemoTraffic(producer: producer, topic: configuration.topic, rate: configuration.demoRate, logger: logger)
+        var generator = DemoTraffic.defaultGenerator
+        generator.clock = configuration.clock
+        let traffic = DemoTraffic(producer: producer, topic: configuration.topic, rate: configuration.demoRate,
+                                  generator: generator, logger: logger)
         services.append(ComponentService(health.handle(for: "demo traffic"), component: traffic, logger: logger))
     }
     let port = server.port
@@ -218,12 +227,12 @@ public enum RunError: Error, CustomStringConvertible {
 /// Hours that hold logs already (an earlier run's history, or the plays its archiver filed) are
 /// left as they are, so a second run neither adds history on top of real plays nor makes the
 /// batch layer rebuild hours that did not change.
-private func generateDemoHistory(events: Int, into logDirectory: String, logger: Logger) throws {
+private func generateDemoHistory(events: Int, into logDirectory: String, clock: WallClock, logger: Logger) throws {
     var configuration = GeneratorConfiguration()
     configuration.events = events
     configuration.tracks = 5_000
     configuration.hours = RunConfiguration.demoHistoryHours
-    configuration.start = Hour(epochSeconds: Int64(Date().timeIntervalSince1970)).advanced(by: -Int64(RunConfiguration.demoHistoryHours))
+    configuration.clock = clock
     configuration.duplicateRate = 0.01
     configuration.malformedRate = 0.001
     if FileManager.default.fileExists(atPath: logDirectory) {

@@ -11,7 +11,7 @@ import Runtime
 public func buildServe(_ configuration: ReaderConfiguration, logger: Logger,
                        onListening: (@Sendable (_ port: Int) -> Void)? = nil) async throws -> Application {
     let server = try await BlockingThread.run(name: "open") { try ReaderServer(configuration: configuration, logger: logger) }
-    let health = ComponentHealth(logger: logger)
+    let health = ComponentHealth(logger: logger, clock: configuration.clock)
     let port = server.port
     let reader = ComponentService(health.handle(for: "reader"), component: server, logger: logger) { onListening?(port) }
     return Application(services: [reader], health: health, readerPort: port, logger: logger)

@@ -36,7 +36,7 @@ struct RealtimeStart: Sendable {
         }
         let start = self
         let consumers = ComponentSupply(first: first) { try start.makeConsumer() }
-        let health = configuration.health ?? ComponentHealth(logger: logger).handle(for: "consumer")
+        let health = configuration.health ?? ComponentHealth(logger: logger, clock: configuration.clock).handle(for: "consumer")
         return (consumers.service(health, restart: Self.restart, logger: logger, onStarted: onStarted), consumers)
     }
 

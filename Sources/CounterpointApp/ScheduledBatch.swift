@@ -16,18 +16,20 @@ final class ScheduledBatch: BlockingComponent {
     private let store: StoreBackend
     private let scratchDirectory: String
     private let interval: Duration
+    private let clock: WallClock
     let health: ComponentHealth.Handle
     private let logger: Logger
     private let schedule = Locked<PeriodicThread?>(nil)
     /// The covered hours whose files are gone, as the last run found them: warned about once.
     private let hoursWithFilesGone = Locked<[HourRange]>([])
 
-    init(logDirectory: String, store: StoreBackend, scratchDirectory: String, interval: Duration, health: ComponentHealth.Handle,
-         logger: Logger) {
+    init(logDirectory: String, store: StoreBackend, scratchDirectory: String, interval: Duration, clock: WallClock = .system,
+         health: ComponentHealth.Handle, logger: Logger) {
         self.logDirectory = logDirectory
         self.store = store
         self.scratchDirectory = scratchDirectory
         self.interval = interval
+        self.clock = clock
         self.health = health
         self.logger = logger
     }
@@ -50,8 +52,9 @@ final class ScheduledBatch: BlockingComponent {
     func runOnce() -> Bool {
         guard FileManager.default.fileExists(atPath: logDirectory) else { return true }
         do {
-            let summary = try BatchJob.run(BatchConfiguration(logPaths: [logDirectory], store: store,
-                                                              scratchDirectory: scratchDirectory), logger: logger)
+            var configuration = BatchConfiguration(logPaths: [logDirectory], store: store, scratchDirectory: scratchDirectory)
+            configuration.clock = clock
+            let summary = try BatchJob.run(configuration, logger: logger)
             logger.info("scheduled batch finished", metadata: [
                 "batch.hours": "\(summary.hours)", "batch.counted": "\(summary.counted)",
                 "batch.seconds": "\(summary.seconds)",

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import CounterpointCore
+import Runtime
 
 /// What `Generator.generate` writes. The defaults make a two-day, 1 M-event data set.
 public struct GeneratorConfiguration: Sendable {
@@ -37,12 +38,15 @@ public struct GeneratorConfiguration: Sendable {
     /// the summary), but their events are still drawn, so every other hour holds the same bytes
     /// as without them.
     public var keptHours: Set<Hour> = []
+    /// "Now": what a `nil` start ends at, and when live synthetic events (`replay`, the demo's
+    /// traffic) occur.
+    public var clock = WallClock.system
 
     public init() {}
 
-    /// The first hour, resolving the `nil` default against the clock.
-    public func resolvedStart(now: Hour = Hour(epochSeconds: Int64(time(nil)))) -> Hour {
-        start ?? now.advanced(by: -Int64(hours))
+    /// The first hour, resolving the `nil` default against `clock`.
+    public func resolvedStart() -> Hour {
+        start ?? Hour(epochMilliseconds: clock.epochMilliseconds()).advanced(by: -Int64(hours))
     }
 
     /// Throws `GeneratorError.invalidConfiguration` naming the first bad value.

@@ -1,5 +1,6 @@
 import CounterpointCore
 import CounterStore
+import Runtime
 
 /// The count endpoints of docs/openapi.yaml: each turns validated parameters into store queries and
 /// renders the answer. They return bytes, never touch HTTP, and throw `APIError` for bad
@@ -14,7 +15,7 @@ struct CountAnswers {
     static let defaultHourlyWindow: Int64 = 7 * 24
     static let defaultDailyWindow: Int64 = 90 * 24
 
-    var now: @Sendable () -> Int64
+    var clock: WallClock
 
     /// nil: answered in the request's next round (`StoreSlot.plays(track:in:round:receivedAt:)`).
     func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, round: Int,
@@ -98,7 +99,7 @@ struct CountAnswers {
     /// The timeline's range: defaults to a recent window, widened to whole days for
     /// `step=day` (a day bucket is a UTC day), and at most `maxTimelinePoints` buckets.
     func timelineRange(_ values: QueryValues, step: TimelineStep) throws(APIError) -> HourRange {
-        let endOfCurrentHour = Hour(epochMilliseconds: now()).advanced(by: 1)
+        let endOfCurrentHour = Hour(epochMilliseconds: clock.epochMilliseconds()).advanced(by: 1)
         let window = step == .hour ? Self.defaultHourlyWindow : Self.defaultDailyWindow
         let requestedTo = try values.hour(named: "to")
         let to = requestedTo ?? endOfCurrentHour

@@ -20,8 +20,8 @@ public struct ReaderConfiguration: Sendable {
     /// batch, …): `/readyz` answers 503 unless all run, and `/v1/status` lists them under
     /// `components`. nil when the reader runs on its own (`serve`).
     public var health: ComponentHealth?
-    /// The clock, in epoch milliseconds (timeline defaults are relative to it).
-    public var now: @Sendable () -> Int64
+    /// "Now": timeline defaults end at its current hour.
+    public var clock: WallClock
     /// How long a server thread may keep answering from the same store snapshots. Reusing
     /// them saves SQLite's read locking per query (about a third of a point lookup's cost);
     /// answers are then at most this much older than the stores. Zero: a fresh snapshot for
@@ -43,17 +43,15 @@ public struct ReaderConfiguration: Sendable {
                 metricsExposition: @escaping @Sendable () -> String = { "" },
                 liveStatus: (@Sendable () -> LiveStatus?)? = nil,
                 health: ComponentHealth? = nil,
-                now: @escaping @Sendable () -> Int64 = ReaderConfiguration.systemNow) {
+                clock: WallClock = .system) {
         self.store = store
         self.server = server
         coalescesLookups = store.readsAreRoundTrips
         self.metricsExposition = metricsExposition
         self.liveStatus = liveStatus
         self.health = health
-        self.now = now
+        self.clock = clock
     }
-
-    public static let systemNow: @Sendable () -> Int64 = { WallClock.epochMilliseconds() }
 }
 
 /// Status of the in-process consumer and archiver, shown by `/v1/status` beside what the

@@ -24,7 +24,7 @@ struct ReaderRoutes: Sendable {
         self.configuration = configuration
         self.authenticator = authenticator
         self.logger = logger
-        self.counts = CountAnswers(now: configuration.now)
+        self.counts = CountAnswers(clock: configuration.clock)
         self.dimensions = DimensionAnswers(counts: counts)
         self.listeners = ListenerAnswers(counts: counts)
         self.statusPage = StatusAnswer(liveStatus: configuration.liveStatus, health: configuration.health)

@@ -83,6 +83,7 @@ struct FlushPipeline {
 
     private let store: StoreThread
     private let topic: String
+    private let clock: WallClock
     /// Makes the polling thread's waiting poll return (any thread).
     private let wake: @Sendable () -> Void
     /// Shared with the store thread, which wakes the poll at the end of a flush while it is set.
@@ -94,9 +95,10 @@ struct FlushPipeline {
     private var spare: CountTables?
     private var compaction = CompactionCadence()
 
-    init(store: StoreThread, topic: String, wake: @escaping @Sendable () -> Void) {
+    init(store: StoreThread, topic: String, clock: WallClock, wake: @escaping @Sendable () -> Void) {
         self.store = store
         self.topic = topic
+        self.clock = clock
         self.wake = wake
     }
 
@@ -122,7 +124,7 @@ struct FlushPipeline {
         let handOff = TablesHandOff(tables)
         tables = spare ?? CountTables()
         spare = nil
-        let flushedAt = WallClock.epochMilliseconds()
+        let flushedAt = clock.epochMilliseconds()
         let (topic, compact, maxCompactedRows) = (topic, compaction.isDue(at: now), CompactionCadence.rowsPerFlush)
         let (caughtUp, wake) = (caughtUp, wake)
         let ticket = store.start({ store in

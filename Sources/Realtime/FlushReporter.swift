@@ -11,6 +11,7 @@ struct FlushReporter {
     let live: Locked<LiveState>
     let metrics: RealtimeMetrics
     let health: ComponentHealth.Handle?
+    let clock: WallClock
     let logger: Logger
 
     /// A flush was taken up: its compaction and duration, whatever its outcome.
@@ -52,7 +53,7 @@ struct FlushReporter {
         metrics.failedFlushes.increment()
         // No delay in it: the reason stays the same while the same failure repeats.
         let reason = "realtime flush failed (\(error)); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
-        let now = WallClock.epochMilliseconds()
+        let now = clock.epochMilliseconds()
         live.withLock { $0.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.flushFailure?.since ?? now) }
         // With a health board, it logs the change (once per distinct reason).
         if let health {
@@ -65,7 +66,7 @@ struct FlushReporter {
     }
 
     func offsetGap(_ reset: KafkaOffsetReset) {
-        let gap = OffsetGap(reset, detectedAt: WallClock.epochMilliseconds())
+        let gap = OffsetGap(reset, detectedAt: clock.epochMilliseconds())
         live.withLock { $0.recordGap(gap) }
         let metadata: Logger.Metadata = [
             "kafka.partition": "\(reset.partition)", "kafka.expected_offset": "\(reset.expectedOffset)",

@@ -52,6 +52,8 @@ public struct RealtimeConfiguration: Sendable {
     /// which the consumers ignore and their first flush forgets; nil (the default) for a broker
     /// whose offsets the store's are.
     public var earlierBrokerOffsets: EarlierBrokerOffsets?
+    /// "Now", as stored with each flush and shown with failures and offset gaps.
+    public var clock = WallClock.system
 
     public init(bootstrapServers: String, store: StoreBackend) {
         self.bootstrapServers = bootstrapServers

@@ -54,11 +54,12 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         self.flushInterval = configuration.flushInterval
         self.live = live
         self.metrics = metrics
-        report = FlushReporter(topic: configuration.topic, live: live, metrics: metrics, health: configuration.health, logger: logger)
+        report = FlushReporter(topic: configuration.topic, live: live, metrics: metrics, health: configuration.health,
+                               clock: configuration.clock, logger: logger)
         self.rejections = live.withLock { $0.rejections }
         flushBackoff = Backoff(initial: configuration.flushRetryDelay, maximum: configuration.flushRetryMaximumDelay)
         ledger = PartitionLedger(retryBackoff: flushBackoff)
-        flushes = FlushPipeline(store: store, topic: configuration.topic, wake: { consumer.wakeup() })
+        flushes = FlushPipeline(store: store, topic: configuration.topic, clock: configuration.clock, wake: { consumer.wakeup() })
     }
 
     // MARK: KafkaConsumerHandler

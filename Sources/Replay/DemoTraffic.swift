@@ -20,7 +20,7 @@ public final class DemoTraffic: BlockingComponent {
     public static var defaultGenerator: GeneratorConfiguration {
         var configuration = GeneratorConfiguration()
         configuration.tracks = 5_000
-        configuration.seed = UInt64(UInt32(truncatingIfNeeded: WallClock.epochMilliseconds()))
+        configuration.seed = UInt64(UInt32(truncatingIfNeeded: WallClock.system.epochMilliseconds()))  // a different demo each run
         return configuration
     }
 

@@ -118,6 +118,7 @@ struct LogEventStream: EventStream {
 struct SyntheticEventStream: EventStream {
     private var synthesizer: EventSynthesizer
     private var line: [UInt8] = []
+    private let clock: WallClock
     let canRepeat = false
     let blankLinesSkipped = 0
 
@@ -127,13 +128,14 @@ struct SyntheticEventStream: EventStream {
         configuration.events = 0
         configuration.hours = 1
         synthesizer = EventSynthesizer(configuration: configuration, stream: stream)
+        clock = configuration.clock
         line.reserveCapacity(512)
     }
 
     mutating func pass(_ handler: EventHandler) throws(ReplayError) -> Bool {
         while true {
             line.removeAll(keepingCapacity: true)
-            let event = synthesizer.appendEvent(occurredAtMilliseconds: WallClock.epochMilliseconds(), to: &line)
+            let event = synthesizer.appendEvent(occurredAtMilliseconds: clock.epochMilliseconds(), to: &line)
             // Array.withUnsafeBytes only rethrows untyped errors, so carry the typed one out by hand.
             let proceed = line.withUnsafeBytes { bytes in
                 Result { () throws(ReplayError) in try handler(bytes, event.trackID) }

@@ -54,13 +54,16 @@ public final class ComponentHealth: Sendable {
 
     private let entries = Locked<[Entry]>([])
     private let logger: Logger
+    private let clock: WallClock
 
-    public init(logger: Logger) {
+    /// - Parameter clock: when each state began (`since`), as `/v1/status` shows it.
+    public init(logger: Logger, clock: WallClock = .system) {
         self.logger = logger
+        self.clock = clock
     }
 
     func update(_ name: String, _ state: ComponentState) {
-        let now = WallClock.epochMilliseconds()
+        let now = clock.epochMilliseconds()
         let previous = entries.withLock { entries -> ComponentState? in
             if let index = entries.firstIndex(where: { $0.report.name == name }) {
                 let previous = entries[index].report.state

@@ -168,7 +168,7 @@ struct ArchiveToBatchTests {
     @Test("an event dated in the future is filed in its hour but closes no hour before the clock passes it")
     func eventFromTheFuture() async throws {
         let workspace = try ArchiveWorkspace(partitions: 2)
-        let now = WallClock.epochMilliseconds()
+        let now = WallClock.system.epochMilliseconds()
         let current = Hour(epochMilliseconds: now)
         let future = Play(eventID: "dated-2099", track: 2, occurredAt: 4_070_908_800_000)  // 2099-01-01
         let produced = [Play(eventID: "now-1", track: 1, occurredAt: now), future, Play(eventID: "now-2", track: 1, occurredAt: now)]
@@ -180,11 +180,31 @@ struct ArchiveToBatchTests {
         try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == produced.count + 1 }
         let streamTime = try #require(archiver.status().streamTimeMilliseconds)
         try archiver.stop()
-        #expect(streamTime <= WallClock.epochMilliseconds())
+        #expect(streamTime <= WallClock.system.epochMilliseconds())
         #expect(archiver.status().closedHours == 0)
         #expect(!workspace.isClosed(current))
         #expect(workspace.archiveFiles().contains { $0.hasPrefix("2099-01-01/00.p") })
         #expect(workspace.archiveFiles().allSatisfy { !$0.contains(".late.") })
+    }
+
+    @Test("held still, the archiver's clock decides which hours close: events of a past day close only the hours before it")
+    func heldClockClosesHoursByItsTime() async throws {
+        let workspace = try ArchiveWorkspace(partitions: 1)
+        // Held at 2026-11-20 12:30 UTC, days after the events' hours by the real clock.
+        let held = (hour(12).epochSeconds + 30 * 60) * 1_000
+        let produced = (10...13).map { Play(eventID: "held-\($0)", track: 4, occurredAt: (hour($0).epochSeconds + 60) * 1_000) }
+        try workspace.produce(produced)
+        let archiver = try workspace.startArchiver(allowedLateness: .seconds(60), clock: .fixed(atEpochMilliseconds: held))
+        try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == produced.count }
+        // Another pass, all caught up: the stream time is the held clock's, so hours 10 and 11
+        // close and 12 and 13 stay open.
+        try workspace.produce([Play(eventID: "held-late", track: 4, occurredAt: (hour(12).epochSeconds + 120) * 1_000)])
+        try await eventually(within: .seconds(30)) { archiver.status().eventsArchived == produced.count + 1 }
+        try await eventually(within: .seconds(30)) { archiver.status().closedHours == 2 }
+        try archiver.stop()
+        #expect(archiver.status().streamTimeMilliseconds.map { $0 <= held } == true)
+        #expect(workspace.isClosed(hour(10)) && workspace.isClosed(hour(11)))
+        #expect(!workspace.isClosed(hour(12)) && !workspace.isClosed(hour(13)))
     }
 
     @Test("a producer whose clock runs ahead makes every event the newest: the archiver warns once, not at every batch")
@@ -192,7 +212,7 @@ struct ArchiveToBatchTests {
         let workspace = try ArchiveWorkspace(partitions: 1)
         let records = CapturingLogHandler.Records()
         let archiver = try workspace.startArchiver(logger: CapturingLogHandler.logger("archive-tests", into: records))
-        let ahead = WallClock.epochMilliseconds() + 5 * 60_000
+        let ahead = WallClock.system.epochMilliseconds() + 5 * 60_000
         for round in 0..<4 {
             let plays = (0..<5).map { Play(eventID: "ahead-\(round)-\($0)", track: 3, occurredAt: ahead + Int64(round * 5 + $0) * 1_000) }
             try workspace.produce(plays)

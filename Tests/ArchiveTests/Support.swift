@@ -1,5 +1,6 @@
 @testable import Archive
 import BatchJob
+import Runtime
 import CounterpointCore
 import CounterStore
 import EventLogs
@@ -79,9 +80,11 @@ final class ArchiveWorkspace: Sendable {
         return configuration
     }
 
-    func startArchiver(allowedLateness: Duration = .seconds(600), compress: Bool = true, logger: Logger = quietLogger) throws -> Archiver {
+    func startArchiver(allowedLateness: Duration = .seconds(600), compress: Bool = true, clock: WallClock = .system,
+                       logger: Logger = quietLogger) throws -> Archiver {
         var configuration = configuration(allowedLateness: allowedLateness)
         configuration.compressClosedHours = compress
+        configuration.clock = clock
         let archiver = try Archiver(configuration: configuration, logger: logger)
         try archiver.start()
         return archiver

@@ -3,6 +3,7 @@ import EventLogs
 import Foundation
 import Generator
 import Patience
+import Runtime
 import Scratch
 import Testing
 
@@ -280,7 +281,7 @@ struct GeneratorTests {
     func defaultStart() {
         var configuration = GeneratorConfiguration()
         configuration.hours = 5
-        let now = Hour(epochSeconds: 1_795_180_000)
-        #expect(configuration.resolvedStart(now: now) == now.advanced(by: -5))
+        configuration.clock = .fixed(atEpochMilliseconds: 1_795_180_000_000)
+        #expect(configuration.resolvedStart() == Hour(epochSeconds: 1_795_180_000).advanced(by: -5))
     }
 }

@@ -27,7 +27,7 @@ final class ReaderFixture {
         self.directory = directory
         self.store = store
         var configuration = ReaderConfiguration(
-            store: store, server: HTTPServerConfiguration(port: 0, threadCount: 4), now: { standardNow })
+            store: store, server: HTTPServerConfiguration(port: 0, threadCount: 4), clock: .fixed(atEpochMilliseconds: standardNow))
         configure(&configuration)
         server = try ReaderServer(configuration: configuration, logger: logger)
     }
