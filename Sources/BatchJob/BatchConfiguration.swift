@@ -64,6 +64,10 @@ public struct BatchProgress: Sendable {
 public enum BatchError: Error, CustomStringConvertible {
     case noClosedHours
     case emptyRange(HourRange)
+    /// The store could not be reached or opened when the run started (nothing retried).
+    case storeUnreachable(any Error)
+    /// The store's connection, lost mid-run, was not regained within the reconnect window.
+    case connectionNotRegained(window: Duration, any Error)
 
     public var description: String {
         switch self {
@@ -71,6 +75,10 @@ public enum BatchError: Error, CustomStringConvertible {
             "the logs hold no closed hours (no <HH>.closed markers); pass --from and --to to choose the hours to rebuild"
         case .emptyRange(let range):
             "the hour range \(range) is empty: --from must be before --to"
+        case let .storeUnreachable(error):
+            "the store cannot be reached or opened (not retried: this run never reached it): \(error)"
+        case let .connectionNotRegained(window, error):
+            "the store's connection was lost mid-run and not regained within \(Int(window.seconds)) s (--reconnect-window): \(error)"
         }
     }
 }

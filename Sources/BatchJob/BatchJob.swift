@@ -10,28 +10,42 @@ import Runtime
 /// covered hours in the batch store in one transaction — readers see the old counts or
 /// the new ones, never a mix, and a run that fails or is killed changes nothing.
 public enum BatchJob {
-    /// One run, run again from the start when the store's connection is lost (a PostgreSQL
-    /// restart or failover: nothing of the run committed, and a multi-host URI with
-    /// `target_session_attrs=read-write` reaches the new primary), with a growing delay, for up
-    /// to `reconnectWindow`. A run whose COMMIT was cut may have committed; running it again
-    /// replaces the same hours with the same counts. See docs/postgresql.md.
+    /// One run, run again from the start when the store's connection is lost in the middle of
+    /// it (a PostgreSQL restart or failover: nothing of the run committed, and a multi-host URI
+    /// with `target_session_attrs=read-write` reaches the new primary), with a growing delay,
+    /// for up to `reconnectWindow`; then `BatchError.connectionNotRegained`. A store this run
+    /// never reached (down, a refused password or certificate, no such database) is no such
+    /// case: its error is thrown at once. A run whose COMMIT was cut may have committed;
+    /// running it again replaces the same hours with the same counts. See docs/postgresql.md.
     public static func run(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
-        let giveUp = ContinuousClock.now + configuration.reconnectWindow
+        var reached = false
+        var giveUp: ContinuousClock.Instant?
         var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))
         while true {
             do {
-                return try runOnce(configuration, logger: logger)
-            } catch where StoreBackend.lostConnection(error) && ContinuousClock.now + backoff.next < giveUp {
+                return try runOnce(configuration, reached: &reached, logger: logger)
+            } catch where reached && StoreBackend.lostConnection(error) {
+                let deadline = giveUp ?? ContinuousClock.now + configuration.reconnectWindow
+                giveUp = deadline
+                guard ContinuousClock.now + backoff.next < deadline else {
+                    throw BatchError.connectionNotRegained(window: configuration.reconnectWindow, error)
+                }
                 let delay = backoff.failed()
-                logger.warning("batch run lost its store connection; nothing of it was kept; running it again", metadata: [
+                logger.warning("batch run lost its store connection mid-run; nothing of it was kept; running it again within the reconnect window", metadata: [
                     "store.error": "\(error)", "retry.delay": "\(delay)",
+                    "retry.seconds_left": "\(Int((deadline - ContinuousClock.now).seconds))",
                 ])
                 BlockingThread.sleep(for: delay)
+            } catch where !reached && StoreBackend.lostConnection(error) {
+                throw BatchError.storeUnreachable(error)
             }
         }
     }
 
-    private static func runOnce(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
+    /// - Parameter reached: set once the store has been opened: from then on a lost connection
+    ///   is one lost mid-run.
+    private static func runOnce(_ configuration: BatchConfiguration, reached: inout Bool,
+                                logger: Logger) throws -> BatchSummary {
         let started = ContinuousClock.now
         let startedAt = configuration.clock.epochMilliseconds()
         // Everything that can be wrong with the input is found before the store is touched.
@@ -42,9 +56,11 @@ public enum BatchJob {
                                  all: configuration.all, recorded: {
             let store = try configuration.store.openBatchWriter()
             opened = store
+            reached = true
             return try store.hourSources()
         })
         let store = try opened ?? configuration.store.openBatchWriter()
+        reached = true
         var summary = BatchSummary()
         summary.ranges = plan.ranges
         summary.files = plan.fileCount

@@ -35,7 +35,7 @@ public final class PostgresConnection {
     /// server is unreachable, refuses the login or the database does not exist.
     public init(url: String) throws {
         displayURL = PostgresConnection.redactedURL(url)
-        guard let connection = PQconnectdb(url) else {
+        guard let connection = PostgresConnection.connect(url) else {
             throw PostgresError(sqlState: nil, message: "out of memory", operation: "connect to \(displayURL)", connectionLost: true)
         }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -47,6 +47,25 @@ public final class PostgresConnection {
     }
 
     deinit { PQfinish(handle) }
+
+    /// How long a connection attempt may take when neither the URI (`connect_timeout`) nor the
+    /// environment (`PGCONNECT_TIMEOUT`) says: libpq's own default is to wait as long as the
+    /// system's TCP connect does (minutes, for a host that drops packets), and a command given
+    /// a store it cannot reach should say so within seconds.
+    public static let defaultConnectTimeoutSeconds = 10
+
+    /// `PQconnectdbParams` with `url` expanded as the database name: settings in the URI
+    /// override the default timeout that comes before it.
+    private static func connect(_ url: String) -> OpaquePointer? {
+        let timeout = getenv("PGCONNECT_TIMEOUT") == nil ? String(defaultConnectTimeoutSeconds) : nil
+        let pairs = (timeout.map { [("connect_timeout", $0)] } ?? []) + [("dbname", url)]
+        let keywords = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer { (keywords + values).forEach { free($0) } }
+        let keywordList = keywords.map { UnsafePointer($0) } + [nil]
+        let valueList = values.map { UnsafePointer($0) } + [nil]
+        return PQconnectdbParams(keywordList, valueList, 1)
+    }
 
     /// False once libpq has seen the connection break; a new `PostgresConnection` is needed.
     public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }

@@ -22,6 +22,12 @@ struct BatchCommand: ParsableCommand {
         the summary says how many hours were processed and how many were skipped as unchanged. \
         Every hour rebuilt is covered — an hour without plays counts 0 from then on, whatever the \
         realtime layer says.
+
+        Store failures: a store that cannot be reached or opened when the run starts (a server \
+        that is down, a password or certificate refused, a database or role that does not exist) \
+        ends the command at once with one line and exit status 1. A connection lost in the middle \
+        of the run (a PostgreSQL restart or failover) is retried — the run starts again, nothing of \
+        it having been kept — with a growing delay for up to --reconnect-window, then ends the same way.
         """)
 
     @OptionGroup var common: CommonOptions
@@ -42,6 +48,9 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Parsing threads (default: one per core) (env COUNTERPOINT_WORKERS).")
     var workers: Int = Environment.integer("workers", default: BatchConfiguration.defaultWorkers)
 
+    @Option(help: "Seconds to keep retrying a run whose store connection was lost mid-run (default 60) (env COUNTERPOINT_RECONNECT_WINDOW).")
+    var reconnectWindow: Int = Environment.integer("reconnect-window", default: 60)
+
     @OptionGroup var output: SummaryOutput
 
     /// `--from`/`--to`, falling back to the environment.
@@ -51,6 +60,7 @@ struct BatchCommand: ParsableCommand {
     func validate() throws {
         guard !logs.isEmpty else { throw ValidationError("give at least one --logs file or directory") }
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        guard reconnectWindow >= 0 else { throw ValidationError("--reconnect-window must be at least 0 seconds") }
         let first = try parseHourFlag(firstHour, flag: "--from")
         let last = try parseHourFlag(endHour, flag: "--to")
         if let first, let last, first >= last {
@@ -64,7 +74,7 @@ struct BatchCommand: ParsableCommand {
     func run() throws {
         let logger = Bootstrap.logging(level: common.logLevel)
         let progress = output.progressLine()
-        let configuration = BatchConfiguration(
+        var configuration = BatchConfiguration(
             logPaths: logs, from: try parseHourFlag(firstHour, flag: "--from"), to: try parseHourFlag(endHour, flag: "--to"), all: all,
             store: try storeOptions.backend(dataDirectory: common.dataDirectory), scratchDirectory: common.dataDirectory,
             workers: workers,
@@ -75,6 +85,7 @@ struct BatchCommand: ParsableCommand {
                                 "  \(ByteCount(step.bytesRead)) of \(ByteCount(step.totalBytes))  " +
                                 String(format: "%.2f", rate / 1e6) + " M events/s")
             })
+        configuration.reconnectWindow = .seconds(reconnectWindow)
         let summary: BatchSummary
         do {
             summary = try buildBatch(configuration, logger: logger).run()

@@ -126,6 +126,45 @@ extension EndToEnd {
             }
         }
 
+        @Test("batch, serve and consume given a store they cannot reach at start — stopped, no such database, a wrong password, a certificate from another CA — exit at once with one line and no password")
+        func unreachableStoreAtStartEndsEveryCommand() async throws {
+            let setup = try SecuredPostgres.shared()
+            try await withTemporaryDirectory { scratch in
+                let logs = scratch.appendingPathComponent("logs")
+                try await Steps.generate(into: logs, scratch: scratch, events: 200, tracks: 5, seed: 44)
+                let password = SecuredPostgres.password
+                let (name, _) = try setup.database("")
+                let stopped = try PostgresTestServer.freePort()   // nothing listens there
+                let stores: [(String, String, String)] = [
+                    ("stopped", "postgresql://\(SecuredPostgres.role):\(password)@127.0.0.1:\(stopped)/\(name)", "Connection refused"),
+                    ("no such database", "postgresql://\(SecuredPostgres.role):\(password)@localhost:\(setup.server.port)/no_such_db?sslmode=require",
+                     "does not exist"),
+                    ("wrong password", try setup.database("sslmode=require", password: "wrongPw5Zq1").url, "password authentication failed"),
+                    ("another CA", try setup.database("sslmode=verify-full&sslrootcert=\(setup.certificates.unrelatedAuthority)",
+                                                       password: password).url, "certificate verify failed"),
+                ]
+                let commands: [[String]] = [
+                    ["batch", "--logs", logs.path, "--all", "--data-dir", scratch.appendingPathComponent("data").path],
+                    ["serve", "--listen", "127.0.0.1:0"],
+                    ["consume", "--brokers", "127.0.0.1:1"],
+                ]
+                for (what, store, cause) in stores {
+                    for command in commands {
+                        // Still running after 30 s fails the test: it used to retry a connection it never had.
+                        let result = try await runCounterpoint(command + ["--store", store], scratch: scratch, timeout: .seconds(30))
+                        let label = "\(command[0]) with \(what): \(result.summary)"
+                        #expect(result.status == 1, "\(label)")
+                        #expect(result.stderrMessages.count == 1 && result.stderrMessages[0].contains(cause), "\(label)")
+                        #expect(!(result.stdout + result.stderr).contains(password) && !(result.stdout + result.stderr).contains("wrongPw5Zq1"),
+                                "\(label)")
+                        if command[0] == "batch" {
+                            #expect(result.stderrMessages.first?.contains("not retried: this run never reached it") == true, "\(label)")
+                        }
+                    }
+                }
+            }
+        }
+
         @Test("the libpq environment and a socket directory as host= fill in what the URI leaves out")
         func libpqEnvironmentAndSocket() async throws {
             let setup = try SecuredPostgres.shared()

@@ -180,7 +180,8 @@ public final class PostgresTestServer: Sendable {
         throw TestServerError(message: "no PostgreSQL server binaries under \(root)/*/bin; run ./scripts/setup (it installs postgresql)")
     }
 
-    static func freePort() throws -> Int {
+    /// A loopback TCP port nothing listens on (as of this call).
+    public static func freePort() throws -> Int {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestServerError(message: "socket() failed") }
         defer { close(socket) }
