@@ -29,7 +29,7 @@ struct RealtimeStart: Sendable {
         do {
             first = try RealtimeConsumer(configuration: configuration, logger: logger)
         } catch let error as any StoreFailure where lacksSpace(error) {
-            logger.warning("the realtime store cannot be opened for writing; retrying until it can", metadata: [
+            logger.warning("the realtime store cannot be opened for writing: \(configuration.store.fullDiskCause(of: error) ?? "no free space"); retrying until it can", metadata: [
                 "store": "\(configuration.store)", "store.error": "\(error)",
             ])
             first = nil
@@ -45,7 +45,7 @@ struct RealtimeStart: Sendable {
         do {
             return try RealtimeConsumer(configuration: configuration, logger: logger)
         } catch let error as any StoreFailure where lacksSpace(error) {
-            throw CannotFlush(description: "cannot flush: the realtime store cannot be opened for writing (\(error))")
+            throw CannotFlush(description: "cannot flush: \(configuration.store.fullDiskCause(of: error) ?? "no free space"): the realtime store cannot be opened for writing (\(error))")
         }
     }
 
@@ -55,21 +55,8 @@ struct RealtimeStart: Sendable {
     private func lacksSpace(_ error: any StoreFailure) -> Bool {
         guard case .sqlite(let location) = configuration.store,
               FileManager.default.fileExists(atPath: location.realtimePath) else { return false }
-        switch error.failureKind {
-        case .resourcesExhausted:
-            return true
-        case .ioError, .unreachable:
-            let attributes = try? FileManager.default.attributesOfFileSystem(forPath: location.directory)
-            let free = (attributes?[.systemFreeSize] as? NSNumber)?.int64Value ?? 0
-            return free < Self.noRoom
-        default:
-            return false
-        }
+        return configuration.store.fullDiskCause(of: error) != nil
     }
-
-    /// Free bytes below which a disk counts as full: less than SQLite's `-shm` file and a few
-    /// pages of `-wal` need.
-    private static let noRoom: Int64 = 1 << 20
 
     private struct CannotFlush: Error, CustomStringConvertible {
         var description: String

@@ -72,7 +72,7 @@ final class ScheduledBatch: BlockingComponent {
         } catch BatchError.noClosedHours {
             logger.debug("scheduled batch: no closed hours yet")
         } catch {
-            health.update(.degraded(reason: "the last scheduled batch failed and changed nothing: \(error)"))
+            health.update(.degraded(reason: "the last scheduled batch failed and changed nothing: \(store.describe(error))"))
             return false
         }
         // Only a run recovers the component from a failed one, never a state it did not set.

@@ -24,6 +24,10 @@ public enum EventLogError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public var description: String {
         switch self {
+        case let .system(path, operation, code) where code == ENOSPC || code == EDQUOT:
+            // Worded as every component names a full disk (Runtime's `FreeSpace.cause`).
+            let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+            return "cannot \(operation) \(path): no free space on \(directory.isEmpty ? "/" : directory) (\(String(cString: strerror(code))))"
         case let .system(path, operation, code):
             return "cannot \(operation) \(path): \(String(cString: strerror(code)))"
         case let .notALogFile(path):

@@ -12,6 +12,8 @@ struct FlushReporter {
     let metrics: RealtimeMetrics
     let health: ComponentHealth.Handle?
     let clock: WallClock
+    /// Where flushes go: names a full disk as the cause of a failed flush.
+    let store: StoreBackend
     let logger: Logger
 
     /// A flush was taken up: its compaction and duration, whatever its outcome.
@@ -52,7 +54,7 @@ struct FlushReporter {
     func failed(_ error: any Error, failures: Int) {
         metrics.failedFlushes.increment()
         // No delay in it: the reason stays the same while the same failure repeats.
-        let reason = "realtime flush failed (\(error)); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
+        let reason = "realtime flush failed (\(store.describe(error))); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
         let now = clock.epochMilliseconds()
         live.withLock { $0.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.flushFailure?.since ?? now) }
         // With a health board, it logs the change (once per distinct reason).

@@ -55,7 +55,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         self.live = live
         self.metrics = metrics
         report = FlushReporter(topic: configuration.topic, live: live, metrics: metrics, health: configuration.health,
-                               clock: configuration.clock, logger: logger)
+                               clock: configuration.clock, store: configuration.store, logger: logger)
         self.rejections = live.withLock { $0.rejections }
         flushBackoff = Backoff(initial: configuration.flushRetryDelay, maximum: configuration.flushRetryMaximumDelay)
         ledger = PartitionLedger(retryBackoff: flushBackoff)

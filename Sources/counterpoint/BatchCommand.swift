@@ -91,7 +91,7 @@ struct BatchCommand: ParsableCommand {
             summary = try buildBatch(configuration, logger: logger).run()
         } catch {
             progress.finish()
-            throw CommandFailure("batch failed, nothing was changed: \(error)")
+            throw CommandFailure("batch failed, nothing was changed: \(configuration.store.describe(error))")
         }
         progress.finish()
         try output.print(summary.jsonObject, text: summary.text)

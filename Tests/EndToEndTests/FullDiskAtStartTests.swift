@@ -91,6 +91,7 @@ struct FullDiskAtStartTests {
                 let ready = try server.request("/readyz")
                 #expect(ready.status == 503)
                 #expect(ready.errorMessage?.contains("consumer") == true, "\(ready.text)")
+                #expect(ready.errorMessage?.contains("no free space on \(data.path)") == true, "\(ready.text)")
                 #expect(Self.saysWhyItCannotFlush(second.stderr), "\(second.stderr.suffix(2_000))")
 
                 try disk.free()
@@ -206,19 +207,22 @@ struct FullDiskAtStartTests {
         }
     }
 
-    /// Waits until `/v1/status` shows the consumer degraded for why it cannot flush (between
-    /// attempts it may also say it restarted).
+    /// Waits until `/v1/status` shows the consumer degraded for why it cannot flush, the full
+    /// disk named (between attempts it may also say it restarted).
     static func waitUntilDegradedForFlushes(_ server: Server) async throws {
         try await Drill.waitUntil(timeout: .seconds(60)) {
             let components = try server.json("/v1/status")["components"] as? [[String: Any]] ?? []
             let consumer = components.first { $0["name"] as? String == "consumer" }
-            return consumer?["state"] as? String == "degraded" && (consumer?["reason"] as? String)?.contains("flush") == true
+            let reason = consumer?["reason"] as? String ?? ""
+            return consumer?["state"] as? String == "degraded" && reason.contains("flush") && reason.contains("no free space on ")
         }
     }
 
-    /// The log says the consumer is degraded because it cannot flush.
+    /// The log says the consumer is degraded because it cannot flush, for want of free space.
     static func saysWhyItCannotFlush(_ log: String) -> Bool {
-        log.split(separator: "\n").contains { $0.contains("component degraded") && $0.contains("component=consumer") && $0.contains("flush") }
+        log.split(separator: "\n").contains {
+            $0.contains("component degraded") && $0.contains("component=consumer") && $0.contains("flush") && $0.contains("no free space on ")
+        }
     }
 
     /// Waits until the realtime store's offsets add up to `events`, as `/v1/status` reports them.

@@ -53,6 +53,7 @@ extension RunEndToEnd {
                                                            scratch: scratch)
                     #expect(failed.exited && failed.status != 0, "\(failed.summary)")
                     #expect(failed.stderrMessages.count == 1, "one line: \(failed.stderrMessages)")
+                    #expect(failed.stderrMessages.first?.contains("no free space on \(data.path)") == true, "\(failed.stderrMessages)")
                     try await withServer(dataDirectory: data, scratch: scratch) { server in
                         let totals = try Steps.totals(server, tracks: truth.trackIDs)
                         for track in truth.trackIDs {
@@ -90,6 +91,7 @@ extension RunEndToEnd {
                                                       scratch: scratch)
                         let degraded = try await Drill.waitForComponent(server, "consumer", state: "degraded")
                         #expect((degraded["reason"] as? String)?.contains("re-read") == true, "\(degraded)")
+                        #expect((degraded["reason"] as? String)?.contains("no free space on \(disk.root.appendingPathComponent("data").path)") == true, "\(degraded)")
                         #expect(try server.request("/readyz").status == 503)
 
                         try disk.free()
@@ -133,6 +135,7 @@ extension RunEndToEnd {
                                                       scratch: scratch)
                         let degraded = try await Drill.waitForComponent(server, "archiver", state: "degraded")
                         #expect((degraded["reason"] as? String)?.contains("No space left on device") == true, "\(degraded)")
+                        #expect((degraded["reason"] as? String)?.contains("no free space on ") == true, "\(degraded)")
                         let ready = try server.request("/readyz")
                         #expect(ready.status == 503)
                         #expect(ready.errorMessage?.contains("archiver") == true, "\(ready.text)")

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresDB
+import Runtime
 
 /// Which engine holds the stores, as `--store` (env `COUNTERPOINT_STORE`) says: nothing means
 /// the SQLite files under the data directory (docs/architecture.md); a `postgresql://` or `postgres://`
@@ -66,6 +67,30 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
         if let error = error as? PostgresError { return error.kind == .connection }
         if case CounterStoreError.standbyNotWritable? = error as? CounterStoreError { return true }
         return false
+    }
+
+    /// "no free space on <the data directory>" when `error`, a failure to open or write the
+    /// SQLite stores, came from a full disk: SQLite says "database or disk is full" only when a
+    /// write ran out; an open that cannot make its `-shm` file says it cannot open the file,
+    /// and a file that cannot grow gives a disk I/O error, so those are checked against the
+    /// file system's free space. nil for any other failure, and for PostgreSQL (whose disk is
+    /// the server's).
+    public func fullDiskCause(of error: any Error) -> String? {
+        guard case let .sqlite(location) = self, let failure = error as? any StoreFailure else { return nil }
+        switch failure.failureKind {
+        case .resourcesExhausted:
+            return FreeSpace.cause(at: location.directory)
+        case .ioError, .unreachable:
+            return FreeSpace.isExhausted(at: location.directory) ? FreeSpace.cause(at: location.directory) : nil
+        default:
+            return nil
+        }
+    }
+
+    /// `error` as logs, `/v1/status` and the commands' last line say it: its full-disk cause
+    /// first, when it has one.
+    public func describe(_ error: any Error) -> String {
+        fullDiskCause(of: error).map { "\($0): \(error)" } ?? "\(error)"
     }
 
     /// True when every read is a round trip to a database server (PostgreSQL), so that asking
