@@ -55,10 +55,17 @@ public struct RunConfiguration: Sendable {
 
     /// The events of 48 hours of demo history at `rate` events per second: history and live
     /// traffic at one rate, so that the first chart shows a day's rhythm running into the
-    /// current hour, not a wall of near-zero hours beside one spike.
+    /// current hour, not a wall of near-zero hours beside one spike — but never more than
+    /// `maximumDemoHistoryEvents`, whatever the rate.
     public static func demoHistoryEvents(rate: Double) -> Int {
-        Int((rate * 3_600 * Double(demoHistoryHours)).rounded())
+        min(maximumDemoHistoryEvents, Int((rate * 3_600 * Double(demoHistoryHours)).rounded()))
     }
+
+    /// What a person looking at the demo can take in, generated and covered by the first batch
+    /// run in seconds, in about 200 MB of logs: a busier live rate (`--demo-rate 20000` would
+    /// otherwise ask for 3.5 billion events, 700 GB) makes the last hours look busier, not
+    /// the history longer. `--demo-events` may ask for more; the disk's free space still bounds it.
+    public static let maximumDemoHistoryEvents = 1_000_000
 
     static let demoHistoryHours = 48
     /// The reader's listen address, threads, snapshot age and metrics exposition. Its store,
@@ -239,7 +246,16 @@ private func generateDemoHistory(events: Int, into logDirectory: String, clock: 
         let inventory = try LogDiscovery.inventory(of: [logDirectory])
         configuration.keptHours = Set(inventory.files.compactMap(\.hour) + inventory.closedHours)
     }
-    let summary = try Generator.generate(configuration, into: logDirectory)
+    let hoursToWrite = RunConfiguration.demoHistoryHours - configuration.keptHours.count
+    logger.info("generating demo history", metadata: [
+        "logs.directory": "\(logDirectory)", "logs.events": "\(events)", "logs.hours": "\(hoursToWrite)",
+        "logs.estimated_mb": "\(configuration.estimatedBytes / 1_000_000)",
+    ])
+    let progress = LogThrottle(every: .seconds(2))
+    let summary = try Generator.generate(configuration, into: logDirectory) { written in
+        guard progress.admit() != nil, written < events else { return }
+        logger.info("generating demo history: \(written * 100 / max(1, events)) % (\(written) of \(events) events)")
+    }
     logger.info("demo history generated", metadata: [
         "logs.directory": "\(logDirectory)", "logs.events": "\(summary.events)", "logs.files": "\(summary.files)",
         "logs.hours_kept": "\(RunConfiguration.demoHistoryHours - summary.files)",

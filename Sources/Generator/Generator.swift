@@ -52,6 +52,11 @@ public enum Generator {
     public static func generate(_ configuration: GeneratorConfiguration, into root: String,
                                 progress: ((Int) -> Void)? = nil) throws -> GeneratorSummary {
         try configuration.validate()
+        // Refused before the first byte: a data set that cannot fit would only fill the disk.
+        let needed = configuration.estimatedBytes
+        if let available = FreeSpace.available(at: root), needed + FreeSpace.noRoom > available {
+            throw GeneratorError.wouldNotFit(root: root, needed: needed, available: available)
+        }
         let began = ContinuousClock.now
         var synthesizer = EventSynthesizer(configuration: configuration)
         var malformedLines = MalformedLineMaker(configuration: configuration, popularity: synthesizer.popularitySampler)

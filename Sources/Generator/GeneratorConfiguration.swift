@@ -71,11 +71,31 @@ public struct GeneratorConfiguration: Sendable {
 
 public enum GeneratorError: Error, CustomStringConvertible, Equatable {
     case invalidConfiguration(String)
+    /// The logs would need about `needed` bytes where only `available` are free: nothing was written.
+    case wouldNotFit(root: String, needed: Int64, available: Int64)
 
     public var description: String {
         switch self {
         case let .invalidConfiguration(message): "invalid generator configuration: \(message)"
+        case let .wouldNotFit(root, needed, available):
+            "the logs would take about \(needed / 1_000_000) MB but \(root) has \(available / 1_000_000) MB free; nothing was written (generate fewer events, use --gzip, or free space)"
         }
+    }
+}
+
+extension GeneratorConfiguration {
+    /// Bytes of NDJSON an event line takes on average (docs/event-format.md's fields; the
+    /// generator's tests measure about 200), rounded up.
+    static let averageLineBytes = 215
+
+    /// About how many bytes `Generator.generate` will write: every line (duplicates and
+    /// malformed lines too) of the hours it writes, a fifth of that gzipped (level 1 packs
+    /// these lines about 5×).
+    public var estimatedBytes: Int64 {
+        let lines = Double(events) * (1 + duplicateRate + malformedRate)
+        let writtenShare = hours > 0 ? Double(max(0, hours - keptHours.count)) / Double(hours) : 1
+        let plain = lines * writtenShare * Double(Self.averageLineBytes)
+        return Int64((gzip ? plain / 5 : plain).rounded(.up))
     }
 }
 

@@ -68,7 +68,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: """
         Events in the generated demo history (env COUNTERPOINT_DEMO_EVENTS); default: 48 hours at --demo-rate, so \
-        history and live traffic look alike.
+        history and live traffic look alike, at most 1,000,000 (about 200 MB). Refused before anything is written \
+        when the log directory's disk cannot hold it.
         """)
     var demoEvents: Int?
 

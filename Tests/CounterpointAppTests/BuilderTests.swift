@@ -20,6 +20,14 @@ struct BuilderTests {
     /// 2026-11-20T10:00:00Z, an hour well in the past.
     static let tenOClock: Int64 = 1_795_168_800
 
+    @Test("the demo's history is 48 hours at its live rate, but never more than a million events, whatever the rate")
+    func demoHistoryIsBounded() {
+        #expect(RunConfiguration.demoHistoryEvents(rate: 5) == 864_000)
+        // 20,000 a second for 48 hours would be 3.5 billion events, 700 GB of logs.
+        #expect(RunConfiguration.demoHistoryEvents(rate: 20_000) == 1_000_000)
+        #expect(RunConfiguration.demoHistoryEvents(rate: 0) == 0)
+    }
+
     @Test("batch then serve: the reader answers the plays of the logs the batch read, de-duplicated")
     func batchThenServe() async throws {
         try await withTemporaryDirectory { directory in

@@ -36,6 +36,29 @@ extension RunEndToEnd {
             }
         }
 
+        @Test("run --demo and generate refuse a history their disk cannot hold, with one line and nothing written")
+        func historyThatCannotFitIsRefused() async throws {
+            try await withTemporaryDirectory { scratch in
+                try await withSmallDisk(megabytes: 8, under: scratch) { disk in
+                    let data = disk.root.appendingPathComponent("data")
+                    let run = try await runCounterpoint(["run", "--demo", "--demo-rate", "20000", "--data-dir", data.path,
+                                                         "--listen", "127.0.0.1:0"], scratch: scratch, timeout: .seconds(60))
+                    #expect(run.status == 1, "\(run.summary)")
+                    // About 217 MB: a million events of ~215 bytes, and the demo's 1 % duplicates.
+                    #expect(run.stderrMessages.count == 1
+                            && run.stderrMessages[0].contains(/would take about 2[01][0-9] MB but .* has [0-9] MB free; nothing was written/),
+                            "\(run.summary)")
+                    let generate = try await runCounterpoint(["generate", "--logs", disk.root.appendingPathComponent("logs").path,
+                                                              "--events", "100000"], scratch: scratch)
+                    #expect(generate.status == 1 && generate.stderrMessages.count == 1, "\(generate.summary)")
+                    #expect(generate.stderrMessages.first?.contains("would take about 21 MB") == true, "\(generate.summary)")
+                    // Not one hour file: the refusal came before the first byte.
+                    let written = FileManager.default.enumerator(atPath: disk.root.path)?.allObjects.compactMap { $0 as? String } ?? []
+                    #expect(written.allSatisfy { !$0.hasSuffix(".ndjson") }, "\(written)")
+                }
+            }
+        }
+
         @Test("a batch on a full disk fails with one line and leaves the old counts")
         func batchFailsCleanly() async throws {
             try await withTemporaryDirectory { scratch in
