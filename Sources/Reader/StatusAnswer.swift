@@ -11,10 +11,9 @@ struct StatusAnswer: Sendable {
     let health: ComponentHealth?
 
     func render(reader: CounterReader, counts: CountAnswers) throws -> [UInt8] {
-        let coverage = try reader.coverage()
-        let runs = try reader.recentRuns(limit: Self.recentRunCount)
-        let partitions = try reader.partitions()
-        let freshness = try reader.freshness()
+        // One snapshot for the whole answer, as every count answer reads one.
+        let stores = try reader.status(recentRuns: Self.recentRunCount)
+        let (coverage, runs, partitions, freshness) = (stores.coverage, stores.recentRuns, stores.partitions, stores.freshness)
         let live = liveStatus?()
 
         var json = JSONWriter(capacity: 2048)

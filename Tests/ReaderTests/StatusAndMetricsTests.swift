@@ -5,6 +5,7 @@ import Foundation
 import Patience
 import Prometheus
 import Reader
+import Runtime
 import StoreTestSupport
 import Testing
 
@@ -52,6 +53,50 @@ struct StatusAndMetricsTests {
             #expect(realtime["events_per_second"] is NSNull)
 
             #expect(try response.decode(StatusFreshness.self).freshness == standardFreshness)
+        }
+    }
+
+    @Test("a status answer is read from one snapshot: while batch runs commit, its coverage, newest run and freshness always agree",
+          arguments: StoreKind.allCases)
+    func statusReadsOneSnapshot(_ store: StoreKind) throws {
+        // Snapshot age 0: every query would take a snapshot of its own.
+        try ReaderFixture.with(store, configure: { $0.snapshotAge = .zero }) { reader in
+            let runs: Int64 = 40
+            let written = Completion<Void>()
+            let backend = reader.store
+            let writer = BlockingThread(name: "test-batch-runs") {
+                written.complete(Result {
+                    let batch = try backend.openBatchWriter()
+                    for step in 0..<runs {
+                        let range = hours(42 + step, 43 + step)
+                        let run = BatchRun(range: range, startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0,
+                                           duplicates: 0, rejected: 0, rejectedByReason: [:], tracks: 1, rows: 1)
+                        try batch.replace(range: range, run: run) { rows in try rows.write(trackID: 1, hour: range.lower, plays: 1) }
+                    }
+                })
+            }
+            defer { writer.join() }
+            let client = try reader.client()
+            var answers = 0
+            var disagreements: [String] = []
+            var seen = Set<String>()
+            // Until the last run has been seen (or the writer failed), and a bounded number of answers.
+            while answers < 5_000 && !seen.contains(time(42 + runs)) && !(written.finished.map { (try? $0.get()) == nil } ?? false) {
+                let status = try client.request("/v1/status").object()
+                let batch = status["batch"] as? [String: Any] ?? [:]
+                let coveredUntil = batch["covered_until"] as? String ?? ""
+                let newest = (batch["runs"] as? [[String: Any]])?.first?["to"] as? String ?? ""
+                let fresh = (status["freshness"] as? [String: Any])?["batch_covered_until"] as? String ?? ""
+                let coverageEnd = (batch["coverage"] as? [[String: String]])?.last?["to"] ?? ""
+                if Set([coveredUntil, newest, fresh, coverageEnd]).count != 1 {
+                    disagreements.append("covered_until \(coveredUntil), newest run to \(newest), freshness \(fresh), coverage to \(coverageEnd)")
+                }
+                seen.insert(coveredUntil)
+                answers += 1
+            }
+            try written.wait().get()
+            #expect(disagreements.isEmpty, "\(disagreements.count) of \(answers) answers: \(disagreements.prefix(3))")
+            #expect(seen.count > 1, "the answers saw the runs commit")
         }
     }
 

@@ -195,6 +195,16 @@ public final class CounterReader {
         try layers.partitions()
     }
 
+    /// What `/v1/status` shows of the stores, read from one snapshot of each layer (the held
+    /// ones, or fresh ones for this answer alone), so its parts agree: the coverage is the one
+    /// the latest run left, and "covered until" and "fresh as of" describe the same moment.
+    public func status(recentRuns limit: Int) throws -> StoreStatus {
+        try withSnapshot { state in
+            StoreStatus(coverage: state.coverage, freshness: state.freshness,
+                        recentRuns: try layers.recentRuns(limit: limit), partitions: try layers.partitions())
+        }
+    }
+
     /// True when both stores answer a query (for readiness probes).
     public func isReadable() -> Bool {
         layers.isReadable()

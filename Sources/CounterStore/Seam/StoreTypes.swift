@@ -134,3 +134,13 @@ public struct PartitionStatus: Sendable, Hashable {
         self.lag = highWatermark.map { max(0, $0 - nextOffset) }
     }
 }
+
+/// The stores' part of `/v1/status`, read from one snapshot (`CounterReader.status`).
+public struct StoreStatus: Sendable, Hashable {
+    public var coverage: Coverage
+    public var freshness: Freshness
+    /// The latest batch runs, newest first.
+    public var recentRuns: [BatchRun]
+    /// The realtime layer's position in every partition it has consumed.
+    public var partitions: [PartitionStatus]
+}
