@@ -163,7 +163,7 @@ let package = Package(
         ]),
         .testTarget(name: "CounterpointAppTests", dependencies: [
             "CounterpointApp", "Archive", "BatchJob", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "Kafka",
-            "Reader", "Realtime", "Patience", "Scratch", "LogCapture",
+            "Reader", "Realtime", "Replay", "Patience", "Scratch", "LogCapture",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

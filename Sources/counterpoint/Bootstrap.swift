@@ -6,10 +6,9 @@ import Prometheus
 import Reader
 import Realtime
 import Runtime
-import ServiceLifecycle
 
 /// Process-wide set-up that only the executable does: where logs go, which metrics
-/// backend records, and the one way a command runs its services until SIGINT/SIGTERM.
+/// backend records. (Commands run their services through the `Application` a builder returns.)
 enum Bootstrap {
     /// Logs to stderr, one line per event, with structured metadata.
     static func logging(level: String) -> Logger {
@@ -39,16 +38,5 @@ enum Bootstrap {
             registry.emit(into: &buffer)
             return String(decoding: buffer, as: UTF8.self)
         }
-    }
-
-    /// Runs `services` as one `ServiceGroup` until they end or SIGINT/SIGTERM arrives: started
-    /// in order, stopped in reverse order, each waited for before the next stops (so list the
-    /// embedded broker first and its clients after it). Throws the first failure.
-    static func runServices(_ services: [ComponentService], logger: Logger) async throws {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services.map(\.configuration),
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
-        try await group.run()
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Kafka
 import Logging
+import CounterpointApp
 import Replay
 import Runtime
 
@@ -105,37 +106,29 @@ struct ReplayCommand: AsyncParsableCommand {
         producerConfiguration.lingerMilliseconds = lingerMs
         producerConfiguration.compression = KafkaProducerConfiguration.Compression(rawValue: compression) ?? .none
         producerConfiguration.options = try kafka.clientOptions()
-        let producer: KafkaProducer
-        do {
-            let producerConfiguration = producerConfiguration
-            producer = try await BlockingThread.run(name: "connect") {
-                try KafkaProducer(configuration: producerConfiguration, logger: logger)
-            }
-        } catch let error as KafkaError {
-            throw CommandFailure("replay: \(error.message) (\(error.name))")
-        }
-
         var configuration = ReplayConfiguration(topic: topic)
         configuration.rate = rate
         configuration.loop = loop
         configuration.duration = durationSeconds.map { .milliseconds(Int64($0 * 1000)) }
         configuration.limit = eventLimit
-        let replayer = Replayer(source: source, producer: producer, configuration: configuration, logger: logger)
         let progress = output.progressLine()
-        // SIGINT/SIGTERM stops the replay early, after its final (shorter) flush; it ends by itself at
-        // --duration or --limit, which ends the group.
-        let job = BlockingJob(name: "replay") { stop in
-            try replayer.run(until: stop) { step in
+        let replay: ReplayRun
+        do {
+            replay = try await buildReplay(source: source, producer: producerConfiguration, configuration: configuration,
+                                           logger: logger) { step in
                 progress.update("replay: \(step.events.formatted()) events, " +
                                 "\(Int(step.eventsPerSecond.rounded()).formatted()) events/s, " +
                                 "\(step.delivered.formatted()) delivered, \(step.failed.formatted()) failed")
             }
+        } catch let error as KafkaError {
+            throw CommandFailure("replay: \(error.message) (\(error.name))")
         }
+        // SIGINT/SIGTERM stops the replay early, after its final (shorter) flush; it ends by itself at
+        // --duration or --limit, which ends the application.
         let summary: ReplaySummary
         do {
-            try await Bootstrap.runServices(
-                [ComponentService(ComponentHealth(logger: logger).handle(for: "replay"), component: job, logger: logger)], logger: logger)
-            summary = try await job.outcome.result.get()
+            try await replay.application.runUntilSignalled()
+            summary = try await replay.outcome.result.get()
         } catch {
             progress.finish()
             throw CommandFailure("replay failed: \((error as? ComponentFailure)?.underlying ?? error)")

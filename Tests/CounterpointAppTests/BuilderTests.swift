@@ -10,6 +10,7 @@ import Kafka
 import Patience
 import Reader
 import Realtime
+import Replay
 import Scratch
 import Testing
 
@@ -105,6 +106,32 @@ struct BuilderTests {
             }
             let stopped = application.health.reports().filter { $0.state == .stopped }.map(\.name)
             #expect(Set(stopped).isSuperset(of: ["consumer", "archiver", "scheduled batch", "reader"]), "\(stopped)")
+        }
+    }
+
+    @Test("replay, built in-process, produces every event of a log file to run's embedded broker, and its application ends by itself")
+    func replayProducesALogFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = directory.appendingPathComponent("data").path
+            let application = try await buildRun(try Self.runConfiguration(data: data, partitions: 2), logger: quietLogger)
+            let port = try #require(application.readerPort)
+            let brokers = try #require(application.bootstrapServers)
+            let now = Int64(Date().timeIntervalSince1970) - 60
+            let file = directory.appendingPathComponent("replayed.ndjson")
+            let lines = (0..<40).map { playEvent(id: "replay-\($0)", track: 44 + Int64($0 % 2), at: now) }
+            try Data(lines.joined(separator: [UInt8(ascii: "\n")]) + [UInt8(ascii: "\n")]).write(to: file)
+
+            try await whileRunning([application]) {
+                let replay = try await buildReplay(source: try ReplaySource.logs(at: [file.path]),
+                                                   producer: KafkaProducerConfiguration(bootstrapServers: brokers),
+                                                   configuration: ReplayConfiguration(topic: "plays"), logger: quietLogger)
+                try await replay.application.run()
+                let summary = try await replay.outcome.result.get()
+                #expect(summary.events == 40 && summary.delivered == 40 && summary.failed == 0)
+                #expect(try await eventually(within: .seconds(90)) {
+                    try plays(of: 44, port: port) == 20 && plays(of: 45, port: port) == 20
+                })
+            }
         }
     }
 
