@@ -107,7 +107,7 @@ let package = Package(
         // MARK: Benchmark fixtures, kept beside the load test.
         .executableTarget(name: "counterpoint-store-fixture", dependencies: ["CounterStore", "CounterpointCore"],
                           path: "loadtest/StoreFixture"),
-        .executableTarget(name: "counterpoint-bench-history", dependencies: ["CounterStore", "CounterpointCore", "Generator"],
+        .executableTarget(name: "counterpoint-bench-history", dependencies: ["CounterStore", "CounterpointCore", "CoreTestSupport", "Generator"],
                           path: "loadtest/HistoryBench"),
 
         // MARK: Tests, one target per module plus end-to-end tests of the executable, and the
@@ -118,7 +118,8 @@ let package = Package(
         .target(name: "LogCapture", dependencies: ["Runtime", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/Support/LogCapture"),
         .target(name: "Programs", dependencies: ["Patience", "Runtime", "Scratch"], path: "Tests/Support/Programs"),
-        .testTarget(name: "CounterpointCoreTests", dependencies: ["Patience", "CounterpointCore", "Generator"]),
+        .target(name: "CoreTestSupport", dependencies: ["CounterpointCore"], path: "Tests/Support/CoreTestSupport"),
+        .testTarget(name: "CounterpointCoreTests", dependencies: ["Patience", "CoreTestSupport", "CounterpointCore", "Generator"]),
         .testTarget(name: "RuntimeTests", dependencies: [
             "Patience", "Scratch",
             "Runtime", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -132,7 +133,7 @@ let package = Package(
         .target(name: "StoreTestSupport", dependencies: ["CounterStore", "PostgresTestServer", "Scratch"],
                 path: "Tests/Support/StoreTestSupport"),
         .testTarget(name: "CounterStoreTests", dependencies: [
-            "Patience",
+            "Patience", "CoreTestSupport",
             "CounterStore", "CounterpointCore", "SQLiteDB", "PostgresDB", "PostgresTestServer", "Generator", "Runtime", "Scratch",
         ]),
         .testTarget(name: "HTTPServerTests", dependencies: ["Patience", "HTTPServer", "HTTPTestClient", "Runtime"]),

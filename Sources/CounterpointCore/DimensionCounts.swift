@@ -60,15 +60,6 @@ public struct DimensionCounts: Sendable {
         values.removeAll()
     }
 
-    /// One row per (track, hour), ordered by track then hour.
-    public mutating func rows() -> [DimensionRow] {
-        var encoded = EncodedRows()
-        encodeRows(.trackThenHour, into: &encoded)
-        return (0..<encoded.count).map {
-            DimensionRow(trackID: encoded.trackIDs[$0], hour: Hour(index: encoded.hours[$0]), encoded: encoded.blob($0))
-        }
-    }
-
     /// Counts one play of value `id` (`noValue`: none) in the section whose counters start at
     /// `section` (`counts[section + rank]`), noting the value's rank in `touched` (from
     /// `section`) the first time the key meets it.

@@ -44,9 +44,6 @@ public struct EncodedRows: Sendable {
         ends.removeAll(keepingCapacity: true)
     }
 
-    /// Row `row`'s blob as an array.
-    func blob(_ row: Int) -> [UInt8] { Array(bytes[range(row)]) }
-
     /// Calls `body` with a function that lends any row's blob, valid within `body`: no copy.
     public func withBlobs<Result>(_ body: (_ blob: (Int) -> UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try bytes.withUnsafeBytes { all in

@@ -52,16 +52,6 @@ public struct ListenerCounts: Sendable {
         records.removeAll(keepingCapacity: true)
     }
 
-    /// One row per (track, hour) with a listener, ordered by track then hour.
-    public mutating func rows() -> [SketchRow] {
-        var encoded = EncodedRows()
-        encodeRows(.trackThenHour, into: &encoded)
-        return (0..<encoded.count).map {
-            SketchRow(trackID: encoded.trackIDs[$0], hour: Hour(index: encoded.hours[$0]), listenerPlays: encoded.values[$0],
-                      encoded: encoded.blob($0))
-        }
-    }
-
     /// Appends one row per (track, hour) with a listener, in `keyOrder`, to `out`: its sketch,
     /// and as its value the plays that carried a listener.
     public mutating func encodeRows(_ keyOrder: KeyOrder, into out: inout EncodedRows) {

@@ -53,22 +53,6 @@ public struct PlayCounts: Sendable, Sequence {
         totalPlays += plays
     }
 
-    /// The plays of a key, 0 when it has none.
-    public subscript(trackID: Int64, hour: Hour) -> Int64 {
-        guard trackID >= 1 else { return 0 }
-        let mask = slots.count - 1
-        var index = Int(truncatingIfNeeded: hash(trackID, hour.index)) & mask
-        while slots[index].trackID != 0 {
-            if slots[index].trackID == trackID && slots[index].hour == hour.index { return slots[index].plays }
-            index = (index + 1) & mask
-        }
-        return 0
-    }
-
-    public mutating func merge(_ other: PlayCounts) {
-        for element in other { add(trackID: element.trackID, hour: element.hour, plays: element.plays) }
-    }
-
     /// Forgets every key, keeping the memory (e.g. after a flush).
     public mutating func removeAll() {
         for index in slots.indices { slots[index].trackID = 0 }

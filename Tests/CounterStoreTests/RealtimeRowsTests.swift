@@ -1,4 +1,5 @@
 @testable import CounterStore
+import CoreTestSupport
 import CounterpointCore
 import Patience
 import Testing

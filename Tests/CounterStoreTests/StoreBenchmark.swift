@@ -1,4 +1,5 @@
 import CounterStore
+import CoreTestSupport
 import CounterpointCore
 import Foundation
 import Generator

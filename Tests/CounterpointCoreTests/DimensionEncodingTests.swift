@@ -1,5 +1,6 @@
 import Patience
 import Testing
+import CoreTestSupport
 @testable import CounterpointCore
 
 /// The stored form of dimension counts and its merging, checked against plain dictionaries.

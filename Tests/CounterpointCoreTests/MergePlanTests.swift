@@ -1,3 +1,4 @@
+import CoreTestSupport
 import CounterpointCore
 import Foundation
 import Patience

@@ -1,5 +1,6 @@
 import Patience
 import Testing
+import CoreTestSupport
 @testable import CounterpointCore
 
 @Suite("Hours and UTC time", .onTestThreads)

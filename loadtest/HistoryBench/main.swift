@@ -9,6 +9,7 @@
 // half a Zipf ranking that is reshuffled every week, so rankings of different ranges differ.
 // Every play has a listener (one of a million), so each (track, hour) row has a listener sketch.
 // The last six hours are left to the realtime layer, as a live store has them.
+import CoreTestSupport
 import CounterpointCore
 import CounterStore
 import Foundation
