@@ -13,8 +13,9 @@ public struct ReaderConfiguration: Sendable {
     /// Renders the process's metrics as Prometheus text for `GET /metrics`; the executable
     /// passes its swift-metrics backend here (the reader only records through swift-metrics).
     public var metricsExposition: @Sendable () -> String
-    /// What the live parts of the process (consumer, archiver) report for `/v1/status`, as
-    /// JSON members written into its `live` object; `nil` when `serve` runs on its own.
+    /// What the live parts of the process (consumer, archiver) report for `/v1/status`: the
+    /// consumer's rate, rejections, offset gaps and fenced flushes under `realtime`, the
+    /// archiver's state under `archive`; `nil` when `serve` runs on its own (those are null).
     public var liveStatus: (@Sendable () -> LiveStatus?)?
     /// The states of the process's long-running components (consumer, archiver, scheduled
     /// batch, …): `/readyz` answers 503 unless all run, and `/v1/status` lists them under

@@ -179,8 +179,9 @@ struct FlushPipeline {
 /// When flushes also compact: every `interval`, and at once again while the last compaction
 /// stopped at its row budget with covered rows left behind.
 struct CompactionCadence {
-    /// How often flushes look for realtime rows of hours the batch layer has covered: well
-    /// within the minute docs/architecture.md allows.
+    /// How often flushes look for realtime rows of hours the batch layer has covered. Deleting
+    /// them only saves space (the merge rule already answers those hours from the batch layer),
+    /// so this only bounds how long they linger.
     static let interval: Duration = .seconds(10)
     /// Rows one compaction transaction deletes at most, so that it delays the flush after it by
     /// milliseconds, not seconds.

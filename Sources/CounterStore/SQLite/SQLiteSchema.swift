@@ -194,7 +194,7 @@ extension Schema {
             FROM batch_days GROUP BY track_id, month;
         CREATE INDEX batch_months_ranked ON batch_months (month, plays DESC, track_id);
         """,
-        // What each covered hour was computed from (see HourSources.swift): the incremental
+        // What each covered hour was computed from (see Seam/HourSource.swift): the incremental
         // batch compares it with the files on disk to find the hours that changed.
         Catalogue.hourSourcesTable(types),
         // Dimension counts in the rows of the hours, days and months: no second key and index

@@ -1,7 +1,7 @@
 import CounterpointCore
 
 // The store seam: what the layers write and what the reader reads, independent of the engine
-// behind it. A backend (SQLite files under a data directory today) implements the writers and
+// behind it. A backend (SQLite files under a data directory, or a PostgreSQL database) implements the writers and
 // `LayerReads`; the merged queries (`CounterReader`) are written once, over `LayerReads`.
 
 /// The realtime layer's writer: one per consumer process, used from one thread.
