@@ -67,6 +67,23 @@ extension EndToEnd {
                         #expect(response.contentType != nil, "documented \(path) has a Content-Type")
                     }
 
+                    // The document's patterns admit exactly what the server accepts (the calendar
+                    // itself, such as 30 February, is left to the server).
+                    let text = try String(contentsOf: Executable.packageRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+                    let timePattern = try Regex(String(try #require(text.firstMatch(of: /name: from[\s\S]*?pattern: '([^']+)'/)?.output.1)))
+                    let idsPattern = try Regex(String(try #require(text.firstMatch(of: /name: track_id[\s\S]*?pattern: '([^']+)'/)?.output.1)))
+                    for time in ["2026-11-20T10:00:00Z", "2026-11-20t10:00:00z", "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00+00:00",
+                                 "2003-09-03T19:43:01.0+07:59", "2026-11-20T10:00:00-00:00", "2026-11-20T10:00:00", "2026-11-20",
+                                 "2026-11-20T10:00Z", ""] {
+                        let query = time.replacingOccurrences(of: "+", with: "%2B")
+                        let status = try server.request("/v1/top?from=\(query)").status
+                        #expect((status == 200) == (time.wholeMatch(of: timePattern) != nil), "from=\(time) → \(status)")
+                    }
+                    for ids in ["1", "1,2,3", "", ",", "1,", ",1", "1,,2", "a"] {
+                        let status = try server.request("/v1/plays?track_id=\(ids)").status
+                        #expect((status == 200) == (ids.wholeMatch(of: idsPattern) != nil), "track_id=\(ids) → \(status)")
+                    }
+
                     let undocumented = [
                         "/v1", "/v1/", "/v1/tracks", "/v1/tracks/1", "/v1/tracks/1/", "/v1/tracks/1/plays/",
                         "/v1/tracks/1/plays/extra", "/v1/tracks/1/timelines", "/v1/tracks/1/likes", "/v1/top/",
