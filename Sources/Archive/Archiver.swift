@@ -1,3 +1,4 @@
+import CounterpointCore
 import EventLogs
 import Kafka
 import Logging

@@ -176,7 +176,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     let consumers = realtime.consumers
     readerConfiguration.liveStatus = {
         guard let consumer = consumers.current, let archiver = archivers.current else { return nil }
-        return LiveStatus(consumer.status(), archive: archiver.status())
+        return LiveStatus(realtime: consumer.status(), archive: archiver.status())
     }
     readerConfiguration.health = health
     let server = try ReaderServer(configuration: readerConfiguration, logger: logger)

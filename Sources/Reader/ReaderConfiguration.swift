@@ -56,48 +56,15 @@ public struct ReaderConfiguration: Sendable {
 }
 
 /// Status of the in-process consumer and archiver, shown by `/v1/status` beside what the
-/// stores say. The reader knows neither component; the process that runs them fills this in.
+/// stores say: each component's own status, as it reports it. The reader knows neither
+/// component; the process that runs them fills this in.
 public struct LiveStatus: Sendable {
-    /// Consumed events per second over the last few seconds.
-    public var eventsPerSecond: Double
-    /// Rejected events by reason, with a bounded sample, since the process started.
-    public var rejections: RejectionLog
-    /// Offsets the broker had already deleted when the consumer asked for them (retention):
-    /// events the realtime layer never saw, which the batch layer heals.
-    public var offsetGaps: [OffsetGap]
-    /// Flushes discarded because another consumer had moved the partitions' offsets on.
-    public var fencedFlushes: Int
-    /// The archiver's state, when one runs in this process.
-    public var archive: ArchiveNote?
+    public var realtime: RealtimeStatus
+    /// The archiver's, when one runs in this process.
+    public var archive: ArchiveStatus?
 
-    public init(eventsPerSecond: Double, rejections: RejectionLog, offsetGaps: [OffsetGap] = [],
-                fencedFlushes: Int = 0, archive: ArchiveNote? = nil) {
-        self.eventsPerSecond = eventsPerSecond
-        self.rejections = rejections
-        self.offsetGaps = offsetGaps
-        self.fencedFlushes = fencedFlushes
+    public init(realtime: RealtimeStatus, archive: ArchiveStatus? = nil) {
+        self.realtime = realtime
         self.archive = archive
-    }
-}
-
-/// The archiver's state, as `/v1/status` reports it.
-public struct ArchiveNote: Sendable {
-    public var openHours: [Hour]
-    public var lastClosedHour: Hour?
-    public var eventsArchived: Int
-    public var lateEvents: Int
-    public var invalidMessages: Int
-    /// Messages the broker had deleted before the archiver read them (retention): missing
-    /// from the event logs, so a batch rebuild of their hours would count them out.
-    public var offsetGapSkippedMessages: Int64
-
-    public init(openHours: [Hour], lastClosedHour: Hour?, eventsArchived: Int, lateEvents: Int, invalidMessages: Int,
-                offsetGapSkippedMessages: Int64 = 0) {
-        self.openHours = openHours
-        self.lastClosedHour = lastClosedHour
-        self.eventsArchived = eventsArchived
-        self.lateEvents = lateEvents
-        self.invalidMessages = invalidMessages
-        self.offsetGapSkippedMessages = offsetGapSkippedMessages
     }
 }

@@ -41,7 +41,7 @@ struct StatusAnswer: Sendable {
         json.beginObject()
         json.key("last_flush_at"); json.optional(freshness.realtimeFlushedAt) { $0.time(epochMilliseconds: $1) }
         json.key("lag_events"); json.optional(freshness.realtimeLagEvents) { $0.value($1) }
-        json.key("events_per_second"); json.optional(live?.eventsPerSecond) { $0.value($1) }
+        json.key("events_per_second"); json.optional(live?.realtime.eventsPerSecond) { $0.value($1) }
         json.key("partitions")
         json.beginArray()
         for partition in partitions {
@@ -56,14 +56,14 @@ struct StatusAnswer: Sendable {
         json.endArray()
         json.key("rejected")
         if let live {
-            write(live.rejections, into: &json)
+            write(live.realtime.rejections, into: &json)
         } else {
             json.null()
         }
-        json.key("fenced_flushes"); json.optional(live?.fencedFlushes) { $0.value($1) }
+        json.key("fenced_flushes"); json.optional(live?.realtime.fencedFlushes) { $0.value($1) }
         json.key("offset_gaps")
         json.beginArray()
-        for gap in live?.offsetGaps ?? [] {
+        for gap in live?.realtime.offsetGaps ?? [] {
             json.beginObject()
             json.key("topic"); json.value(gap.topic)
             json.key("partition"); json.value(Int64(gap.partition))
@@ -88,7 +88,7 @@ struct StatusAnswer: Sendable {
             json.key("events_archived"); json.value(archive.eventsArchived)
             json.key("late_events"); json.value(archive.lateEvents)
             json.key("invalid_messages"); json.value(archive.invalidMessages)
-            json.key("offset_gap_skipped_messages"); json.value(archive.offsetGapSkippedMessages)
+            json.key("offset_gap_skipped_messages"); json.value(archive.gapSkippedMessages)
             json.endObject()
         } else {
             json.null()

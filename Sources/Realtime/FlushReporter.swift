@@ -34,8 +34,8 @@ struct FlushReporter {
         metrics.flushRows.record(flush.rows)
         let record = FlushRecord(flushedAt: flush.flushedAt, rows: flush.rows, plays: flush.plays, duration: flush.duration)
         live.withLock {
-            $0.lastFlush = record
-            $0.flushFailure = nil
+            $0.status.lastFlush = record
+            $0.status.flushFailure = nil
         }
         guard recovered else { return }
         logger.info("realtime flushes commit again", metadata: ["kafka.topic": "\(topic)"])
@@ -44,7 +44,7 @@ struct FlushReporter {
 
     func fenced(_ partitions: [Int32]) {
         metrics.fencedFlushes.increment()
-        live.withLock { $0.fencedFlushes += 1 }
+        live.withLock { $0.status.fencedFlushes += 1 }
         logger.warning("flush discarded: another consumer has written these partitions since this one read them; re-reading from the stored offsets", metadata: [
             "kafka.topic": "\(topic)", "kafka.fenced_partitions": "\(partitions.sorted())",
         ])
@@ -56,7 +56,7 @@ struct FlushReporter {
         // No delay in it: the reason stays the same while the same failure repeats.
         let reason = "realtime flush failed (\(store.describe(error))); counts since the last commit are re-read from the stored offsets and flushed again when the store accepts them"
         let now = clock.epochMilliseconds()
-        live.withLock { $0.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.flushFailure?.since ?? now) }
+        live.withLock { $0.status.flushFailure = FlushFailure(reason: reason, failures: failures, since: $0.status.flushFailure?.since ?? now) }
         // With a health board, it logs the change (once per distinct reason).
         if let health {
             health.update(.degraded(reason: reason))
@@ -92,6 +92,6 @@ struct FlushReporter {
     }
 
     func assignment(_ partitions: [Int32]) {
-        live.withLock { $0.assignedPartitions = partitions }
+        live.withLock { $0.status.assignedPartitions = partitions }
     }
 }

@@ -1,17 +1,12 @@
 import CounterpointCore
 import Runtime
 
-/// What the polling thread publishes for `RealtimeConsumer.status()`: updated once per batch
-/// (and per rare event), read from any thread through `Locked`.
+/// What the polling thread publishes for `RealtimeConsumer.status()`: the consumer's one
+/// `RealtimeStatus`, updated once per batch (and per rare event), read from any thread through
+/// `Locked`, and what its rate is measured from.
 struct LiveState {
-    private(set) var eventsConsumed = 0
-    var rejections: RejectionLog
-    private(set) var offsetGaps: [OffsetGap] = []
-    private(set) var skippedEvents: Int64 = 0
-    var fencedFlushes = 0
-    var lastFlush: FlushRecord?
-    var flushFailure: FlushFailure?
-    var assignedPartitions: [Int32] = []
+    /// All but `eventsPerSecond`, which `snapshot` works out from the samples.
+    var status: RealtimeStatus
     private let offsetGapCapacity: Int
     private let rateWindow: Duration
     /// (when, eventsConsumed then), oldest first, at least `sampleSpacing` apart.
@@ -19,34 +14,33 @@ struct LiveState {
     private static let sampleSpacing = Duration.milliseconds(100)
 
     init(rejectionSampleCapacity: Int, offsetGapCapacity: Int, rateWindow: Duration) {
-        rejections = RejectionLog(sampleCapacity: rejectionSampleCapacity, retention: .latest)
+        status = RealtimeStatus(rejections: RejectionLog(sampleCapacity: rejectionSampleCapacity, retention: .latest))
         self.offsetGapCapacity = max(0, offsetGapCapacity)
         self.rateWindow = rateWindow
     }
 
     mutating func recordConsumed(_ count: Int, at now: ContinuousClock.Instant) {
         if let last = rateSamples.last, now - last.at < Self.sampleSpacing {
-            eventsConsumed += count
+            status.eventsConsumed += count
             return
         }
         // The sample holds the total before this batch: the batch arrived after it.
-        rateSamples.append((now, eventsConsumed))
-        eventsConsumed += count
+        rateSamples.append((now, status.eventsConsumed))
+        status.eventsConsumed += count
         prune(now)
     }
 
     mutating func recordGap(_ gap: OffsetGap) {
-        skippedEvents += gap.skippedEvents
+        status.skippedEvents += gap.skippedEvents
         guard offsetGapCapacity > 0 else { return }
-        if offsetGaps.count == offsetGapCapacity { offsetGaps.removeFirst() }
-        offsetGaps.append(gap)
+        if status.offsetGaps.count == offsetGapCapacity { status.offsetGaps.removeFirst() }
+        status.offsetGaps.append(gap)
     }
 
     func snapshot(at now: ContinuousClock.Instant) -> RealtimeStatus {
-        RealtimeStatus(eventsPerSecond: eventsPerSecond(at: now), eventsConsumed: eventsConsumed,
-                       rejections: rejections, offsetGaps: offsetGaps, skippedEvents: skippedEvents,
-                       fencedFlushes: fencedFlushes, lastFlush: lastFlush, flushFailure: flushFailure,
-                       assignedPartitions: assignedPartitions)
+        var snapshot = status
+        snapshot.eventsPerSecond = eventsPerSecond(at: now)
+        return snapshot
     }
 
     /// Events since the oldest sample inside the window, over the time since that sample.
@@ -55,7 +49,7 @@ struct LiveState {
         let elapsed = now - oldest.at
         let seconds = elapsed.seconds
         guard seconds > 0.05 else { return 0 }
-        return Double(eventsConsumed - oldest.consumed) / seconds
+        return Double(status.eventsConsumed - oldest.consumed) / seconds
     }
 
     private mutating func prune(_ now: ContinuousClock.Instant) {

@@ -1,3 +1,4 @@
+import CounterpointCore
 import CounterStore
 import Kafka
 import Logging

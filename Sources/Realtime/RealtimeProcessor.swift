@@ -56,7 +56,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         self.metrics = metrics
         report = FlushReporter(topic: configuration.topic, live: live, metrics: metrics, health: configuration.health,
                                clock: configuration.clock, store: configuration.store, logger: logger)
-        self.rejections = live.withLock { $0.rejections }
+        self.rejections = live.withLock { $0.status.rejections }
         flushBackoff = Backoff(initial: configuration.flushRetryDelay, maximum: configuration.flushRetryMaximumDelay)
         ledger = PartitionLedger(retryBackoff: flushBackoff)
         flushes = FlushPipeline(store: store, topic: configuration.topic, clock: configuration.clock, wake: { consumer.wakeup() })
@@ -124,7 +124,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         let snapshot = rejections.total > rejectedBefore ? rejections : nil
         live.withLock { state in
             state.recordConsumed(batch.count, at: now)
-            if let snapshot { state.rejections = snapshot }
+            if let snapshot { state.status.rejections = snapshot }
         }
         try flushIfDue(now: now)
     }

@@ -113,7 +113,7 @@ struct StatusAndMetricsTests {
             }
             payload.withUnsafeBytes { rejections.record(rejection, source: "plays/0@\(11 + index)", payload: $0) }
         }
-        let live = LiveStatus(eventsPerSecond: 1234.5, rejections: rejections)
+        let live = LiveStatus(realtime: RealtimeStatus(eventsPerSecond: 1234.5, rejections: rejections))
         try ReaderFixture.with(store, configure: { $0.liveStatus = { live } }) { reader in
             let realtime = try #require(try reader.get("/v1/status").object()["realtime"] as? [String: Any])
             #expect(realtime["events_per_second"] as? Double == 1234.5)
@@ -134,7 +134,7 @@ struct StatusAndMetricsTests {
             OffsetGap(topic: "plays", partition: 0, expectedOffset: 100, resumedOffset: 160, detectedAt: 1_795_000_000_000),
             OffsetGap(topic: "plays", partition: 1, expectedOffset: 40, resumedOffset: 0, detectedAt: 1_795_000_001_000),
         ]
-        let live = LiveStatus(eventsPerSecond: 0, rejections: RejectionLog(), offsetGaps: gaps)
+        let live = LiveStatus(realtime: RealtimeStatus(offsetGaps: gaps))
         try ReaderFixture.with(store, configure: { $0.liveStatus = { live } }) { reader in
             let realtime = try #require(try reader.get("/v1/status").object()["realtime"] as? [String: Any])
             let listed = try #require(realtime["offset_gaps"] as? [[String: Any]])
