@@ -43,22 +43,12 @@ struct CountTables {
 ///
 /// Only the consumer's polling thread uses it.
 struct FlushPipeline {
-    /// How a flush ended, with what the recovery needs.
-    enum Outcome {
-        case committed
-        /// Another consumer wrote these partitions first; nothing was written.
-        case fenced(partitions: [Int32])
-        /// The store rolled the flush back (a full disk, an I/O error).
-        case failed(any Error)
-
-        var isCommitted: Bool { if case .committed = self { true } else { false } }
-        var isFailed: Bool { if case .failed = self { true } else { false } }
-    }
-
     /// A flush taken up by `settle`.
     struct Settled {
         var progress: [PartitionProgress]
-        var outcome: Outcome
+        /// The store's `FlushOutcome` (committed, or fenced: nothing written), or why the store
+        /// rolled the flush back (a full disk, an I/O error).
+        var outcome: Result<FlushOutcome, any Error>
         /// The store's offsets, read right after a flush that did not commit; nil after a commit
         /// or when that read failed as well.
         var storedOffsets: [Int32: Int64]?
@@ -129,24 +119,19 @@ struct FlushPipeline {
         let (caughtUp, wake) = (caughtUp, wake)
         let ticket = store.start({ store in
             let started = ContinuousClock.now
-            var outcome: Outcome
             var rowCount = 0
-            do {
+            let outcome = Result { () throws -> FlushOutcome in
                 let rows = try handOff.tables.rows()
                 rowCount = rows.rowCount
-                switch try store.apply(rows, progress: progress, flushedAt: flushedAt) {
-                case .committed: outcome = .committed
-                case .fenced(let partitions): outcome = .fenced(partitions: partitions)
-                }
-            } catch {
-                outcome = .failed(error)
+                return try store.apply(rows, progress: progress, flushedAt: flushedAt)
             }
             let duration = ContinuousClock.now - started
-            let stored = outcome.isCommitted ? nil : try? store.storedOffsets(topic: topic)
+            let failed = if case .failure = outcome { true } else { false }
+            let stored = (try? outcome.get()) == .committed ? nil : try? store.storedOffsets(topic: topic)
             // Compaction runs after the flush, in its own transaction: the flush is never held
             // back by it, and a failed compaction (a full disk, say) is reported apart, so it can
             // never pass for a failed flush whose counts would be read again.
-            let compacted = compact && !outcome.isFailed
+            let compacted = compact && !failed
                 ? Result { try store.compactCoveredHours(maxRows: maxCompactedRows) } : nil
             let plays = handOff.tables.counts.totalPlays
             handOff.tables.removeAll()
@@ -167,7 +152,7 @@ struct FlushPipeline {
         inFlight = nil
         // The job never throws; a stopped store thread does (the consumer is stopping).
         guard case .success(let report) = result else {
-            return Settled(progress: flight.progress, outcome: .failed(RealtimeError.stopped("the store thread has stopped")),
+            return Settled(progress: flight.progress, outcome: .failure(RealtimeError.stopped("the store thread has stopped")),
                            storedOffsets: nil, rows: 0, plays: 0, duration: .zero, flushedAt: 0, compactedRows: nil)
         }
         spare = report.emptied.tables

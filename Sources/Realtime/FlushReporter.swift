@@ -26,7 +26,7 @@ struct FlushReporter {
         default:
             break
         }
-        if !flush.outcome.isFailed { metrics.flushDuration.record(duration: flush.duration) }
+        if case .success = flush.outcome { metrics.flushDuration.record(duration: flush.duration) }
     }
 
     /// A flush committed; `recovered` when flushes had been failing until now.

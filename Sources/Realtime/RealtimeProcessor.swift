@@ -187,7 +187,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
         guard let flush = flushes.settle(waiting: waiting) else { return }
         report.settled(flush)
         switch flush.outcome {
-        case .committed:
+        case .success(.committed):
             ledger.committed(flush.progress)
             report.committed(flush, recovered: failing != nil)
             if failing != nil {
@@ -195,9 +195,9 @@ final class RealtimeProcessor: KafkaConsumerHandler {
                 flushBackoff.succeeded()
             }
             return
-        case .fenced(let partitions):
+        case .success(.fenced(let partitions)):
             report.fenced(partitions)
-        case .failed(let error):
+        case .failure(let error):
             // The next flush waits a growing delay; the consumer is degraded until one commits.
             failing = (error, .now + flushBackoff.failed())
             report.failed(error, failures: flushBackoff.failures)
