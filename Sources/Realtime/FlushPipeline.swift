@@ -2,36 +2,6 @@ import CounterpointCore
 import CounterStore
 import Runtime
 
-/// What the hot path counts into: plays per (track, hour), the same plays by waveform bucket,
-/// client and country, and their listeners, flushed together.
-struct CountTables {
-    var counts = PlayCounts(minimumCapacity: 1 << 16)
-    var dimensions = DimensionCounts(minimumCapacity: 1 << 16)
-    var listeners = ListenerCounts(minimumCapacity: 1 << 16)
-    /// The payloads' blobs while a flush builds its rows, kept with their memory between flushes.
-    private var encodedDimensions = EncodedRows()
-    private var encodedListeners = EncodedRows()
-
-    mutating func removeAll() {
-        counts.removeAll()
-        dimensions.removeAll()
-        listeners.removeAll()
-        encodedDimensions.removeAll()
-        encodedListeners.removeAll()
-    }
-
-    /// The tables as the store's rows (sorting the per-play records: on the store thread), each
-    /// sorted in the realtime table's (hour, track) order and merged in one sweep.
-    mutating func rows() throws -> CounterRows {
-        encodedDimensions.removeAll()
-        encodedListeners.removeAll()
-        dimensions.encodeRows(.hourThenTrack, into: &encodedDimensions)
-        listeners.encodeRows(.hourThenTrack, into: &encodedListeners)
-        return try CounterRows.realtime(sorted: counts.sortedElements(.hourThenTrack), dimensions: encodedDimensions,
-                                        listeners: encodedListeners)
-    }
-}
-
 /// The double-buffered hand-off of counts to the store thread: `start` hands the tables over
 /// and counting goes on into the spare pair (the last flush's tables, emptied on the store
 /// thread); at most one flush is in flight, and `settle` takes up its outcome. Each flush may
@@ -158,34 +128,6 @@ struct FlushPipeline {
         spare = report.emptied.tables
         if let compacted = report.settled.value.compactedRows { compaction.finished(compacted) }
         return report.settled.value
-    }
-}
-
-/// When flushes also compact: every `interval`, and at once again while the last compaction
-/// stopped at its row budget with covered rows left behind.
-struct CompactionCadence {
-    /// How often flushes look for realtime rows of hours the batch layer has covered. Deleting
-    /// them only saves space (the merge rule already answers those hours from the batch layer),
-    /// so this only bounds how long they linger.
-    static let interval: Duration = .seconds(10)
-    /// Rows one compaction transaction deletes at most, so that it delays the flush after it by
-    /// milliseconds, not seconds.
-    static let rowsPerFlush = 20_000
-
-    private var last: ContinuousClock.Instant?
-    private var backlog = false
-
-    /// Whether the flush starting `now` compacts too; if so, counts it as done.
-    mutating func isDue(at now: ContinuousClock.Instant) -> Bool {
-        if !backlog, let last, now - last < Self.interval { return false }
-        last = now
-        return true
-    }
-
-    /// A compaction deleted `rows` (a full budget means more are left), or failed: covered rows
-    /// are never read, so they only cost space, and the next interval tries again.
-    mutating func finished(_ rows: Result<Int, any Error>) {
-        backlog = (try? rows.get()).map { $0 >= Self.rowsPerFlush } ?? false
     }
 }
 

@@ -1,0 +1,38 @@
+import CounterpointCore
+import EventLogs
+import Foundation
+import Generator
+import Logging
+import Runtime
+
+/// 48 hours of closed history ending at the current hour, which the first batch run covers.
+/// Hours that hold logs already (an earlier run's history, or the plays its archiver filed) are
+/// left as they are, so a second run neither adds history on top of real plays nor makes the
+/// batch layer rebuild hours that did not change.
+func generateDemoHistory(events: Int, into logDirectory: String, clock: WallClock, logger: Logger) throws {
+    var configuration = GeneratorConfiguration()
+    configuration.events = events
+    configuration.tracks = 5_000
+    configuration.hours = RunConfiguration.demoHistoryHours
+    configuration.clock = clock
+    configuration.duplicateRate = 0.01
+    configuration.malformedRate = 0.001
+    if FileManager.default.fileExists(atPath: logDirectory) {
+        let inventory = try LogDiscovery.inventory(of: [logDirectory])
+        configuration.keptHours = Set(inventory.files.compactMap(\.hour) + inventory.closedHours)
+    }
+    let hoursToWrite = RunConfiguration.demoHistoryHours - configuration.keptHours.count
+    logger.info("generating demo history", metadata: [
+        "logs.directory": "\(logDirectory)", "logs.events": "\(events)", "logs.hours": "\(hoursToWrite)",
+        "logs.estimated_mb": "\(configuration.estimatedBytes / 1_000_000)",
+    ])
+    let progress = LogThrottle(every: .seconds(2))
+    let summary = try Generator.generate(configuration, into: logDirectory) { written in
+        guard progress.admit() != nil, written < events else { return }
+        logger.info("generating demo history: \(written * 100 / max(1, events)) % (\(written) of \(events) events)")
+    }
+    logger.info("demo history generated", metadata: [
+        "logs.directory": "\(logDirectory)", "logs.events": "\(summary.events)", "logs.files": "\(summary.files)",
+        "logs.hours_kept": "\(RunConfiguration.demoHistoryHours - summary.files)",
+    ])
+}
