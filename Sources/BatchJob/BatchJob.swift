@@ -116,37 +116,8 @@ public enum BatchJob {
             ])
         }
 
-        let units = HourUnit.units(files: plan.hourFiles, records: records)
-        // ~200 bytes per event; the largest unit sizes the tables once.
-        let expectedPerUnit = Int(min(1 << 23, max(1024, (units.first?.size ?? 0) / 150)))
-        let target = plan.coverage
-        let workerCount = min(configuration.workers, max(1, units.count))
-        let results = ResultChannel<(unit: UnitRows, tally: GroupTally?)>(workers: workerCount)
-        let nextUnit = SharedCounter()
-        for _ in 0..<workerCount {
-            _ = BlockingThread(name: "batch-worker", stackSize: 1 << 22) {
-                var processor = GroupProcessor(target: target, expectedEventsPerUnit: expectedPerUnit)
-                do {
-                    while !results.hasFailed {
-                        let index = Int(nextUnit.add(1))
-                        guard index < units.count else { break }
-                        let before = processor.tally.eventsRead
-                        for (fileIndex, file) in units[index].files.enumerated() {
-                            try processor.process(file, unit: index, index: fileIndex) { bytesRead.add($0) }
-                        }
-                        for source in units[index].records {
-                            try processor.absorb(source, hour: units[index].hour)
-                        }
-                        eventsRead.add(Int64(processor.tally.eventsRead - before))
-                        results.send((processor.finishUnit(), nil))
-                    }
-                    results.send((UnitRows(), processor.tally))
-                    results.workerFinished()
-                } catch {
-                    results.workerFinished(with: error)
-                }
-            }
-        }
+        let results = WorkerPool.start(units: HourUnit.units(files: plan.hourFiles, records: records), target: plan.coverage,
+                                       workers: configuration.workers, bytesRead: bytesRead, eventsRead: eventsRead)
 
         var tracks = Set<Int64>()
         var rows = 0
