@@ -232,7 +232,7 @@ public final class PostgresLayers: LayerReads {
 
     public func partitions() throws -> [PartitionStatus] {
         do {
-            return try BatchRecords.partitions(PostgresDialect(snapshot ?? database.connection()))
+            return try PartitionOffsets.statuses(PostgresDialect(snapshot ?? database.connection()))
         } catch {
             dropIfLost(error)
             throw error

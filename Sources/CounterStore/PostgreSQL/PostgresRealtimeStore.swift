@@ -132,13 +132,13 @@ public final class PostgresRealtimeStore: RealtimeWriter {
 
     public func storedOffsets(topic: String) throws -> [Int32: Int64] {
         try database.withConnection { connection in
-            try connection.read { try BatchRecords.storedOffsets(topic: topic, PostgresDialect($0)) }
+            try connection.read { try PartitionOffsets.stored(topic: topic, PostgresDialect($0)) }
         }
     }
 
     public func forgetOffsets(topic: String) throws -> Int {
         try database.withConnection { connection in
-            try connection.write { try BatchRecords.forgetOffsets(topic: topic, PostgresDialect($0)) }
+            try connection.write { try PartitionOffsets.forget(topic: topic, PostgresDialect($0)) }
         }
     }
 

@@ -91,11 +91,11 @@ public final class RealtimeStore: RealtimeWriter {
     }
 
     public func storedOffsets(topic: String) throws -> [Int32: Int64] {
-        try database.read { try BatchRecords.storedOffsets(topic: topic, SQLiteDialect($0)) }
+        try database.read { try PartitionOffsets.stored(topic: topic, SQLiteDialect($0)) }
     }
 
     public func forgetOffsets(topic: String) throws -> Int {
-        try database.write { try BatchRecords.forgetOffsets(topic: topic, SQLiteDialect($0)) }
+        try database.write { try PartitionOffsets.forget(topic: topic, SQLiteDialect($0)) }
     }
 
     public func compactCoveredHours(maxRows: Int) throws -> Int {

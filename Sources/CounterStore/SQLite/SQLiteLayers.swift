@@ -183,7 +183,7 @@ public final class SQLiteLayers: LayerReads {
     }
 
     public func partitions() throws -> [PartitionStatus] {
-        try BatchRecords.partitions(SQLiteDialect(realtime))
+        try PartitionOffsets.statuses(SQLiteDialect(realtime))
     }
 
     public func isReadable() -> Bool {
