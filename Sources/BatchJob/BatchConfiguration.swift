@@ -78,7 +78,7 @@ public enum BatchError: Error, CustomStringConvertible {
         case let .storeUnreachable(error):
             "the store cannot be reached or opened (not retried: this run never reached it): \(error)"
         case let .connectionNotRegained(window, error):
-            "the store's connection was lost mid-run and not regained within \(Int(window.seconds)) s (--reconnect-window): \(error)"
+            "the store's connection was lost mid-run (or no primary was found) and not regained within \(Int(window.seconds)) s (--reconnect-window): \(error)"
         }
     }
 }

@@ -13,9 +13,10 @@ public enum BatchJob {
     /// One run, run again from the start when the store's connection is lost in the middle of
     /// it (a PostgreSQL restart or failover: nothing of the run committed, and a multi-host URI
     /// with `target_session_attrs=read-write` reaches the new primary), with a growing delay,
-    /// for up to `reconnectWindow`; then `BatchError.connectionNotRegained`. A store this run
-    /// never reached (down, a refused password or certificate, no such database) is no such
-    /// case: its error is thrown at once. A run whose COMMIT was cut may have committed;
+    /// for up to `reconnectWindow`; then `BatchError.connectionNotRegained`. So is a run that
+    /// found only standbys (a failover under way when it started). A store this run never
+    /// reached (down, a refused password or certificate, no such database) is no such case:
+    /// its error is thrown at once. A run whose COMMIT was cut may have committed;
     /// running it again replaces the same hours with the same counts. See docs/postgresql.md.
     public static func run(_ configuration: BatchConfiguration, logger: Logger) throws -> BatchSummary {
         var reached = false
@@ -24,14 +25,15 @@ public enum BatchJob {
         while true {
             do {
                 return try runOnce(configuration, reached: &reached, logger: logger)
-            } catch where reached && StoreBackend.lostConnection(error) {
+            } catch where StoreBackend.lostConnection(error) && (reached || StoreBackend.awaitingPrimary(error)) {
                 let deadline = giveUp ?? ContinuousClock.now + configuration.reconnectWindow
                 giveUp = deadline
                 guard ContinuousClock.now + backoff.next < deadline else {
                     throw BatchError.connectionNotRegained(window: configuration.reconnectWindow, error)
                 }
                 let delay = backoff.failed()
-                logger.warning("batch run lost its store connection mid-run; nothing of it was kept; running it again within the reconnect window", metadata: [
+                let what = reached ? "lost its store connection mid-run" : "found only standbys, no primary yet (a failover under way)"
+                logger.warning("batch run \(what); nothing of it was kept; running it again within the reconnect window", metadata: [
                     "store.error": "\(error)", "retry.delay": "\(delay)",
                     "retry.seconds_left": "\(Int((deadline - ContinuousClock.now).seconds))",
                 ])

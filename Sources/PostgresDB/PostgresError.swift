@@ -37,6 +37,14 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
         return .other
     }
 
+    /// True when a connection failed because every server that answered was a hot standby: with
+    /// `target_session_attrs=read-write` (or `primary`) libpq says the session is read-only (or
+    /// the server is in hot standby mode). The servers are there; a primary is missing — a
+    /// failover under way — unlike a store that cannot be reached at all.
+    public var foundOnlyStandbys: Bool {
+        kind == .connection && (message.contains("session is read-only") || message.contains("server is in hot standby mode"))
+    }
+
     /// True when the failure is about the database's availability, not about the request: a
     /// server answers "service unavailable" and a writer retries later.
     public var isUnavailable: Bool { kind == .connection || kind == .retryable || kind == .resources }

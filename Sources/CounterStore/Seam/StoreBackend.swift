@@ -93,6 +93,15 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
         fullDiskCause(of: error).map { "\($0): \(error)" } ?? "\(error)"
     }
 
+    /// True when `error` says the servers of a URI that asks for a writable one
+    /// (`target_session_attrs=read-write` or `primary`) answered, but only as standbys: a primary
+    /// gone and not yet replaced. A writer that never reached the store may wait for the
+    /// promotion, unlike for a store that cannot be reached or that refuses it — or a URI that
+    /// names a standby alone (`CounterStoreError.standbyNotWritable`, refused at start).
+    public static func awaitingPrimary(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.foundOnlyStandbys == true
+    }
+
     /// True when every read is a round trip to a database server (PostgreSQL), so that asking
     /// for many rows in one statement costs about what asking for one does; false for SQLite,
     /// whose reads are calls into the process's own library.
