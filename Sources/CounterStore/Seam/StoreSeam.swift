@@ -127,30 +127,21 @@ extension BatchRowWriter: Sendable {}
 
 /// What is fixed within one snapshot of both layers.
 public struct SnapshotState: Sendable, Hashable {
-    public var coverage: Coverage
-    /// When the realtime layer last committed a flush (epoch ms); nil before the first flush.
-    public var realtimeFlushedAt: Int64?
-    /// Σ (high watermark − next offset) over partitions, as recorded at their last flush.
-    public var realtimeLagEvents: Int64?
+    public let coverage: Coverage
+    /// How current the snapshot's counts are: its coverage's end, the realtime layer's last
+    /// flush and lag, the standby's lag.
+    public let freshness: Freshness
     /// Names the realtime rows this snapshot sees: two snapshots with the same version see the
     /// same realtime rows, so what was read from one may be reused by the other (a reader's
     /// ranking reuses its summed realtime window). nil: unknown, reuse nothing.
-    public var realtimeVersion: String?
-    /// How far behind its primary the snapshot's server is (`Freshness.standbyLagMilliseconds`).
-    public var standbyLagMilliseconds: Int64?
+    public let realtimeVersion: String?
 
     public init(coverage: Coverage, realtimeFlushedAt: Int64?, realtimeLagEvents: Int64?, realtimeVersion: String? = nil,
                 standbyLagMilliseconds: Int64? = nil) {
         self.coverage = coverage
-        self.realtimeFlushedAt = realtimeFlushedAt
-        self.realtimeLagEvents = realtimeLagEvents
+        freshness = Freshness(batchCoveredUntil: coverage.coveredUntil, realtimeFlushedAt: realtimeFlushedAt,
+                              realtimeLagEvents: realtimeLagEvents, standbyLagMilliseconds: standbyLagMilliseconds)
         self.realtimeVersion = realtimeVersion
-        self.standbyLagMilliseconds = standbyLagMilliseconds
-    }
-
-    public var freshness: Freshness {
-        Freshness(batchCoveredUntil: coverage.coveredUntil, realtimeFlushedAt: realtimeFlushedAt,
-                  realtimeLagEvents: realtimeLagEvents, standbyLagMilliseconds: standbyLagMilliseconds)
     }
 }
 
