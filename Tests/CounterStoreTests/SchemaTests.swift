@@ -23,7 +23,7 @@ struct SchemaTests {
             // Realtime: counts, dimensions, a change counter, listeners, payloads in the counts rows,
             // hour stamps. Batch: hours, rollups, recorded sources, dimensions, listeners.
             #expect(try userVersion(ofFile: location.realtimePath) == 6)
-            #expect(try userVersion(ofFile: location.batchPath) == 5)
+            #expect(try userVersion(ofFile: location.batchPath) == 6)
         }
     }
 
