@@ -105,9 +105,7 @@ public enum BatchJob {
         let expectedPerUnit = Int(min(1 << 23, max(1024, (units.first?.size ?? 0) / 150)))
         let target = plan.coverage
         let workerCount = min(configuration.workers, max(1, units.count))
-        // A few finished hours per worker wait for the store writer, not every hour of the run:
-        // on a big store the writer is the slower side, and a year's hours piled up to gigabytes.
-        let results = ResultChannel<(unit: UnitRows, tally: GroupTally?)>(workers: workerCount, capacity: 4 * workerCount)
+        let results = ResultChannel<(unit: UnitRows, tally: GroupTally?)>(workers: workerCount)
         let nextUnit = SharedCounter()
         for _ in 0..<workerCount {
             _ = BlockingThread(name: "batch-worker", stackSize: 1 << 22) {

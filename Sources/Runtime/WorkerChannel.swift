@@ -1,8 +1,6 @@
 /// Hands items from a fixed number of worker threads to one thread that waits for them, and
 /// stops everyone on the first failure: the batch job's parsing workers and its one store
-/// writer (SQLite has one writer per file). At most `capacity` items wait: a worker that would
-/// add one more waits until the receiver takes one, so that a slow receiver bounds the memory
-/// of the items in between instead of letting them pile up (after a failure, nobody waits).
+/// writer (SQLite has one writer per file).
 public final class WorkerChannel<Item>: Sendable {
     private struct State {
         var items: [Item] = []
@@ -12,15 +10,11 @@ public final class WorkerChannel<Item>: Sendable {
 
     // Items pass from one thread to another only through the lock.
     private let state: Locked<State>
-    private let capacity: Int
 
-    public init(workers: Int, capacity: Int = .max) {
-        state = Locked(State(workersLeft: workers))
-        self.capacity = max(1, capacity)
-    }
+    public init(workers: Int) { state = Locked(State(workersLeft: workers)) }
 
     public func send(_ item: Item) {
-        state.wait(until: { [capacity] in $0.items.count < capacity || $0.failure != nil }) { $0.items.append(item) }
+        state.withLock { $0.items.append(item) }
     }
 
     /// Every worker calls this once, at its end, with its failure if it failed.

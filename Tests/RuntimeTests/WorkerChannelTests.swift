@@ -20,25 +20,6 @@ struct WorkerChannelTests {
         #expect(received.sorted() == (0..<4).flatMap { worker in (0..<250).map { worker * 1_000 + $0 } })
     }
 
-    @Test("a worker waits while the channel holds its capacity, and goes on once the receiver takes an item")
-    func boundedByCapacity() throws {
-        let channel = WorkerChannel<Int>(workers: 1, capacity: 2)
-        let sent = Locked(0)
-        _ = BlockingThread(name: "test-worker") {
-            for item in 0..<3 {
-                channel.send(item)
-                sent.withLock { $0 += 1 }
-            }
-            channel.workerFinished()
-        }
-        #expect(sent.wait(until: { $0 == 2 }, timeout: .seconds(10)) { $0 } == 2)
-        BlockingThread.sleep(for: .milliseconds(200))
-        #expect(sent.withLock { $0 } == 2)
-        var received: [Int] = []
-        while let item = try channel.receive() { received.append(item) }
-        #expect(received == [0, 1, 2])
-    }
-
     @Test("the first worker failure reaches the receiver and tells the other workers to stop")
     func firstFailureWins() throws {
         let channel = WorkerChannel<Int>(workers: 2)
