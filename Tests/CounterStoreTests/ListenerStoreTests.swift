@@ -235,6 +235,39 @@ struct ListenerStoreTests {
         }
     }
 
+    @Test("a rerun of an hour that only gained listeners leaves every day and month sketch the union of its hours, as one that lost some does",
+          arguments: Backend.allCases)
+    func rerunThatGainsListeners(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let batch = try stores.batch()
+            let reader = try stores.reader()
+            // Tracks 1–3 over two days, their sketches explicit (track 1), sparse (2) and full (3).
+            var random = SeededRandom(seed: 41)
+            let sizes: [Int64: Int] = [1: 3, 2: 30, 3: 400]
+            var first: [Play] = []
+            for track: Int64 in 1...3 {
+                for offset in 0..<Int64(48) {
+                    first += (0..<sizes[track]!).map { _ -> Play in (track, hour(offset).index, Int64(random.next(below: 1_000_000))) }
+                }
+            }
+            try batch.replace(range: hours(0, 48), run: batchRun(hours(0, 48))) { try Self.write(first, to: $0) }
+            // Hour 13 again, as a late file adds to it: tracks 1 and 2 keep every listener and
+            // gain new ones; track 3 gains some and loses one.
+            var again = first.filter { $0.hour == hour(13).index }
+            let lost = again.last { $0.track == 3 }?.listener
+            again.removeAll { $0.track == 3 && $0.listener == lost }
+            for track: Int64 in 1...3 {
+                again += (0..<sizes[track]!).map { index -> Play in (track, hour(13).index, Int64(2_000_000 + index)) }
+            }
+            try batch.replace(range: hours(13, 14), run: batchRun(hours(13, 14))) { try Self.write(again, to: $0) }
+            let kept = first.filter { $0.hour != hour(13).index } + again
+            try Self.checkRollups(stores)
+            for track: Int64 in 1...3 {
+                Self.check(try reader.listeners(track: track, in: hours(0, 48)), kept.filter { $0.track == track }, "track \(track)")
+            }
+        }
+    }
+
     @Test("a flush read twice changes plays but never the listener count", arguments: Backend.allCases)
     func duplicatesNeverRaiseListeners(_ backend: Backend) throws {
         try withStores(backend) { stores in

@@ -118,7 +118,9 @@ func threadCPUMilliseconds() -> Double {
 func bench(directory: String, queries: Int) throws {
     let reader = try StoreBackend.sqlite(StoreLocation(directory: directory)).openReader()
     let coverage = try reader.coverage()
-    guard let covered = coverage.ranges.last else { fail("\(directory) holds no batch coverage; run build first") }
+    guard let covered = coverage.ranges.last, let firstHour = coverage.ranges.first?.lower else {
+        fail("\(directory) holds no batch coverage; run build first")
+    }
     let end = covered.upper.advanced(by: realtimeHours)
     let spanHours = end.index - firstHour.index
     var random = SeededRandom(seed: 7)

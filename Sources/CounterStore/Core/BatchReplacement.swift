@@ -9,18 +9,19 @@ import Runtime
 /// not the days or months around them. Then empty buckets go and the run is recorded.
 ///
 /// Listener sketches add to the rollups by union the same way, but a union cannot be
-/// subtracted: the (track, day)s and (track, month)s whose replaced hours held a sketch are
-/// rebuilt from their hours and days once the new hours are in (`ListenerRollups`).
+/// subtracted: the (track, day)s and (track, month)s whose replaced hours held a sketch that
+/// the new hour does not hold are rebuilt from their hours and days once the new hours are in
+/// (`ListenerRollups`).
 enum BatchReplacement {
     static func replace<D: StoreDialect>(_ target: ReplaceTarget, sources: [HourSource], sortBufferRows: Int, in db: D,
                                          rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
-        var stale = ListenerRollups()
-        try subtractReplacedHours(target.pieces, db, staleListeners: &stale)
+        let stale = ListenerRollups()
+        try subtractReplacedHours(target.pieces, db, staleListeners: stale)
         let hours = Catalogue.batch(.hour)
         for range in target.coverage.ranges {
             try db.run("DELETE FROM \(hours.name) WHERE hour >= $1 AND hour < $2", .integer(range.lower.index), .integer(range.upper.index))
         }
-        let sink = BatchRowSink(db, target: target, capacity: sortBufferRows)
+        let sink = BatchRowSink(db, target: target, capacity: sortBufferRows, staleListeners: stale)
         let run = try rows(BatchRowWriter(sink: sink.write))
         try sink.drain()
         try stale.rebuild(db)
@@ -29,24 +30,27 @@ enum BatchReplacement {
     }
 
     /// Takes the hours of every piece — plays, dimension counts and listener plays — out of
-    /// their day and month rows, and notes the (track, day)s whose sketches they were part of. A
+    /// their day and month rows, and notes the sketches they held (`ListenerRollups`). A
     /// first run over new hours finds nothing; a rerun reads each old row once. A month's sums
     /// are added up over its pieces and written once (a run over a month would otherwise
     /// update every month row once per day).
     private static func subtractReplacedHours<D: StoreDialect>(_ pieces: [RollupPiece], _ db: D,
-                                                               staleListeners: inout ListenerRollups) throws {
+                                                               staleListeners: ListenerRollups) throws {
         let hours = Catalogue.batch(.hour)
         var month = RowBuffer()
         var piece = RowBuffer()
         for (index, current) in pieces.enumerated() {
             try db.query("""
-                SELECT track_id, hour, plays, dimensions, listener_plays, CASE WHEN listeners IS NULL THEN 0 ELSE 1 END
+                SELECT track_id, hour, plays, dimensions, listener_plays, listeners
                 FROM \(hours.name) WHERE hour >= $1 AND hour < $2
                 """, [.integer(current.hours.lower.index), .integer(current.hours.upper.index)]) { row in
                 let trackID = row.int64(at: 0)
-                row.withBytes(at: 3) { piece.append(CountRow(trackID: trackID, hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2)),
+                let hour = Hour(index: row.int64(at: 1))
+                row.withBytes(at: 3) { piece.append(CountRow(trackID: trackID, hour: hour, plays: row.int64(at: 2)),
                                                     dimensions: $0, listenerPlays: row.int64(at: 4)) }
-                if row.int64(at: 5) != 0 { staleListeners.insert(trackID: trackID, piece: current) }
+                row.withBytes(at: 5) { sketch in
+                    if !sketch.isEmpty { staleListeners.noteReplaced(trackID: trackID, hour: hour, sketch: sketch, piece: current) }
+                }
             }
             if !piece.isEmpty {
                 let days = try piece.sorted(into: hours, sign: -1).rolledUp(to: .day)
@@ -87,16 +91,19 @@ final class BatchRowSink<D: StoreDialect> {
     private let db: D
     private let target: ReplaceTarget
     private let capacity: Int
+    private let staleListeners: ListenerRollups
     private var buffer = RowBuffer()
 
-    init(_ db: D, target: ReplaceTarget, capacity: Int) {
+    init(_ db: D, target: ReplaceTarget, capacity: Int, staleListeners: ListenerRollups) {
         self.db = db
         self.target = target
         self.capacity = max(1, capacity)
+        self.staleListeners = staleListeners
     }
 
     func write(_ row: BatchRowWriter.Row) throws {
         guard try target.admits(row.counts) else { return }
+        staleListeners.noteNew(trackID: row.counts.trackID, hour: row.counts.hour, sketch: row.listeners)
         buffer.append(row.counts, dimensions: row.dimensions, listenerPlays: row.listenerPlays, listeners: row.listeners)
         if buffer.count >= capacity { try drain() }
     }

@@ -5,17 +5,82 @@ import CounterpointCore
 /// track's day sketch is rebuilt from its hours and its month sketch from its days, in the
 /// replacement's transaction, after the new hours are in. A first run over new hours has
 /// nothing stale (new sketches unite into the rollups exactly), so the rebuild costs nothing
-/// then; a rerun reads the rows of the days and months it touched.
-struct ListenerRollups {
+/// then.
+///
+/// Nor has a rerun whose new hour holds every listener the replaced one held — a late file
+/// adds events, it takes none away: when the union of a replaced hour's sketch with its new
+/// sketch is the new sketch, the day and month that held the old one plus the new one are
+/// exactly what a rebuild would give, since a sketch is a function of the set of hashes it has
+/// seen. So the replaced sketches are kept (up to `keptBytesLimit`) and each new row that holds
+/// its old one settles its (track, hour); only the rest are rebuilt, from the rows of just their
+/// tracks, through the (track, bucket) key — never the other tracks of the day or month.
+/// A late file in one hour thus costs what that hour holds, whatever the history's length
+/// (docs/performance.md).
+final class ListenerRollups {
+    private struct Replaced {
+        var piece: RollupPiece
+        var sketch: Range<Int>
+    }
+
     private var tracksByDay: [Int64: Set<Int64>] = [:]
     private var tracksByMonth: [Int64: Set<Int64>] = [:]
+    /// The replaced (track, hour)s whose sketches no new row has been seen to hold yet, their
+    /// sketches back to back in `kept`; nil once they outgrew `keptBytesLimit` (then all of them
+    /// are rebuilt).
+    private var replaced: [Key: Replaced]? = [:]
+    private var kept: [UInt8] = []
+    private var union: [UInt8] = []
 
-    mutating func insert(trackID: Int64, piece: RollupPiece) {
+    private struct Key: Hashable {
+        var trackID: Int64
+        var hour: Int64
+    }
+
+    /// Replaced sketches kept for the comparison at most: an hour's rows (a few MB) and more,
+    /// but not a rerun of months.
+    static let keptBytesLimit = 64 << 20
+
+    /// Tracks read by one statement: `track_id IN (…)` with this many parameters (the last id
+    /// repeated to fill a short chunk), so that every read is one cached statement.
+    static let tracksPerRead = 64
+
+    /// A replaced hour row of `trackID` in `piece` held `sketch` (not empty).
+    func noteReplaced(trackID: Int64, hour: Hour, sketch: UnsafeRawBufferPointer, piece: RollupPiece) {
+        if replaced != nil, kept.count + sketch.count <= Self.keptBytesLimit {
+            let start = kept.count
+            kept.append(contentsOf: sketch)
+            replaced![Key(trackID: trackID, hour: hour.index)] = Replaced(piece: piece, sketch: start..<kept.count)
+            return
+        }
+        if let all = replaced {
+            for (key, entry) in all { markStale(trackID: key.trackID, piece: entry.piece) }
+            replaced = nil
+            kept = []
+        }
+        markStale(trackID: trackID, piece: piece)
+    }
+
+    /// A new row of (track, hour) holds `sketch`: if that holds every listener of the replaced
+    /// row, the replaced row needs no rebuild of its day and month.
+    func noteNew(trackID: Int64, hour: Hour, sketch: UnsafeRawBufferPointer) {
+        let key = Key(trackID: trackID, hour: hour.index)
+        guard !sketch.isEmpty, let entry = replaced?[key] else { return }
+        let holdsOld = kept.withUnsafeBytes { kept in
+            BlobMerge.unite(UnsafeRawBufferPointer(rebasing: kept[entry.sketch]), sketch, into: &union)
+                && union.elementsEqual(sketch)
+        }
+        if holdsOld { replaced![key] = nil }
+    }
+
+    private func markStale(trackID: Int64, piece: RollupPiece) {
         tracksByDay[piece.day, default: []].insert(trackID)
         tracksByMonth[piece.month, default: []].insert(trackID)
     }
 
     func rebuild<D: StoreDialect>(_ db: D) throws {
+        for (key, entry) in replaced ?? [:] { markStale(trackID: key.trackID, piece: entry.piece) }
+        replaced = [:]
+        kept = []
         for (day, tracks) in tracksByDay.sorted(by: { $0.key < $1.key }) {
             let first = RollupLevel.day.firstHour(ofKey: day).index
             try rebuild(.day, key: day, tracks: tracks, from: .hour, lower: first, upper: first + 24, db)
@@ -28,24 +93,34 @@ struct ListenerRollups {
     }
 
     /// Sets the sketch of each of `tracks` in bucket `key` of `level` to the union of its
-    /// sketches in the `source` rows [lower, upper) (none: NULL).
+    /// sketches in the `source` rows [lower, upper) (none: NULL), `tracksPerRead` tracks at a time.
     private func rebuild<D: StoreDialect>(_ level: RollupLevel, key: Int64, tracks: Set<Int64>, from source: RollupLevel,
                                           lower: Int64, upper: Int64, _ db: D) throws {
         let table = Catalogue.batch(source)
-        var unions: [Int64: SketchUnion] = [:]
-        try db.query("""
-            SELECT track_id, listeners FROM \(table.name) WHERE \(table.keys.second) >= $1 AND \(table.keys.second) < $2
-            AND listeners IS NOT NULL
-            """, [.integer(lower), .integer(upper)]) { row in
-            let trackID = row.int64(at: 0)
-            guard tracks.contains(trackID) else { return }
-            try row.withBytes(at: 1) { try unions[trackID, default: SketchUnion(trackID: trackID)].add(0, $0) }
-        }
+        let count = Self.tracksPerRead
+        let sql = """
+            SELECT track_id, listeners FROM \(table.name)
+            WHERE track_id IN (\((0..<count).map { "$\($0 + 3)" }.joined(separator: ", ")))
+            AND \(table.keys.second) >= $1 AND \(table.keys.second) < $2 AND listeners IS NOT NULL
+            """
+        let sorted = tracks.sorted()
         var rows = CounterRows(Catalogue.batch(level), replacesListeners: true)
-        for trackID in tracks.sorted() {
-            let encoded = unions[trackID].map(\.sketch.encoded) ?? []
-            try encoded.withUnsafeBytes { try rows.append(trackID, key, plays: 0, dimensions: CounterRows.noBlob, listeners: $0) }
+        for start in stride(from: 0, to: sorted.count, by: count) {
+            let chunk = sorted[start..<min(start + count, sorted.count)]
+            let ids = chunk.map { SQLValue.integer($0) } + Array(repeating: .integer(chunk.last!), count: count - chunk.count)
+            var unions: [Int64: SketchUnion] = [:]
+            try db.query(sql, [.integer(lower), .integer(upper)] + ids) { row in
+                let trackID = row.int64(at: 0)
+                try row.withBytes(at: 1) { try unions[trackID, default: SketchUnion(trackID: trackID)].add(0, $0) }
+            }
+            for trackID in chunk {
+                let encoded = unions[trackID].map(\.sketch.encoded) ?? []
+                try encoded.withUnsafeBytes { try rows.append(trackID, key, plays: 0, dimensions: CounterRows.noBlob, listeners: $0) }
+            }
         }
         try db.add(rows)
     }
 }
+
+@available(*, unavailable)
+extension ListenerRollups: Sendable {}

@@ -204,6 +204,15 @@ extension Schema {
         // Listener sketches and the plays that carried a listener id, in the same rows; rows
         // written before this migration have neither (NULL, 0).
         Catalogue.addListenerColumns(to: Catalogue.batchTables, types),
+        // A track's plays over a span without its payloads: a popular track's rows carry dense
+        // listener sketches (2.5 KB), a few to a page, and a ranking sums such tracks over every
+        // bucket of its range. These narrow covering indexes keep sums and timelines off the
+        // wide rows (docs/performance.md, 2026-12-07).
+        """
+        CREATE INDEX batch_hours_by_track ON batch_hours (track_id, hour, plays);
+        CREATE INDEX batch_days_by_track ON batch_days (track_id, day, plays);
+        CREATE INDEX batch_months_by_track ON batch_months (track_id, month, plays);
+        """,
     ])
 }
 
