@@ -26,9 +26,9 @@ struct TestStores {
     func batch(sortBufferRows: Int? = nil) throws -> any BatchWriter {
         switch backend {
         case let .sqlite(location):
-            var configuration = BatchStore.Configuration()
+            var configuration = SQLiteBatchStore.Configuration()
             if let sortBufferRows { configuration.sortBufferRows = sortBufferRows }
-            return try BatchStore(location: location, configuration: configuration)
+            return try SQLiteBatchStore(location: location, configuration: configuration)
         case let .postgres(url):
             var configuration = PostgresBatchStore.Configuration()
             if let sortBufferRows { configuration.sortBufferRows = sortBufferRows }

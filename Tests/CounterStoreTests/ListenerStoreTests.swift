@@ -332,8 +332,8 @@ struct ListenerStoreTests {
             try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: true)
             // Both files as the version before listeners left them, with counts in them.
             for (path, schema, version, rows) in [
-                (location.realtimePath, Schema.realtime, 3, "INSERT INTO realtime_counts (hour, track_id, plays) VALUES (\(hour(30).index), 1, 5)"),
-                (location.batchPath, Schema.batch, 4, """
+                (location.realtimePath, SQLiteSchema.realtime, 3, "INSERT INTO realtime_counts (hour, track_id, plays) VALUES (\(hour(30).index), 1, 5)"),
+                (location.batchPath, SQLiteSchema.batch, 4, """
                     INSERT INTO batch_hours (track_id, hour, plays) VALUES (1, \(hour(3).index), 7);
                     INSERT INTO batch_days (track_id, day, plays) VALUES (1, \(UTCCalendar.day(of: hour(3))), 7);
                     INSERT INTO batch_months (track_id, month, plays) VALUES (1, \(RollupLevel.month.key(of: hour(3))), 7);
@@ -347,8 +347,8 @@ struct ListenerStoreTests {
                     try db.execute(rows)
                 }
             }
-            let realtime = try RealtimeStore(location: location)
-            let batch = try BatchStore(location: location)
+            let realtime = try SQLiteRealtimeStore(location: location)
+            let batch = try SQLiteBatchStore(location: location)
             let reader = try StoreBackend.sqlite(location).openReader()
             let before = try reader.listeners(track: 1, in: .allTime)
             #expect(before.listeners == 0 && before.exact && before.plays.plays == 12 && before.playsWithoutListener == 12)

@@ -125,11 +125,11 @@ struct PostgresBatchCopyTests {
             let server = try PostgresTestServer.shared()
             let url = try server.makeDatabase()
             defer { server.dropDatabase(url: url) }
-            var configuration = BatchStore.Configuration()
+            var configuration = SQLiteBatchStore.Configuration()
             configuration.sortBufferRows = 97
             var postgresConfiguration = PostgresBatchStore.Configuration()
             postgresConfiguration.sortBufferRows = 97
-            let stores: [any BatchWriter] = [try BatchStore(location: location, configuration: configuration),
+            let stores: [any BatchWriter] = [try SQLiteBatchStore(location: location, configuration: configuration),
                                               try PostgresBatchStore(url: url, configuration: postgresConfiguration)]
             var current: [Int64: [Play]] = [:]
             for (index, run) in runs.enumerated() {

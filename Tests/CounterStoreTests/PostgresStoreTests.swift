@@ -147,14 +147,14 @@ struct StoreCopyTests {
             }
         }
         try withStoreLocation { location in
-            let realtime = try RealtimeStore(location: location)
+            let realtime = try SQLiteRealtimeStore(location: location)
             let (increments, dimensions) = DimensionStoreTests.rows((1...Int64(40)).flatMap { track in
                 (0..<Int64(60)).flatMap { plays(track, $0, track % 5 + 1) }
             })
             #expect(try realtime.apply(increments: increments, dimensions: dimensions, progress: [
                 PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 77, highWatermark: 90),
             ], flushedAt: 4_000) == .committed)
-            let batch = try BatchStore(location: location)
+            let batch = try SQLiteBatchStore(location: location)
             let (rows, blobs) = DimensionStoreTests.rows((1...Int64(40)).flatMap { track in
                 (0..<Int64(30)).flatMap { plays(track, $0, track % 3 + 2) }
             })

@@ -39,7 +39,7 @@ struct RealtimeMigrationTests {
         try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: true)
         let database = try Database(path: location.realtimePath)
         try database.write { db in
-            for migration in Schema.realtime.migrations.prefix(4) { try db.execute(migration) }
+            for migration in SQLiteSchema.realtime.migrations.prefix(4) { try db.execute(migration) }
             try db.setUserVersion(4)
             let counts = try db.makeStatement("INSERT INTO realtime_counts (hour, track_id, plays) VALUES (?1, ?2, ?3)")
             let dimensions = try db.makeStatement("INSERT INTO realtime_dimensions (hour, track_id, dimensions) VALUES (?1, ?2, ?3)")
@@ -91,9 +91,9 @@ struct RealtimeMigrationTests {
             ]
             try Self.writeVersionFour(rows, at: location)
 
-            let realtime = try RealtimeStore(location: location)
+            let realtime = try SQLiteRealtimeStore(location: location)
             let database = try Database(path: location.realtimePath, mode: .readOnly)
-            #expect(try database.userVersion() == Schema.realtime.version)
+            #expect(try database.userVersion() == SQLiteSchema.realtime.version)
             var tables: [String] = []
             try database.makeStatement("SELECT name FROM sqlite_master ORDER BY name").forEachRow { tables.append($0.string(at: 0)) }
             #expect(tables == ["last_flush", "partition_offsets", "realtime_counts", "realtime_counts_by_track", "realtime_hours"])

@@ -117,7 +117,7 @@ struct RealtimeStoreTests {
     @Test("compaction of an explicit coverage deletes oldest first (SQLite)")
     func compactionOldestFirst() throws {
         try withStoreLocation { location in
-            let realtime = try RealtimeStore(location: location)
+            let realtime = try SQLiteRealtimeStore(location: location)
             try flush(realtime, (0..<Int64(10)).map { (1, $0, 1) }, from: nil, to: 1)
             #expect(try realtime.compact(coverage: Coverage([hours(0, 10)]), maxRows: 4) == 4)
             let reader = try StoreBackend.sqlite(location).openReader()

@@ -126,7 +126,7 @@ struct RollupTests {
             do {
                 let database = try Database(path: location.batchPath)
                 try database.write { db in
-                    try db.execute(Schema.batch.migrations[0])
+                    try db.execute(SQLiteSchema.batch.migrations[0])
                     try db.setUserVersion(1)
                     for offset in stride(from: Int64(0), to: 24 * 40, by: 7) {
                         try db.execute("INSERT INTO batch_counts (hour, track_id, plays, run_id) VALUES (\(Self.origin + offset), \(1 + offset % 3), \(offset % 11 + 1), 1)")
@@ -134,7 +134,7 @@ struct RollupTests {
                     try db.execute("INSERT INTO coverage (lower, upper) VALUES (\(hoursOfTwoMonths.lower.index), \(hoursOfTwoMonths.upper.index))")
                 }
             }
-            _ = try BatchStore(location: location)
+            _ = try SQLiteBatchStore(location: location)
             let reader = try StoreBackend.sqlite(location).openReader()
             var expected: [Int64: Int64] = [:]
             for offset in stride(from: Int64(0), to: 24 * 40, by: 7) { expected[1 + offset % 3, default: 0] += offset % 11 + 1 }

@@ -17,8 +17,8 @@ struct SchemaTests {
     func createsSchema() throws {
         try withStoreLocation { location in
             do {
-                _ = try RealtimeStore(location: location)
-                _ = try BatchStore(location: location)
+                _ = try SQLiteRealtimeStore(location: location)
+                _ = try SQLiteBatchStore(location: location)
             }
             // Realtime: counts, dimensions, a change counter, listeners, payloads in the counts rows,
             // hour stamps. Batch: hours, rollups, recorded sources, dimensions, listeners.
@@ -30,11 +30,11 @@ struct SchemaTests {
     @Test("a file with a newer schema version than this program knows is refused")
     func newerVersionRefused() throws {
         try withStoreLocation { location in
-            do { _ = try BatchStore(location: location) }
+            do { _ = try SQLiteBatchStore(location: location) }
             var bytes = try Data(contentsOf: URL(fileURLWithPath: location.batchPath))
             bytes.replaceSubrange(60..<64, with: [0, 0, 0, 9])
             try bytes.write(to: URL(fileURLWithPath: location.batchPath))
-            let error = try #require(throws: CounterStoreError.self) { try BatchStore(location: location) }
+            let error = try #require(throws: CounterStoreError.self) { try SQLiteBatchStore(location: location) }
             #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 6))
             #expect(throws: CounterStoreError.self) { try StoreBackend.sqlite(location).openReader() }
         }
@@ -44,14 +44,14 @@ struct SchemaTests {
     func reopenKeepsData() throws {
         try withStoreLocation { location in
             do {
-                let realtime = try RealtimeStore(location: location)
+                let realtime = try SQLiteRealtimeStore(location: location)
                 try flush(realtime, [(1, 30, 5)], from: nil, to: 100)
-                let batch = try BatchStore(location: location)
+                let batch = try SQLiteBatchStore(location: location)
                 try replace(batch, hours(0, 24), [(1, 3, 7)])
             }
-            let realtime = try RealtimeStore(location: location)
+            let realtime = try SQLiteRealtimeStore(location: location)
             #expect(try realtime.storedOffsets(topic: "plays") == [0: 100])
-            let batch = try BatchStore(location: location)
+            let batch = try SQLiteBatchStore(location: location)
             #expect(try batch.coverage() == Coverage([hours(0, 24)]))
             #expect(try batch.recentRuns(limit: 10).count == 1)
             let reader = try StoreBackend.sqlite(location).openReader()
@@ -69,7 +69,7 @@ struct SchemaTests {
             #expect(try reader.top(in: .allTime, limit: 10).isEmpty)
             #expect(try reader.partitions().isEmpty)
             // Writers open the files the reader created.
-            let realtime = try RealtimeStore(location: location)
+            let realtime = try SQLiteRealtimeStore(location: location)
             try flush(realtime, [(1, 0, 2)], from: nil, to: 1)
             #expect(try reader.plays(track: 1, in: .allTime).plays == 2)
         }
@@ -83,7 +83,7 @@ struct SchemaTests {
             let blocker = location.directory + "/file"
             try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
             let inside = StoreLocation(directory: blocker + "/data")
-            for open in [{ _ = try RealtimeStore(location: inside) }, { _ = try BatchStore(location: inside) },
+            for open in [{ _ = try SQLiteRealtimeStore(location: inside) }, { _ = try SQLiteBatchStore(location: inside) },
                          { _ = try StoreBackend.sqlite(inside).openReader() }] as [() throws -> Void] {
                 let error = try #require(throws: CounterStoreError.self) { try open() }
                 guard case .cannotCreateDirectory(let path, _) = error else {
@@ -100,7 +100,7 @@ struct SchemaTests {
         try withStoreLocation { location in
             try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: true)
             try Data(repeating: 0xAB, count: 4096).write(to: URL(fileURLWithPath: location.realtimePath))
-            let error = try #require(throws: SQLiteError.self) { try RealtimeStore(location: location) }
+            let error = try #require(throws: SQLiteError.self) { try SQLiteRealtimeStore(location: location) }
             #expect(error.kind == .corrupt)
             #expect(error.operation.contains("realtime.sqlite") || error.message.contains("not a database"))
             let readerError = try #require(throws: SQLiteError.self) { try StoreBackend.sqlite(location).openReader() }

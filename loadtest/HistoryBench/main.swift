@@ -1,5 +1,5 @@
 // History benchmark (loadtest/bench-history): builds a batch store of long hourly history with
-// Zipf popularity through the product's own BatchStore, then times the reader's answers on it —
+// Zipf popularity through the product's own SQLiteBatchStore, then times the reader's answers on it —
 // every answer computed fresh (no snapshot reuse, no cache) — and prints percentiles.
 //
 //   counterpoint-bench-history build DIR TRACKS DAYS EVENTS_PER_HOUR
@@ -39,7 +39,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     let location = StoreLocation(directory: directory)
     let zipf = ZipfSampler(count: tracks, exponent: 1.0)
     var random = SeededRandom(seed: 42)
-    let batch = try BatchStore(location: location)
+    let batch = try SQLiteBatchStore(location: location)
     let started = Date()
     let hours = Int64(days) * 24
     let batchEnd = firstHour.advanced(by: hours - realtimeHours)
@@ -83,7 +83,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
                          Date().timeIntervalSince(started)))
         }
     }
-    let realtime = try RealtimeStore(location: location)
+    let realtime = try SQLiteRealtimeStore(location: location)
     var rows: [CountRow] = []
     var sketches: [SketchRow] = []
     for offset in 0..<realtimeHours {

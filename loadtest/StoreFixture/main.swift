@@ -14,7 +14,7 @@ func plays(_ track: Int64, _ hour: Int64) -> Int64 { (track * 7 + hour * 13) % 5
 /// The covered half, as one batch run. The store closes when this returns, which checkpoints
 /// its write-ahead log into the database file, as a finished `batch` leaves it.
 func buildBatch(_ location: StoreLocation, tracks: Int64, range: HourRange) throws {
-    let batch = try BatchStore(location: location)
+    let batch = try SQLiteBatchStore(location: location)
     try batch.replace(ranges: [range], startedAt: 0) { writer in
         for track in 1...tracks {
             for offset in 0..<range.count {
@@ -29,7 +29,7 @@ func buildBatch(_ location: StoreLocation, tracks: Int64, range: HourRange) thro
 
 /// The uncovered half, as realtime flushes of 20,000 tracks each on partition 0.
 func buildRealtime(_ location: StoreLocation, tracks: Int64, range: HourRange) throws {
-    let realtime = try RealtimeStore(location: location)
+    let realtime = try SQLiteRealtimeStore(location: location)
     var nextOffset: Int64 = 0
     var first: Int64 = 1
     while first <= tracks {

@@ -4,7 +4,7 @@ import SQLiteDB
 /// The schema of one store file: an ordered list of migrations. The file's
 /// `PRAGMA user_version` is the number of migrations applied; opening a file runs the missing
 /// ones in one transaction, and refuses a file with a higher version than this program knows.
-struct Schema: Sendable {
+struct SQLiteSchema: Sendable {
     let migrations: [String]
 
     var version: Int { migrations.count }
@@ -34,14 +34,14 @@ struct Schema: Sendable {
     }
 }
 
-extension Schema {
+extension SQLiteSchema {
     /// SQLite's column types (an `INTEGER PRIMARY KEY` is the rowid).
     static let types = ColumnTypes(integer: "INTEGER", text: "TEXT", blob: "BLOB")
 
     /// realtime.sqlite. Counters are keyed (hour, track_id) so compaction deletes contiguous
     /// rows; the covering index (track_id, hour, plays) serves the reader's per-track sums and
     /// timelines without touching the table (its payloads are read through it, by key).
-    static let realtime = Schema(migrations: [
+    static let realtime = SQLiteSchema(migrations: [
         """
         CREATE TABLE realtime_counts (
             hour INTEGER NOT NULL,
@@ -126,7 +126,7 @@ extension Schema {
     /// keyed (track_id, bucket) for a track's sums and timelines, and indexed
     /// (bucket, plays DESC, track_id) for the rankings' sorted access (see `ThresholdTopK`).
     /// Coverage is kept as normalized ranges, one row each.
-    static let batch = Schema(migrations: [
+    static let batch = SQLiteSchema(migrations: [
         """
         CREATE TABLE batch_counts (
             hour INTEGER NOT NULL,
@@ -228,7 +228,7 @@ enum StoreFile {
         }
     }
 
-    static func openWriter(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
+    static func openWriter(path: String, schema: SQLiteSchema, configuration: DatabaseConfiguration) throws -> Database {
         let database = try Database(path: path, mode: .readWrite, configuration: configuration)
         try schema.migrate(database)
         try SQLiteDialect.defineMergeFunctions(database)
@@ -241,7 +241,7 @@ enum StoreFile {
     /// writer connection, so a reader can start before any flush or batch run has happened;
     /// when a missing file cannot be created for lack of space, an empty in-memory stand-in
     /// answers until the file exists (no file, no data yet).
-    static func openReader(path: String, schema: Schema, configuration: DatabaseConfiguration) throws -> Database {
+    static func openReader(path: String, schema: SQLiteSchema, configuration: DatabaseConfiguration) throws -> Database {
         if !hasContent(path) {
             do {
                 _ = try openWriter(path: path, schema: schema, configuration: configuration)

@@ -34,7 +34,7 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
     /// and migrates now: an unreachable or misconfigured database throws a one-line `PostgresError`.
     public func openRealtimeWriter() throws -> any RealtimeWriter {
         switch self {
-        case let .sqlite(location): try RealtimeStore(location: location)
+        case let .sqlite(location): try SQLiteRealtimeStore(location: location)
         case let .postgres(url): try PostgresRealtimeStore(url: url)
         }
     }
@@ -42,7 +42,7 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
     /// The batch layer's writer.
     public func openBatchWriter() throws -> any BatchWriter {
         switch self {
-        case let .sqlite(location): try BatchStore(location: location)
+        case let .sqlite(location): try SQLiteBatchStore(location: location)
         case let .postgres(url): try PostgresBatchStore(url: url)
         }
     }

@@ -53,7 +53,7 @@ public struct PartitionStatus: Sendable, Hashable {
 
 /// One batch run, as recorded with the rows it wrote.
 public struct BatchRun: Sendable, Hashable {
-    /// Assigned by `BatchStore.replace` (ascending); any value given to it is ignored.
+    /// Assigned by `SQLiteBatchStore.replace` (ascending); any value given to it is ignored.
     public var id: Int64
     public var range: HourRange
     /// Epoch milliseconds.

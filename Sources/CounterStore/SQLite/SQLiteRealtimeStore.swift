@@ -3,7 +3,7 @@ import SQLiteDB
 
 /// The single writer of realtime.sqlite: the consumer's flushes and the compaction of rows
 /// the batch layer has made obsolete. Not `Sendable`: use it from one thread.
-public final class RealtimeStore: RealtimeWriter {
+public final class SQLiteRealtimeStore: RealtimeWriter {
     private let database: Database
     private let location: StoreLocation
     private let configuration: DatabaseConfiguration
@@ -158,4 +158,4 @@ public final class RealtimeStore: RealtimeWriter {
 }
 
 @available(*, unavailable)
-extension RealtimeStore: Sendable {}
+extension SQLiteRealtimeStore: Sendable {}

@@ -3,7 +3,7 @@ import SQLiteDB
 
 /// The single writer of batch.sqlite: runs `BatchReplacement` in one write transaction of the
 /// file, with a page cache sized for it. Not `Sendable`: use it from one thread.
-public final class BatchStore: BatchWriter {
+public final class SQLiteBatchStore: BatchWriter {
     public struct Configuration: Sendable, Hashable {
         /// Connection settings; see `DatabaseConfiguration` for the defaults.
         public var database: DatabaseConfiguration = .default
@@ -52,4 +52,4 @@ public final class BatchStore: BatchWriter {
 }
 
 @available(*, unavailable)
-extension BatchStore: Sendable {}
+extension SQLiteBatchStore: Sendable {}
