@@ -123,6 +123,7 @@ struct ErrorAnswerTests {
             // Same size, overwritten in place: the readers' memory maps stay valid.
             try overwrite(path, with: Data(repeating: 0xA5, count: original.count))
 
+            let failing = ContinuousClock.now
             for (index, client) in clients.enumerated() {
                 let target = ["/v1/tracks/1/plays", "/v1/top", "/v1/plays?track_id=1", "/v1/tracks/1/timeline",
                               "/v1/status", "/readyz"][index % 6]
@@ -131,11 +132,14 @@ struct ErrorAnswerTests {
                 try expectError(try client.request("/v1/tracks/0/plays"), status: 400, code: "invalid_track_id")
                 #expect(try client.request("/healthz").status == 200)
             }
-            // Every one of those requests failed on the store; the log says so once (every 10 s).
+            // Every one of those requests failed on the store; the log says so once every 10 s: once,
+            // unless a loaded machine stretched these requests past 10 s.
             for _ in 0..<50 {
                 try expectError(try clients[0].request("/v1/tracks/1/plays"), status: 503, code: "store_unavailable")
             }
-            #expect(records.messages(at: .warning).filter { $0 == "store read failed" }.count == 1)
+            let windows = 1 + Int((ContinuousClock.now - failing).components.seconds / 10)
+            let logged = records.messages(at: .warning).filter { $0 == "store read failed" }.count
+            #expect(logged >= 1 && logged <= windows, "\(logged) lines in \(windows) windows of 10 s")
 
             // Once the file is whole again the same server answers from it, on old and new connections.
             try overwrite(path, with: original)
