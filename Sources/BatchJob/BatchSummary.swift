@@ -39,8 +39,8 @@ public struct BatchSummary: Sendable, EventTallies {
 
     /// The run record kept in the batch store.
     func batchRun(startedAt: Int64, finishedAt: Int64) -> BatchRun {
-        BatchRun(range: ranges.first.map { HourRange($0.lower, ranges.last!.upper) } ?? HourRange(Hour(index: 0), Hour(index: 0)),
-                 startedAt: startedAt, finishedAt: finishedAt, eventsRead: eventsRead, valid: valid,
+        // Its range is the store's to set: the span it replaced.
+        BatchRun(startedAt: startedAt, finishedAt: finishedAt, eventsRead: eventsRead, valid: valid,
                  duplicates: duplicates, rejected: rejections.total,
                  rejectedByReason: Dictionary(uniqueKeysWithValues: rejections.counts.map { ($0.key.rawValue, $0.value) }),
                  tracks: tracks, rows: rows)

@@ -53,8 +53,10 @@ public struct PartitionStatus: Sendable, Hashable {
 
 /// One batch run, as recorded with the rows it wrote.
 public struct BatchRun: Sendable, Hashable {
-    /// Assigned by `SQLiteBatchStore.replace` (ascending); any value given to it is ignored.
+    /// Assigned by the batch writer's `replace` (ascending); any value given to it is ignored.
     public var id: Int64
+    /// The span of the hours the run replaced, from the first one's start to the last one's
+    /// end: set by the batch writer's `replace` from what it replaced; any value given to it is ignored.
     public var range: HourRange
     /// Epoch milliseconds.
     public var startedAt: Int64
@@ -68,7 +70,7 @@ public struct BatchRun: Sendable, Hashable {
     public var tracks: Int
     public var rows: Int
 
-    public init(id: Int64 = 0, range: HourRange, startedAt: Int64, finishedAt: Int64, eventsRead: Int, valid: Int,
+    public init(id: Int64 = 0, range: HourRange = HourRange(Hour(index: 0), Hour(index: 0)), startedAt: Int64, finishedAt: Int64, eventsRead: Int, valid: Int,
                 duplicates: Int, rejected: Int, rejectedByReason: [String: Int], tracks: Int, rows: Int) {
         self.id = id
         self.range = range
