@@ -28,8 +28,9 @@ struct RealtimeStart: Sendable {
         let first: RealtimeConsumer?
         do {
             first = try RealtimeConsumer(configuration: configuration, logger: logger)
-        } catch let error as any StoreFailure where lacksSpace(error) {
-            logger.warning("the realtime store cannot be opened for writing: \(configuration.store.fullDiskCause(of: error) ?? "no free space"); retrying until it can", metadata: [
+        } catch {
+            guard let cause = spaceCause(error) else { throw error }
+            logger.warning("the realtime store cannot be opened for writing: \(cause); retrying until it can", metadata: [
                 "store": "\(configuration.store)", "store.error": "\(error)",
             ])
             first = nil
@@ -44,18 +45,20 @@ struct RealtimeStart: Sendable {
     private func makeConsumer() throws -> RealtimeConsumer {
         do {
             return try RealtimeConsumer(configuration: configuration, logger: logger)
-        } catch let error as any StoreFailure where lacksSpace(error) {
-            throw CannotFlush(description: "cannot flush: \(configuration.store.fullDiskCause(of: error) ?? "no free space"): the realtime store cannot be opened for writing (\(error))")
+        } catch {
+            guard let cause = spaceCause(error) else { throw error }
+            throw CannotFlush(description: "cannot flush: \(cause): the realtime store cannot be opened for writing (\(error))")
         }
     }
 
-    /// An existing SQLite store that fails to open for lack of space: the disk is full, or the
-    /// operating system refuses to create or grow a file on a disk with no room left. Any other
-    /// failure to open (a wrong directory, permissions) is not waited out.
-    private func lacksSpace(_ error: any StoreFailure) -> Bool {
+    /// "no free space on …" when an existing SQLite store failed to open for lack of space: the
+    /// disk is full, or the operating system refuses to create or grow a file on a disk with no
+    /// room left. nil for any other failure to open (a wrong directory, permissions), which is
+    /// not waited out.
+    private func spaceCause(_ error: any Error) -> String? {
         guard case .sqlite(let location) = configuration.store,
-              FileManager.default.fileExists(atPath: location.realtimePath) else { return false }
-        return configuration.store.fullDiskCause(of: error) != nil
+              FileManager.default.fileExists(atPath: location.realtimePath) else { return nil }
+        return configuration.store.fullDiskCause(of: error)
     }
 
     private struct CannotFlush: Error, CustomStringConvertible {

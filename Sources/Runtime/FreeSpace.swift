@@ -20,10 +20,8 @@ public enum FreeSpace {
             if statvfs(candidate, &stats) == 0 {
                 return Int64(stats.f_bavail) * Int64(stats.f_frsize)
             }
-            guard errno == ENOENT, let slash = candidate.lastIndex(of: "/") else { return nil }
-            let parent = String(candidate[..<slash])
-            candidate = parent.isEmpty ? "/" : parent
-            if candidate == "/" && path.hasPrefix("/") == false { return nil }
+            guard errno == ENOENT, candidate != "/", let slash = candidate.lastIndex(of: "/") else { return nil }
+            candidate = slash == candidate.startIndex ? "/" : String(candidate[..<slash])
         }
     }
 

@@ -63,8 +63,10 @@ final class ListenerRollups {
     /// A new row of (track, hour) holds `sketch`: if that holds every listener of the replaced
     /// row, the replaced row needs no rebuild of its day and month.
     func noteNew(trackID: Int64, hour: Hour, sketch: UnsafeRawBufferPointer) {
+        // Every row of a batch passes here; a first run over new hours replaced nothing.
+        guard !sketch.isEmpty, replaced?.isEmpty == false else { return }
         let key = Key(trackID: trackID, hour: hour.index)
-        guard !sketch.isEmpty, let entry = replaced?[key] else { return }
+        guard let entry = replaced?[key] else { return }
         let holdsOld = kept.withUnsafeBytes { kept in
             BlobMerge.unite(UnsafeRawBufferPointer(rebasing: kept[entry.sketch]), sketch, into: &union)
                 && union.elementsEqual(sketch)
