@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(name: "ReaderTests", dependencies: [
             "Patience",
             "Reader", "CounterStore", "CounterpointCore", "HTTPServer", "HTTPTestClient", "StoreTestSupport", "Credentials", "Runtime",
-            "SecurityFixtures", "Programs", "Scratch", "LogCapture", .product(name: "Logging", package: "swift-log"),
+            "SecurityFixtures", "Programs", "Scratch", "LogCapture", "CoreTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArchiveTests", dependencies: [
             "Archive", "Kafka", "EventLogs", "CounterpointCore", "BatchJob", "CounterStore", "Generator", "LogCapture", "Patience", "Programs", "Runtime",

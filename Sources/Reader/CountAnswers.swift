@@ -1,10 +1,12 @@
 import CounterpointCore
 import CounterStore
+import HTTPServer
 import Runtime
 
 /// The count endpoints of docs/openapi.yaml: each turns validated parameters into store queries and
-/// renders the answer. They return bytes, never touch HTTP, and throw `APIError` for bad
-/// input (store failures propagate and become 503 one level up).
+/// renders the answer. They return bytes — or, for a list, a response in the form asked for
+/// (`ListFormat`) — and throw `APIError` for bad input (store failures propagate and become
+/// 503 one level up).
 struct CountAnswers {
     /// Longest timeline one answer may hold (docs/openapi.yaml).
     static let maxTimelinePoints: Int64 = 10_000
@@ -52,39 +54,37 @@ struct CountAnswers {
         return json.bytes
     }
 
-    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.stepParameters)
+        let format = try ListFormat(values, accept: accept)
         let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
         let (points, freshness) = try store.read { try $0.timeline(track: trackID, in: range, step: step) }
-        return timelineAnswer(trackID, step: step, range: range, points: points, freshness: freshness) { point, json in
-            json.key("start"); json.value(point.start)
-            json.key("plays"); json.value(point.plays)
-            json.key("source"); json.value(point.source.rawValue)
-        }
+        return timelineAnswer(trackID, format, "plays", step: step, range: range, points: points, columns: Self.timelineColumns,
+                              freshness: freshness)
     }
 
-    /// `{"track_id":…,"step":…,"from":…,"to":…,"points":[…],"freshness":{…}}`: the shape of
-    /// every timeline answer, each point an object whose members `point` writes.
-    func timelineAnswer<Point>(_ trackID: Int64, step: TimelineStep, range: HourRange, points: [Point], freshness: Freshness,
-                               _ point: (Point, inout JSONWriter) -> Void) -> [UInt8] {
-        var json = JSONWriter(capacity: 64 + points.count * 72)
-        json.beginObject()
-        json.key("track_id"); json.value(trackID)
-        json.key("step"); json.value(step.rawValue)
-        json.key("from"); json.value(range.lower)
-        json.key("to"); json.value(range.upper)
-        json.key("points")
-        json.beginArray()
-        for each in points {
+    static let timelineColumns: [Column<TimelinePoint>] = [
+        Column("start") { .hour($0.start) },
+        Column("plays") { .integer($0.plays) },
+        Column("source") { .text($0.source.rawValue) },
+    ]
+
+    /// `{"track_id":…,"step":…,"from":…,"to":…,"points":[…],"freshness":{…}}`, the shape of
+    /// every timeline answer, or its points as CSV (`track-1-plays-by-hour-<range>.csv`).
+    func timelineAnswer<Point>(_ trackID: Int64, _ format: ListFormat, _ what: String, step: TimelineStep, range: HourRange,
+                               points: [Point], columns: [Column<Point>], freshness: Freshness) -> HTTPResponse {
+        listResponse(format, rows: points, columns: columns,
+                     filename: "track-\(trackID)-\(what)-by-\(step.rawValue)-\(fileNameRange(range))") { json in
             json.beginObject()
-            point(each, &json)
+            json.key("track_id"); json.value(trackID)
+            json.key("step"); json.value(step.rawValue)
+            json.key("from"); json.value(range.lower)
+            json.key("to"); json.value(range.upper)
+            json.key("points"); json.rows(points, columns)
+            writeFreshness(freshness, into: &json)
             json.endObject()
         }
-        json.endArray()
-        writeFreshness(freshness, into: &json)
-        json.endObject()
-        return json.bytes
     }
 
     /// The timeline's `step`: `hour` (the default) or `day`.
@@ -123,8 +123,9 @@ struct CountAnswers {
         return range
     }
 
-    func multiPlays(_ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+    func multiPlays(_ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.multiTrackParameters)
+        let format = try ListFormat(values, accept: accept)
         guard let list = values["track_id"], !list.isEmpty else {
             throw APIError.badRequest("missing_track_id", "'track_id' is required: a comma-separated list of up to \(Self.maxTracksPerRequest) track ids")
         }
@@ -142,45 +143,45 @@ struct CountAnswers {
         }
         let range = try values.hourRange()
         let (answers, freshness) = try store.read { try $0.plays(tracks: trackIDs, in: range) }
-        return trackList(answers, freshness)
+        return trackList(answers, format, filename: "tracks-plays-\(fileNameRange(range))", freshness)
     }
 
-    func top(_ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+    func top(_ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.rankingParameters)
+        let format = try ListFormat(values, accept: accept)
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
         // Ranked from the same snapshots as every other answer: a batch commit or a flush
         // shows in the next ranking, at most the snapshot age later.
         let (tracks, freshness) = try store.read { try $0.top(in: range, limit: limit) }
-        return trackList(tracks, freshness)
+        return trackList(tracks, format, filename: "top-tracks-plays-\(fileNameRange(range))", freshness)
     }
 
-    /// `{"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers.
-    private func trackList(_ tracks: some Collection<TrackPlays>, _ freshness: Freshness) -> [UInt8] {
-        var json = JSONWriter(capacity: 64 + tracks.count * 80)
-        json.beginObject()
-        json.key("tracks")
-        json.beginArray()
-        for track in tracks {
+    static let trackPlaysColumns: [Column<TrackPlays>] = [
+        Column("track_id") { .integer($0.trackID) },
+        Column("plays") { .integer($0.plays) },
+        Column("batch_plays") { .integer($0.batchPlays) },
+        Column("realtime_plays") { .integer($0.realtimePlays) },
+    ]
+
+    /// `{"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers, or its
+    /// tracks as CSV.
+    private func trackList(_ tracks: [TrackPlays], _ format: ListFormat, filename: @autoclosure () -> String,
+                           _ freshness: Freshness) -> HTTPResponse {
+        listResponse(format, rows: tracks, columns: Self.trackPlaysColumns, filename: filename()) { json in
             json.beginObject()
-            write(track, into: &json)
+            json.key("tracks"); json.rows(tracks, Self.trackPlaysColumns)
+            writeFreshness(freshness, into: &json)
             json.endObject()
         }
-        json.endArray()
-        writeFreshness(freshness, into: &json)
-        json.endObject()
-        return json.bytes
     }
 
-    private func write(_ plays: TrackPlays, into json: inout JSONWriter) {
-        json.key("track_id"); json.value(plays.trackID)
-        writeCounts(plays, into: &json)
-    }
-
+    /// A track's `plays`, `batch_plays` and `realtime_plays`: the list items' members but the id.
     private func writeCounts(_ plays: TrackPlays, into json: inout JSONWriter) {
-        json.key("plays"); json.value(plays.plays)
-        json.key("batch_plays"); json.value(plays.batchPlays)
-        json.key("realtime_plays"); json.value(plays.realtimePlays)
+        for column in Self.trackPlaysColumns.dropFirst() {
+            json.key(column.name)
+            json.value(column.cell(plays))
+        }
     }
 
     func writeFreshness(_ freshness: Freshness, into json: inout JSONWriter) {

@@ -1,5 +1,6 @@
 import CounterpointCore
 import CounterStore
+import HTTPServer
 
 /// The dimension endpoints of docs/openapi.yaml: where on the waveform plays start, and plays by
 /// country or client. Same parameters, errors and freshness as the count endpoints; the plays
@@ -19,8 +20,9 @@ struct DimensionAnswers {
         }
     }
 
-    func breakdown(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+    func breakdown(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.breakdownParameters)
+        let format = try ListFormat(values, accept: accept)
         let section: DimensionEncoding.Section
         switch values["by"] {
         case "country": section = .country
@@ -30,24 +32,23 @@ struct DimensionAnswers {
         case let other?:
             throw APIError.badRequest("invalid_by", "'by' must be 'country' or 'client', not '\(QueryValues.printable(other))'")
         }
+        let by = section == .country ? "country" : "client"
         let range = try values.hourRange()
         let (answer, freshness) = try store.read { try $0.dimensions(track: trackID, in: range) }
         let entries = answer.breakdown(section)
-        var json = JSONWriter(capacity: 128 + entries.count * 48)
-        json.beginObject()
-        json.key("track_id"); json.value(trackID)
-        json.key("by"); json.value(section == .country ? "country" : "client")
-        json.key("values")
-        json.beginArray()
-        for entry in entries {
+        return listResponse(format, rows: entries, columns: Self.breakdownColumns,
+                            filename: "track-\(trackID)-plays-by-\(by)-\(fileNameRange(range))") { json in
             json.beginObject()
-            json.key("value"); json.optional(entry.value) { $0.value($1.string) }
-            json.key("plays"); json.value(entry.plays)
+            json.key("track_id"); json.value(trackID)
+            json.key("by"); json.value(by)
+            json.key("values"); json.rows(entries, Self.breakdownColumns)
+            counts.writeFreshness(freshness, into: &json)
             json.endObject()
         }
-        json.endArray()
-        counts.writeFreshness(freshness, into: &json)
-        json.endObject()
-        return json.bytes
     }
+
+    static let breakdownColumns: [Column<(value: DimensionValue?, plays: Int64)>] = [
+        Column("value") { $0.value.map { .text($0.string) } ?? .null },
+        Column("plays") { .integer($0.plays) },
+    ]
 }

@@ -1,5 +1,6 @@
 import CounterpointCore
 import CounterStore
+import HTTPServer
 
 /// The listener endpoints of docs/openapi.yaml (docs/listeners.md): distinct listeners of a
 /// track over a range, and per bucket. Same parameters, errors and freshness as the count
@@ -16,16 +17,20 @@ struct ListenerAnswers {
         }
     }
 
-    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.stepParameters)
+        let format = try ListFormat(values, accept: accept)
         let step = try counts.timelineStep(values)
         let range = try counts.timelineRange(values, step: step)
         let (points, freshness) = try store.read { try $0.listenerTimeline(track: trackID, in: range, step: step) }
-        return counts.timelineAnswer(trackID, step: step, range: range, points: points, freshness: freshness) { point, json in
-            json.key("start"); json.value(point.start)
-            json.key("listeners"); json.value(point.listeners)
-            json.key("exact"); json.value(point.exact)
-            json.key("source"); json.value(point.source.rawValue)
-        }
+        return counts.timelineAnswer(trackID, format, "listeners", step: step, range: range, points: points,
+                                     columns: Self.timelineColumns, freshness: freshness)
     }
+
+    static let timelineColumns: [Column<ListenerPoint>] = [
+        Column("start") { .hour($0.start) },
+        Column("listeners") { .integer($0.listeners) },
+        Column("exact") { .flag($0.exact) },
+        Column("source") { .text($0.source.rawValue) },
+    ]
 }

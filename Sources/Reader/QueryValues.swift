@@ -28,10 +28,11 @@ struct QueryValues {
     /// The parameters of each kind of route, made once rather than on every request.
     static let noParameters: Set<String> = []
     static let rangeParameters: Set<String> = ["from", "to"]
-    static let stepParameters: Set<String> = ["from", "to", "step"]
-    static let multiTrackParameters: Set<String> = ["track_id", "from", "to"]
-    static let rankingParameters: Set<String> = ["from", "to", "limit"]
-    static let breakdownParameters: Set<String> = ["by", "from", "to"]
+    /// Those of list answers take `format` too (`ListFormat`).
+    static let stepParameters: Set<String> = ["from", "to", "step", "format"]
+    static let multiTrackParameters: Set<String> = ["track_id", "from", "to", "format"]
+    static let rankingParameters: Set<String> = ["from", "to", "limit", "format"]
+    static let breakdownParameters: Set<String> = ["by", "from", "to", "format"]
 
     /// `from`/`to` as an hour range, both floored to the hour; absent means all time on
     /// that side (or `defaultRange`'s bound when one is given).

@@ -34,22 +34,26 @@ struct Route: Sendable {
                 .map(HTTPResponse.json) ?? .later
         },
         Route("/v1/tracks/{id}/timeline") { reader, request, track, store in
-            .json(try reader.counts.timeline(track, request.query, store: store))
+            try reader.counts.timeline(track, request.query, accept: request.header("Accept"), store: store)
         },
         Route("/v1/tracks/{id}/waveform") { reader, request, track, store in
             .json(try reader.dimensions.waveform(track, request.query, store: store))
         },
         Route("/v1/tracks/{id}/breakdown") { reader, request, track, store in
-            .json(try reader.dimensions.breakdown(track, request.query, store: store))
+            try reader.dimensions.breakdown(track, request.query, accept: request.header("Accept"), store: store)
         },
         Route("/v1/tracks/{id}/listeners") { reader, request, track, store in
             .json(try reader.listeners.total(track, request.query, store: store))
         },
         Route("/v1/tracks/{id}/listeners/timeline") { reader, request, track, store in
-            .json(try reader.listeners.timeline(track, request.query, store: store))
+            try reader.listeners.timeline(track, request.query, accept: request.header("Accept"), store: store)
         },
-        Route("/v1/plays") { reader, request, _, store in .json(try reader.counts.multiPlays(request.query, store: store)) },
-        Route("/v1/top") { reader, request, _, store in .json(try reader.counts.top(request.query, store: store)) },
+        Route("/v1/plays") { reader, request, _, store in
+            try reader.counts.multiPlays(request.query, accept: request.header("Accept"), store: store)
+        },
+        Route("/v1/top") { reader, request, _, store in
+            try reader.counts.top(request.query, accept: request.header("Accept"), store: store)
+        },
         Route("/v1/status") { reader, request, _, store in try reader.status(request, store: store) },
         Route("/healthz") { _, request, _, _ in
             _ = try QueryValues(request.query, allowed: QueryValues.noParameters)
