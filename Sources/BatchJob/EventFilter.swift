@@ -25,8 +25,10 @@ struct EventFilter {
     /// line or an event of another hour, each counted in `tally`.
     @inline(__always)
     mutating func admit(_ line: UnsafeRawBufferPointer, dimensions: inout PlayDimensions,
-                        path: String, lineNumber: Int) -> PlayEvent? {
-        switch EventParser.parse(line, dimensions: &dimensions) {
+                        path: String, lineNumber: Int) -> Event? {
+        var parsed = EventParser.parse(line, dimensions: &dimensions)
+        if case .success(let event) = parsed, event.type != .play { parsed = .failure(.notCountedYet(event.type)) }
+        switch parsed {
         case .success(let event):
             tally.eventsRead += 1
             tally.valid += 1

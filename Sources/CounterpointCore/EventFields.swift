@@ -1,7 +1,7 @@
 /// The fields of docs/event-format.md that the parser knows, in the order in which their faults are
 /// reported.
 enum EventField: Int, CaseIterable {
-    case eventID, type, trackID, occurredAt, listenerID, positionMilliseconds, durationMilliseconds, client, country
+    case eventID, type, trackID, occurredAt, listenerID, positionMilliseconds, durationMilliseconds, client, country, creatorID
 
     static let requiredMask: UInt16 = 0b1111
 
@@ -19,6 +19,7 @@ enum EventField: Int, CaseIterable {
         case .durationMilliseconds: "duration_ms"
         case .client: "client"
         case .country: "country"
+        case .creatorID: "creator_id"
         }
     }
 
@@ -36,6 +37,7 @@ enum EventField: Int, CaseIterable {
         case .durationMilliseconds: "duration_ms must be an integer > 0"
         case .client: "client must be a string of at most 32 bytes"
         case .country: "country must be a string of at most 32 bytes"
+        case .creatorID: "creator_id must be an integer between 1 and \(EventLimits.maxCreatorID)"
         }
     }
 
@@ -52,7 +54,10 @@ enum EventField: Int, CaseIterable {
         case .positionMilliseconds: .durationMilliseconds
         case .durationMilliseconds: .client
         case .client: .country
-        case .country: .eventID
+        // Written last where a producer has it (the generator does): tried only after
+        // `country`, so that events without it never pay for a failed first try.
+        case .country: .creatorID
+        case .creatorID: .eventID
         }
     }
 
@@ -81,6 +86,7 @@ enum EventField: Int, CaseIterable {
             KeyPattern(length: 14, head: 0x6F69_7461_7275_6422, tail: 0x3A22_736D_5F6E_6F69) // "duration_ms":
         case .client: KeyPattern(length: 9, head: 0x2274_6E65_696C_6322, tail: 0x3A22_746E_6569_6C63) // "client":
         case .country: KeyPattern(length: 10, head: 0x7972_746E_756F_6322, tail: 0x3A22_7972_746E_756F) // "country":
+        case .creatorID: KeyPattern(length: 13, head: 0x726F_7461_6572_6322, tail: 0x3A22_6469_5F72_6F74) // "creator_id":
         }
     }
 
@@ -107,6 +113,8 @@ enum EventField: Int, CaseIterable {
             case 0x6469_5F6B_6361_7274: return .trackID // "track_id"
             default: return nil
             }
+        case 10:
+            return word64(0) == 0x5F72_6F74_6165_7263 && word32(6) == 0x6469_5F72 ? .creatorID : nil // "creator_", "r_id"
         case 11:
             let head = word64(0), tail = word32(7)
             switch (head, tail) {

@@ -38,7 +38,7 @@ public enum EventParser {
     /// deeper input is `malformed_json`, never a stack overflow.
     public static let maxNestingDepth = 64
 
-    public static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<PlayEvent, EventRejection> {
+    public static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<Event, EventRejection> {
         var dimensions = PlayDimensions()
         return parse(bytes, dimensions: &dimensions)
     }
@@ -46,7 +46,7 @@ public enum EventParser {
     /// Also sets `dimensions` to the waveform bucket, client and country of a valid event (left
     /// unspecified for a rejected one). Written through `inout` rather than returned in the
     /// event, so that callers that do not count by dimension copy nothing more per event.
-    public static func parse(_ bytes: UnsafeRawBufferPointer, dimensions: inout PlayDimensions) -> Result<PlayEvent, EventRejection> {
+    public static func parse(_ bytes: UnsafeRawBufferPointer, dimensions: inout PlayDimensions) -> Result<Event, EventRejection> {
         parse(bytes, dimensions: &dimensions, fastPaths: true)
     }
 
@@ -54,7 +54,7 @@ public enum EventParser {
     /// shortcuts for the usual shape of an event (`EventParsing.matchesKey` and the value
     /// shortcuts) to the same answers, offsets in messages included.
     @inline(__always)
-    static func parse(_ bytes: UnsafeRawBufferPointer, dimensions: inout PlayDimensions, fastPaths: Bool) -> Result<PlayEvent, EventRejection> {
+    static func parse(_ bytes: UnsafeRawBufferPointer, dimensions: inout PlayDimensions, fastPaths: Bool) -> Result<Event, EventRejection> {
         guard bytes.count <= EventLimits.maxEventBytes else {
             return .failure(EventRejection(
                 reason: .tooLarge,
@@ -68,7 +68,7 @@ public enum EventParser {
     }
 
     /// Convenience for arrays, `String.utf8` and other collections of bytes.
-    public static func parse(_ bytes: some Collection<UInt8>) -> Result<PlayEvent, EventRejection> {
+    public static func parse(_ bytes: some Collection<UInt8>) -> Result<Event, EventRejection> {
         if let result = bytes.withContiguousStorageIfAvailable({ parse(UnsafeRawBufferPointer($0)) }) {
             return result
         }

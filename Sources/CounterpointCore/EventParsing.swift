@@ -11,7 +11,10 @@ struct EventParsing {
     /// Where the body of an unsupported `type` string is, for the message.
     var unsupportedType: Range<Int>?
     var eventID = EventID(words: (0, 0, 0, 0, 0, 0, 0, 0), length: 0)
+    var type = EventType.play
     var trackID: Int64 = 0
+    /// 0 unless a valid `creator_id` is present.
+    var creatorID: Int64 = 0
     var occurredAt: Int64 = 0
     var position: Int64 = 0
     var duration: Int64 = 0
@@ -28,7 +31,7 @@ struct EventParsing {
         self.fastPaths = fastPaths
     }
 
-    mutating func run() -> Result<PlayEvent, EventRejection> {
+    mutating func run() -> Result<Event, EventRejection> {
         scanner.skipWhitespace()
         if scanner.position == scanner.end { return .failure(EventParser.emptyRejection) }
         do {
@@ -39,7 +42,9 @@ struct EventParsing {
         if unsupportedType != nil || invalid != 0 || present & EventField.requiredMask != EventField.requiredMask {
             return .failure(fieldRejection())
         }
-        return .success(PlayEvent(eventID: eventID, trackID: trackID, occurredAtMilliseconds: occurredAt))
+        return .success(Event(eventID: eventID, type: type, trackID: trackID,
+                              creatorID: present & EventField.creatorID.bit != 0 ? creatorID : 0,
+                              occurredAtMilliseconds: occurredAt))
     }
 
     /// The dimensions of a valid event: only fields present with a valid value (the last
@@ -185,6 +190,9 @@ struct EventParsing {
                 if value <= 0 { note(field, .invalid) } else { duration = value }
             }
         case .client, .country: try scanShortString(field)
+        case .creatorID:
+            let value = try scanInteger(field)
+            if let value, value >= 1 && value <= EventLimits.maxCreatorID { creatorID = value } else { note(field, .invalid) }
         }
     }
 
@@ -258,19 +266,19 @@ struct EventParsing {
             && scanner.base.loadUnaligned(fromByteOffset: scanner.position, as: UInt32.self) == UInt32(littleEndian: 0x616C_7022)
             && scanner.base.loadUnaligned(fromByteOffset: scanner.position &+ 2, as: UInt32.self) == UInt32(littleEndian: 0x2279_616C) {
             scanner.position &+= 6
+            type = .play
             return note(.type, .valid)
         }
         guard let string = try scanStringValue() else { return note(.type, .invalid) }
         note(.type, .valid)
-        let length = string.stop &- string.start
-        if !string.hasEscapes && length == 4
-            && scanner.base.loadUnaligned(fromByteOffset: string.start, as: UInt32.self) == UInt32(littleEndian: 0x7961_6C70) {
-            return // "play"
+        let named = string.hasEscapes
+            ? EventType.named(scanner.decodedString(from: string.start, to: string.stop))
+            : EventType.named(UnsafeRawBufferPointer(start: scanner.base + string.start, count: string.stop &- string.start))
+        if let named {
+            type = named
+        } else {
+            unsupportedType = string.start..<string.stop
         }
-        if string.hasEscapes && scanner.decodedString(from: string.start, to: string.stop) == Array("play".utf8) {
-            return
-        }
-        unsupportedType = string.start..<string.stop
     }
 
     @inline(__always)
@@ -363,7 +371,8 @@ struct EventParsing {
             let value = scanner.decodedString(from: range.lowerBound, to: range.upperBound)
             let shown = String(decoding: value.prefix(64), as: UTF8.self)
             return EventRejection(reason: .unsupportedType, field: EventField.type.name,
-                                  message: "event type \"\(shown)\" is not supported (only \"play\" is)")
+                                  message: "event type \"\(shown)\" is not supported (the types are " +
+                                      EventType.allCases.map(\.name).joined(separator: ", ") + ")")
         }
         if invalid != 0, let field = EventField(rawValue: invalid.trailingZeroBitCount) {
             return EventRejection(reason: .invalidField, field: field.name, message: field.rule)

@@ -75,6 +75,8 @@ public enum EventLimits {
     public static let latestHourIndex: Int64 = latestMilliseconds / 3_600_000
     /// The largest track id: 2^53 − 1, the largest integer a JSON number keeps exactly.
     public static let maxTrackID: Int64 = 9_007_199_254_740_991
+    /// The largest creator id, for the same reason.
+    public static let maxCreatorID: Int64 = maxTrackID
     /// Events larger than this are rejected as `too_large`.
     public static let maxEventBytes = 64 * 1024
 }

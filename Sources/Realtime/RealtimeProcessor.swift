@@ -107,7 +107,9 @@ final class RealtimeProcessor: KafkaConsumerHandler {
                        partition: partition, offset: offset, value: UnsafeRawBufferPointer(start: nil, count: 0))
                 continue
             }
-            switch EventParser.parse(value, dimensions: &playDimensions) {
+            var parsed = EventParser.parse(value, dimensions: &playDimensions)
+            if case .success(let event) = parsed, event.type != .play { parsed = .failure(.notCountedYet(event.type)) }
+            switch parsed {
             case .success(let event):
                 tables.counts.add(trackID: event.trackID, hour: event.hour)
                 tables.dimensions.add(trackID: event.trackID, hour: event.hour, playDimensions)

@@ -50,6 +50,30 @@ struct InputFormatTests {
         }
     }
 
+    @Test("a valid event of another signal is rejected as not counted yet, and a bad creator_id as invalid_field; plays with a creator count")
+    func otherSignalsAndCreators() throws {
+        try Workspace.with(.sqlite) { workspace in
+            let ten = hour(10)
+            let path = LogLayout.hourFilePath(root: workspace.logs, hour: ten)
+            try workspace.writeLines([
+                #"{"event_id":"p1","type":"play","track_id":1,"occurred_at":"2026-11-20T10:00:00Z","creator_id":7}"#,
+                #"{"event_id":"l1","type":"like","track_id":1,"occurred_at":"2026-11-20T10:00:00Z","creator_id":7}"#,
+                #"{"event_id":"p2","type":"play","track_id":1,"occurred_at":"2026-11-20T10:00:00Z","creator_id":"7"}"#,
+                #"{"event_id":"p3","type":"play","track_id":1,"occurred_at":"2026-11-20T10:00:00Z"}"#,
+            ], to: path)
+            try workspace.close(ten)
+
+            let summary = try workspace.run()
+
+            #expect(summary.eventsRead == 4 && summary.valid == 2)
+            #expect(summary.rejections.counts == [.unsupportedType: 1, .invalidField: 1])
+            #expect(summary.rejections.samples.map(\.source) == [2, 3].map { "\(path):\($0)" })
+            #expect(summary.rejections.samples.first?.message == #"event type "like" is valid but not counted yet: this version counts plays only"#)
+            #expect(summary.rejections.samples.last?.message == "creator_id must be an integer between 1 and 9007199254740991")
+            #expect(try workspace.plays(1, at: ten) == 2)
+        }
+    }
+
     @Test("a line longer than the reader reads (a file's tail of NUL bytes after a crash) is one too_large rejection that says so, not a size it never learnt; the lines after it count",
           arguments: [false, true])
     func lineLongerThanTheReaderReads(unpartitioned: Bool) throws {

@@ -26,15 +26,62 @@ struct EventFieldRuleTests {
         #expect(parsedEvent(eventJSON("event_id", #""\u0041B\u0043-1""#))?.eventID == EventID("ABC-1"))
     }
 
-    @Test("type must be the string \"play\"", arguments: [
-        (#""play""#, nil), (#""\u0070lay""#, nil),
+    @Test("type is one of the eight type strings of SPEC §11, exactly as written", arguments: [
+        (#""play""#, nil), (#""\u0070lay""#, nil), (#""download""#, nil), (#""like""#, nil), (#""unlike""#, nil),
+        (#""repost""#, nil), (#""unrepost""#, nil), (#""comment""#, nil), (#""comment_deleted""#, nil),
+        (#""comment\u005fdeleted""#, nil),
         (#""click""#, .unsupportedType), (#""Play""#, .unsupportedType), (#""""#, .unsupportedType),
-        (#""play ""#, .unsupportedType),
+        (#""play ""#, .unsupportedType), (#""Like""#, .unsupportedType), (#""comment-deleted""#, .unsupportedType),
+        (#""likes""#, .unsupportedType), (#""comment_deleted\u0000""#, .unsupportedType),
         ("5", .invalidField), ("[\"play\"]", .invalidField), ("{}", .invalidField), ("false", .invalidField),
         ("null", .missingField), (nil, .missingField),
     ] as [(String?, RejectReason?)])
     func typeRule(value: String?, expected: RejectReason?) {
         #expect(rejectReason(eventJSON("type", value)) == expected)
+    }
+
+    @Test("each type counts for its signal, a retraction with weight -1, and the event keeps its type")
+    func typesWeighTheirSignals() {
+        let expected: [String: (Signal, Int64)] = [
+            "play": (.plays, 1), "download": (.downloads, 1), "like": (.likes, 1), "unlike": (.likes, -1),
+            "repost": (.reposts, 1), "unrepost": (.reposts, -1), "comment": (.comments, 1), "comment_deleted": (.comments, -1),
+        ]
+        #expect(Set(EventType.allCases.map(\.name)) == Set(expected.keys))
+        for (name, (signal, weight)) in expected {
+            let event = parsedEvent(eventJSON("type", "\"\(name)\""))
+            #expect(event?.type.name == name)
+            #expect(event?.type.signal == signal && event?.type.weight == weight, "\(name)")
+        }
+        // Every signal is counted from at least one type.
+        #expect(Set(EventType.allCases.map(\.signal)) == Set(Signal.allCases))
+    }
+
+    @Test("creator_id, when present, is an integer from 1 to 2^53 - 1; absent or null, the event names no creator", arguments: [
+        ("1", 1), (maxTrackID, 9_007_199_254_740_991), ("42", 42),
+        ("null", 0), (nil, 0),
+    ] as [(String?, Int64)])
+    func creatorIDAccepted(value: String?, expected: Int64) {
+        #expect(parsedEvent(eventJSON("creator_id", value))?.creatorID == expected)
+    }
+
+    @Test("a creator_id of the wrong type or out of range rejects the event as invalid_field", arguments: [
+        "0", "-0", "-1", "9007199254740992", "1.0", "1.5", "1e3", "\"7\"", "[7]", "{}", "true", "1e300",
+    ])
+    func creatorIDRejected(value: String) {
+        let rejected = rejection(eventJSON("creator_id", value))
+        #expect(rejected?.reason == .invalidField && rejected?.field == "creator_id", "\(value)")
+        #expect(rejected?.message == "creator_id must be an integer between 1 and 9007199254740991")
+    }
+
+    @Test("creator_id is found wherever it sits and however its key is written")
+    func creatorIDAnywhere() {
+        let first = "{\"creator_id\":9," + exampleEvent.dropFirst()
+        #expect(parsedEvent(first)?.creatorID == 9)
+        #expect(parsedEvent(eventJSON("creator_id", "9"))?.creatorID == 9)
+        #expect(parsedEvent(exampleEvent.dropLast() + #","cre\u0061tor_id":9}"#)?.creatorID == 9)
+        // The last occurrence wins, as for every field.
+        #expect(parsedEvent(exampleEvent.dropLast() + #","creator_id":9,"creator_id":null}"#)?.creatorID == 0)
+        #expect(rejectReason(exampleEvent.dropLast() + #","creator_id":"x","creator_id":3}"#) == nil)
     }
 
     @Test("track_id is an integer from 1 to 2^53 - 1", arguments: [
@@ -191,7 +238,8 @@ struct EventRejectionPrecedenceTests {
     @Test("unsupported_type outranks invalid and missing fields")
     func unsupportedTypeSecond() {
         #expect(rejectReason(#"{"type":"click","track_id":0}"#) == .unsupportedType)
-        #expect(rejection(#"{"type":"pause"}"#)?.message == #"event type "pause" is not supported (only "play" is)"#)
+        #expect(rejection(#"{"type":"pause"}"#)?.message ==
+            #"event type "pause" is not supported (the types are play, download, like, unlike, repost, unrepost, comment, comment_deleted)"#)
     }
 
     @Test("invalid fields are reported before missing ones, in field order")

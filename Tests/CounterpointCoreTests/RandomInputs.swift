@@ -18,7 +18,7 @@ struct RandomInputs {
     // MARK: Documents
 
     static let knownKeys = ["event_id", "type", "track_id", "occurred_at", "listener_id", "position_ms", "duration_ms",
-                            "client", "country"]
+                            "client", "country", "creator_id"]
 
     /// An event-shaped object: the event fields in random order, some values replaced by random
     /// values, some fields dropped or duplicated, unknown fields added.
@@ -26,6 +26,7 @@ struct RandomInputs {
     /// fields in random places.
     mutating func eventDocument(shuffled: Bool = true) -> [UInt8] {
         var members: [(String, String)] = exampleFields.map { ($0.key, $0.value) }
+        if chance(50) { members.append(("creator_id", pick(["7", "9007199254740991", "0", "null"]))) }
         for index in members.indices where chance(15) { members[index].1 = value(depth: 1) }
         members.removeAll { _ in chance(5) }
         for _ in 0..<int(0..<3) {
@@ -59,7 +60,7 @@ struct RandomInputs {
         case 2: return integer()
         case 3: return decimal()
         case 4: return pick(["true", "false", "null"])
-        case 5: return "\"" + pick(["play", "click", "2026-11-20T12:34:56Z", "2026-11-20T12:34:56.123456+00:00",
+        case 5: return "\"" + pick(["play", "click", "like", "comment_deleted", "2026-11-20T12:34:56Z", "2026-11-20T12:34:56.123456+00:00",
                                     "01JD3Q6Z8W4N5V7K2M9P0R1S3T", ""]) + "\""
         case 6: return pick(["0", "1", "9007199254740991", "9007199254740992", "-1", "1795000000000"])
         case 7:

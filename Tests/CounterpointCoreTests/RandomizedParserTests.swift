@@ -8,7 +8,7 @@ import Testing
 @Suite("Randomized parser inputs", .onTestThreads)
 struct RandomizedParserTests {
     /// What any successful parse must satisfy, whatever the input.
-    func checkInvariants(_ result: Result<PlayEvent, EventRejection>, input: [UInt8]) {
+    func checkInvariants(_ result: Result<Event, EventRejection>, input: [UInt8]) {
         switch result {
         case .success(let event):
             #expect(event.trackID >= 1 && event.trackID <= EventLimits.maxTrackID)
@@ -167,7 +167,7 @@ struct RandomizedParserTests {
         }
     }
 
-    static func isJSONFault(_ result: Result<PlayEvent, EventRejection>) -> Bool {
+    static func isJSONFault(_ result: Result<Event, EventRejection>) -> Bool {
         if case .failure(let rejection) = result {
             return rejection.reason == .malformedJSON || rejection.reason == .invalidUTF8
         }
@@ -239,6 +239,8 @@ struct RandomizedParserTests {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(document)) as? [String: Any])
             #expect(object["event_id"] as? String == event.eventID.text)
             #expect((object["track_id"] as? NSNumber)?.int64Value == event.trackID)
+            #expect(object["type"] as? String == event.type.name)
+            #expect((object["creator_id"] as? NSNumber)?.int64Value ?? 0 == event.creatorID)
             if let text = object["occurred_at"] as? String {
                 #expect(UTCTime.parseTimestamp(text) == event.occurredAtMilliseconds)
             } else {

@@ -41,7 +41,7 @@ func rejectReason(_ bytes: [UInt8]) -> RejectReason? {
     }
 }
 
-func parsedEvent(_ text: String) -> PlayEvent? {
+func parsedEvent(_ text: String) -> Event? {
     try? EventParser.parse(text.utf8).get()
 }
 

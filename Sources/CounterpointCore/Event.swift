@@ -1,22 +1,28 @@
-/// One valid waveform-play event (docs/event-format.md), reduced to what counting needs.
+/// One valid event (docs/event-format.md), reduced to what counting needs: which signal it
+/// counts for and with what weight (`type`), its track, its creator if it names one, its hour.
 ///
 /// The optional fields (`listener_id`, `position_ms`, `duration_ms`, `client`, `country`) are
 /// validated by `EventParser` but not kept here: this value stays small and free of heap storage
 /// on the batch job's hot path, where it is copied out of every parse. Callers that count by
 /// dimension ask `EventParser.parse(_:dimensions:)` for them.
-public struct PlayEvent: Sendable, Hashable {
+public struct Event: Sendable, Hashable {
     public var eventID: EventID
+    public var type: EventType
     public var trackID: Int64
+    /// The creator the event names (`creator_id`), 0 when it names none.
+    public var creatorID: Int64
     public var occurredAtMilliseconds: Int64
 
     @inlinable
-    public init(eventID: EventID, trackID: Int64, occurredAtMilliseconds: Int64) {
+    public init(eventID: EventID, type: EventType = .play, trackID: Int64, creatorID: Int64 = 0, occurredAtMilliseconds: Int64) {
         self.eventID = eventID
+        self.type = type
         self.trackID = trackID
+        self.creatorID = creatorID
         self.occurredAtMilliseconds = occurredAtMilliseconds
     }
 
-    /// The UTC hour the play is counted in.
+    /// The UTC hour the event is counted in.
     @inlinable
     public var hour: Hour { Hour(epochMilliseconds: occurredAtMilliseconds) }
 }
@@ -31,7 +37,8 @@ public enum RejectReason: String, Sendable, CaseIterable, Hashable {
     case missingField = "missing_field"
     /// A known field has the wrong type or a value outside its rule.
     case invalidField = "invalid_field"
-    /// `type` is a string other than `"play"`.
+    /// `type` is a string other than the types of `EventType` (or, until this version counts
+    /// them, one of the types other than `play`: `EventRejection.notCountedYet`).
     case unsupportedType = "unsupported_type"
     /// Larger than `EventLimits.maxEventBytes`; not parsed at all.
     case tooLarge = "too_large"
