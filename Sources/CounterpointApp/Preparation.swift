@@ -29,8 +29,8 @@ final class Preparation: Sendable {
     }
 
     /// The services the work makes, by name, each waiting for it. Put them before `service` in
-    /// the group: it stops in the reverse order, so the work is stopped (and the wait of these
-    /// ended) before any of them is asked to stop.
+    /// the group: it stops in the reverse order, so the work has ended (and each of these knows
+    /// what it runs, or that it runs nothing) before any of them is asked to stop.
     func services(named names: [String]) -> [any ApplicationService] {
         names.enumerated().map { index, name in Made(name: name, index: index, made: made) }
     }
