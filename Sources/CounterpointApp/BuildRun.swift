@@ -126,8 +126,12 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     // Not cut short by a stop: a batch run commits all its hours or none, and a stop waits for it.
     run.update(.starting(reason: "first batch run over the logs in \(configuration.logDirectory)"))
     batch.runOnce { progress in
-        run.update(.starting(reason: "first batch run over the logs: \(grouped(progress.hours)) hours in \(grouped(progress.files)) files, "
-            + "\(megabytes(progress.bytesRead)) of \(megabytes(progress.totalBytes)) MB read"))
+        let files = "first batch run over the logs: \(grouped(progress.hours)) hours in \(grouped(progress.files)) files"
+        // The last counts are written (and the run committed) after the last byte is read.
+        let step = progress.bytesRead < progress.totalBytes
+            ? "\(megabytes(progress.bytesRead)) of \(megabytes(progress.totalBytes)) MB read"
+            : "all \(megabytes(progress.totalBytes)) MB read, writing the counts"
+        run.update(.starting(reason: "\(files), \(step)"))
     }
     if stop.isRequested { throw PreparationStopped() }
     run.update(.starting(reason: "connecting the consumer and the archiver to \(bootstrapServers)"))
