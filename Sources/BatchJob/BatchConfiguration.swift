@@ -53,6 +53,9 @@ public struct BatchConfiguration: Sendable {
 
 /// How far a run has got, for the progress line.
 public struct BatchProgress: Sendable {
+    /// The log files the run reads, and the hours it rebuilds.
+    public var files: Int
+    public var hours: Int
     public var bytesRead: Int64
     public var totalBytes: Int64
     public var eventsRead: Int

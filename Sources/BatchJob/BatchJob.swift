@@ -88,10 +88,10 @@ public enum BatchJob {
 
         let bytesRead = SharedCounter()
         let eventsRead = SharedCounter()
-        let totalBytes = plan.totalBytes
+        let (totalBytes, files, hours) = (plan.totalBytes, plan.fileCount, Int(plan.hourCount))
         let ticker = configuration.progress.map { report in
             PeriodicThread(name: "batch-progress", every: .milliseconds(250)) {
-                report(BatchProgress(bytesRead: bytesRead.current, totalBytes: totalBytes,
+                report(BatchProgress(files: files, hours: hours, bytesRead: bytesRead.current, totalBytes: totalBytes,
                                      eventsRead: Int(eventsRead.current),
                                      elapsedSeconds: (ContinuousClock.now - started).seconds))
             }

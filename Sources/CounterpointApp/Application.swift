@@ -9,9 +9,10 @@ import ServiceLifecycle
 /// executable does) or as a service of the caller's `ServiceGroup` (as the tests do), whose
 /// graceful shutdown stops it.
 ///
-/// Everything was built when the builder returned: the stores are open, the reader is bound
-/// (`readerPort`), the consumers exist. A failure that no component recovers from ends `run`
-/// with that component's error, after the others have stopped.
+/// Everything was built when the builder returned — the stores are open, the reader is bound
+/// (`readerPort`), the consumers exist — but for what a `Preparation` makes inside the group
+/// (`run`'s components, after its demo history and first batch run). A failure that no
+/// component recovers from ends `run` with that component's error, after the others have stopped.
 public final class Application: Service {
     /// The components' states, as `/readyz` and `/v1/status` report them.
     public let health: ComponentHealth
@@ -20,7 +21,7 @@ public final class Application: Service {
     public let readerPort: Int?
     /// The Kafka bootstrap servers the components use: the ones given, or the embedded broker's.
     public let bootstrapServers: String?
-    private let services: Locked<[ComponentService]?>
+    private let services: Locked<[any ApplicationService]?>
     private let broker: Locked<KafkaMockCluster?>
     private let claim: Locked<DirectoryLock?>
     private let whenStopped: (@Sendable () -> Void)?
@@ -30,7 +31,7 @@ public final class Application: Service {
     ///   - broker: an embedded broker the services are clients of; released after them.
     ///   - claim: a claim on the data directory, given up after the broker.
     ///   - whenStopped: runs once every service has stopped.
-    init(services: [ComponentService], health: ComponentHealth, readerPort: Int? = nil, bootstrapServers: String? = nil,
+    init(services: [any ApplicationService], health: ComponentHealth, readerPort: Int? = nil, bootstrapServers: String? = nil,
          broker: KafkaMockCluster? = nil, claim: DirectoryLock? = nil, logger: Logger, whenStopped: (@Sendable () -> Void)? = nil) {
         self.services = Locked(services)
         self.health = health
@@ -85,3 +86,10 @@ public enum ApplicationError: Error, CustomStringConvertible {
 
     public var description: String { "an application runs once; build a new one" }
 }
+
+/// A service of an application's group, with what its end does to the group.
+protocol ApplicationService: Service {
+    var configuration: ServiceGroupConfiguration.ServiceConfiguration { get }
+}
+
+extension ComponentService: ApplicationService {}

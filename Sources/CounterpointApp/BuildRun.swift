@@ -13,12 +13,19 @@ import Runtime
 /// `counterpoint run`: the realtime consumer, the archiver, the scheduled batch, the reader and,
 /// for a demo, live traffic — on an embedded broker unless `configuration.brokers` names one.
 ///
-/// Builds everything off the cooperative pool (the broker, the demo history, the stores and the
-/// consumers block), after a first batch run over what the logs already hold. The services start
-/// in the order consumer, archiver, scheduled batch, demo traffic, reader, and stop in the
-/// reverse one; the embedded broker outlives all of them. With `embeddedFaults` the faults start
-/// once everything is built and stop, every broker up again, once every service has stopped.
-/// - Parameter onListening: called with the reader's port once everything has started.
+/// Builds off the cooperative pool what is quick to build — the claim on the data directory, the
+/// embedded broker, the reader, which listens from then on — and leaves the long preparation to
+/// the application's group (`Preparation`): the demo history, a first batch run over what the
+/// logs already hold, then the consumer, the archiver, the scheduled batch and the demo traffic.
+/// Meanwhile the reader answers from the stores as they are, `/healthz` 200 and `/readyz` 503 with
+/// what the preparation waits for (the `run` component, `starting` with a reason); SIGINT/SIGTERM
+/// stops it (the demo history at once, a batch run once it has committed or rolled back). The
+/// services stop in the order reader, demo traffic, scheduled batch, archiver, consumer; the
+/// embedded broker outlives all of them. With `embeddedFaults` the faults start once everything
+/// is built and stop, every broker up again, once every service has stopped.
+/// - Parameter onListening: called with the reader's port once it listens, inside the group (so
+///   with SIGINT/SIGTERM handled) — before the preparation has finished: `/readyz` says when the
+///   run is ready.
 public func buildRun(_ configuration: RunConfiguration, logger: Logger,
                      onListening: (@Sendable (_ port: Int) -> Void)? = nil) async throws -> Application {
     try await BlockingThread.run(name: "build") {
@@ -34,22 +41,63 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
             embedded = cluster
         }
         let bootstrapServers = configuration.brokers ?? embedded?.bootstrapServers ?? ""
-        if let events = configuration.demoHistoryEvents {
-            try generateDemoHistory(events: events, into: configuration.logDirectory, clock: configuration.clock, logger: logger)
-        }
         let health = ComponentHealth(logger: logger, clock: configuration.clock)
-        let (services, readerPort) = try runServices(configuration, bootstrapServers: bootstrapServers,
-                                                     embedded: embedded != nil, health: health, logger: logger,
-                                                     onListening: onListening)
-        let faults = embedded.flatMap { startFaults(configuration, on: $0, logger: logger) }
-        return Application(services: services, health: health, readerPort: readerPort,
+        // The consumers' and archivers' status, for `/v1/status`, once the preparation has made them.
+        let liveStatus = Locked<(@Sendable () -> LiveStatus?)?>(nil)
+        let faults = Locked<KafkaFaultInjector?>(nil)
+        let cluster = embedded
+        let firstStep = configuration.demoHistoryEvents.map { "generating demo history: 0 of \(grouped($0)) events" }
+            ?? "first batch run over the logs in \(configuration.logDirectory)"
+        let preparation = Preparation(health: health.handle(for: "run"), doing: firstStep, logger: logger) { stop in
+            try prepareRun(configuration, bootstrapServers: bootstrapServers, embedded: cluster,
+                           health: health, liveStatus: liveStatus, faults: faults, stop: stop, logger: logger)
+        }
+
+        var readerConfiguration = configuration.reader
+        readerConfiguration.store = configuration.store
+        readerConfiguration.clock = configuration.clock
+        readerConfiguration.liveStatus = { liveStatus.value?() }
+        readerConfiguration.health = health
+        let server = try ReaderServer(configuration: readerConfiguration, logger: logger)
+        let port = server.port
+        let reader = ComponentService(health.handle(for: "reader"), component: server, logger: logger) { onListening?(port) }
+
+        // Stopped in the reverse order: the reader first, then the preparation (which ends the
+        // wait of the services it makes), then those, each after the one before.
+        var names = ["consumer", "archiver", "scheduled batch"]
+        if configuration.demoRate > 0 { names.append("demo traffic") }
+        let services = preparation.services(named: names) + [preparation.service, reader]
+        return Application(services: services, health: health, readerPort: port,
                            bootstrapServers: bootstrapServers, broker: embedded, claim: claim, logger: logger) {
-            guard let faults else { return }
+            guard let faults = faults.value else { return }
             faults.stop()
             let injected = faults.injectedByKind.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             logger.info("kafka faults injected", metadata: ["kafka.faults_injected": "\(injected.joined(separator: ","))"])
         }
     }
+}
+
+/// `run`'s preparation, on a thread of its own while the reader answers: the demo history, a
+/// first batch run over what the logs hold, then the components, as services in the order of
+/// `buildRun`'s names; reports each step to `/readyz` through the `run` component.
+private func prepareRun(_ configuration: RunConfiguration, bootstrapServers: String, embedded: KafkaMockCluster?,
+                        health: ComponentHealth, liveStatus: Locked<(@Sendable () -> LiveStatus?)?>,
+                        faults: Locked<KafkaFaultInjector?>, stop: StopSignal, logger: Logger) throws -> [ComponentService] {
+    let run = health.handle(for: "run")
+    if let events = configuration.demoHistoryEvents {
+        let total = grouped(events)
+        try generateDemoHistory(events: events, into: configuration.logDirectory, clock: configuration.clock, logger: logger) { written in
+            if stop.isRequested { throw PreparationStopped() }
+            run.update(.starting(reason: "generating demo history: \(grouped(written)) of \(total) events"))
+        }
+    }
+    if stop.isRequested { throw PreparationStopped() }
+    let (services, live) = try runServices(configuration, bootstrapServers: bootstrapServers, embedded: embedded != nil,
+                                           health: health, stop: stop, logger: logger)
+    liveStatus.set(live)
+    if stop.isRequested { throw PreparationStopped() }
+    faults.set(embedded.flatMap { startFaults(configuration, on: $0, logger: logger) })
+    return services
 }
 
 /// Starts injecting `configuration.embeddedFaults` into the embedded broker, on the topic's
@@ -64,15 +112,29 @@ private func startFaults(_ configuration: RunConfiguration, on cluster: KafkaMoc
     return injector
 }
 
-/// The components of `run`, as services in start order, and the reader's port.
+/// The components of `run` but the reader, as services in start order (consumer, archiver,
+/// scheduled batch, demo traffic), after a first batch run over what the logs hold; and their
+/// status for `/v1/status`.
 private func runServices(_ configuration: RunConfiguration, bootstrapServers: String, embedded: Bool,
-                         health: ComponentHealth, logger: Logger,
-                         onListening: (@Sendable (Int) -> Void)?) throws -> ([ComponentService], Int) {
+                         health: ComponentHealth, stop: StopSignal,
+                         logger: Logger) throws -> ([ComponentService], @Sendable () -> LiveStatus?) {
     let store = configuration.store
+    let run = health.handle(for: "run")
     let batch = ScheduledBatch(logDirectory: configuration.logDirectory, store: store,
                                scratchDirectory: configuration.dataDirectory, interval: configuration.batchInterval, clock: configuration.clock,
                                health: health.handle(for: "scheduled batch"), logger: logger)
-    batch.runOnce()
+    // Not cut short by a stop: a batch run commits all its hours or none, and a stop waits for it.
+    run.update(.starting(reason: "first batch run over the logs in \(configuration.logDirectory)"))
+    batch.runOnce { progress in
+        let files = "first batch run over the logs: \(grouped(progress.hours)) hours in \(grouped(progress.files)) files"
+        // The last counts are written (and the run committed) after the last byte is read.
+        let step = progress.bytesRead < progress.totalBytes
+            ? "\(megabytes(progress.bytesRead)) of \(megabytes(progress.totalBytes)) MB read"
+            : "all \(megabytes(progress.totalBytes)) MB read, writing the counts"
+        run.update(.starting(reason: "\(files), \(step)"))
+    }
+    if stop.isRequested { throw PreparationStopped() }
+    run.update(.starting(reason: "connecting the consumer and the archiver to \(bootstrapServers)"))
 
     var realtimeConfiguration = RealtimeConfiguration(bootstrapServers: bootstrapServers, store: store)
     realtimeConfiguration.topic = configuration.topic
@@ -98,18 +160,13 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     let archiveSettings = archiveConfiguration
     let archivers = try ComponentSupply { try Archiver(configuration: archiveSettings, logger: logger) }
 
-    var readerConfiguration = configuration.reader
-    readerConfiguration.store = store
-    readerConfiguration.clock = configuration.clock
     let consumers = realtime.consumers
-    readerConfiguration.liveStatus = {
+    let liveStatus: @Sendable () -> LiveStatus? = {
         guard let consumer = consumers.current, let archiver = archivers.current else { return nil }
         return LiveStatus(realtime: consumer.status(), archive: archiver.status())
     }
-    readerConfiguration.health = health
-    let server = try ReaderServer(configuration: readerConfiguration, logger: logger)
 
-    // Started in this order, stopped in the reverse one: the reader and the producer first,
+    // Started in this order, stopped in the reverse one (after the reader): the producer first,
     // then the scheduled batch, the archiver and the consumer, each after the one before.
     var services = [
         realtime.service,
@@ -131,10 +188,12 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
                                   generator: generator, logger: logger)
         services.append(ComponentService(health.handle(for: "demo traffic"), component: traffic, logger: logger))
     }
-    let port = server.port
-    // Announced last, once every other component has started, inside the group.
-    services.append(ComponentService(health.handle(for: "reader"), component: server, logger: logger) { onListening?(port) })
-    return (services, port)
+    return (services, liveStatus)
+}
+
+/// `bytes` in whole megabytes, rounded up, as `/readyz` shows them.
+private func megabytes(_ bytes: Int64) -> String {
+    grouped(Int((bytes + 999_999) / 1_000_000))
 }
 
 /// Claims `directory` for this run, or says which run holds it.

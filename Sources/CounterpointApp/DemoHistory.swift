@@ -9,7 +9,11 @@ import Runtime
 /// Hours that hold logs already (an earlier run's history, or the plays its archiver filed) are
 /// left as they are, so a second run neither adds history on top of real plays nor makes the
 /// batch layer rebuild hours that did not change.
-func generateDemoHistory(events: Int, into logDirectory: String, clock: WallClock, logger: Logger) throws {
+///
+/// `progress` is told the events written so far, now and then (every 65,536); what it throws
+/// ends the generation at once, the hour being written removed (see `Generator.generate`).
+func generateDemoHistory(events: Int, into logDirectory: String, clock: WallClock, logger: Logger,
+                         progress: @escaping (_ written: Int) throws -> Void = { _ in }) throws {
     var configuration = GeneratorConfiguration()
     configuration.events = events
     configuration.tracks = 5_000
@@ -26,13 +30,25 @@ func generateDemoHistory(events: Int, into logDirectory: String, clock: WallCloc
         "logs.directory": "\(logDirectory)", "logs.events": "\(events)", "logs.hours": "\(hoursToWrite)",
         "logs.estimated_mb": "\(configuration.estimatedBytes / 1_000_000)",
     ])
-    let progress = LogThrottle(every: .seconds(2))
+    let logThrottle = LogThrottle(every: .seconds(2))
     let summary = try Generator.generate(configuration, into: logDirectory) { written in
-        guard progress.admit() != nil, written < events else { return }
+        try progress(written)
+        guard logThrottle.admit() != nil, written < events else { return }
         logger.info("generating demo history: \(written * 100 / max(1, events)) % (\(written) of \(events) events)")
     }
     logger.info("demo history generated", metadata: [
         "logs.directory": "\(logDirectory)", "logs.events": "\(summary.events)", "logs.files": "\(summary.files)",
         "logs.hours_kept": "\(RunConfiguration.demoHistoryHours - summary.files)",
     ])
+}
+
+/// `1234567` as `1,234,567`: counts as people read them in `/readyz` and `/v1/status`.
+func grouped(_ number: Int) -> String {
+    let digits = String(number.magnitude)
+    var result = ""
+    for (index, digit) in digits.enumerated() {
+        if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
+        result.append(digit)
+    }
+    return number < 0 ? "-" + result : result
 }

@@ -47,13 +47,15 @@ final class ScheduledBatch: BlockingComponent {
         ended.succeed()
     }
 
-    /// One run; returns whether it succeeded (or had nothing to do).
+    /// One run; returns whether it succeeded (or had nothing to do). `progress` is told how far
+    /// the run has got every quarter of a second while it reads.
     @discardableResult
-    func runOnce() -> Bool {
+    func runOnce(progress: (@Sendable (BatchProgress) -> Void)? = nil) -> Bool {
         guard FileManager.default.fileExists(atPath: logDirectory) else { return true }
         do {
             var configuration = BatchConfiguration(logPaths: [logDirectory], store: store, scratchDirectory: scratchDirectory)
             configuration.clock = clock
+            configuration.progress = progress
             let summary = try BatchJob.run(configuration, logger: logger)
             logger.info("scheduled batch finished", metadata: [
                 "batch.hours": "\(summary.hours)", "batch.counted": "\(summary.counted)",

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CounterpointCore
 import EventLogs
 import Runtime
@@ -48,9 +55,12 @@ public enum Generator {
     /// Valid events are the `EventSynthesizer` stream of the seed; duplicates and malformed lines
     /// are interleaved by a separate generator, so the valid events (and the truth) do not depend
     /// on their rates.
-    /// `progress` receives the number of valid events written so far, now and then.
+    /// `progress` receives the number of valid events written so far, now and then; what it
+    /// throws ends the generation (a stop asked for), as a failure to write does: the hour
+    /// being written is removed, so that no half-written hour is left to pass for a whole one
+    /// (the hours written before it are complete, with their markers).
     public static func generate(_ configuration: GeneratorConfiguration, into root: String,
-                                progress: ((Int) -> Void)? = nil) throws -> GeneratorSummary {
+                                progress: ((Int) throws -> Void)? = nil) throws -> GeneratorSummary {
         try configuration.validate()
         // Refused before the first byte: a data set that cannot fit would only fill the disk.
         let needed = configuration.estimatedBytes
@@ -79,45 +89,54 @@ public enum Generator {
             // A kept hour's events are drawn like the others', then the summary is put back.
             let kept = configuration.keptHours.contains(hour)
             let summaryBefore = summary
-            let writer = kept ? nil : try LogWriter(path: LogLayout.hourFilePath(root: root, hour: hour, gzip: configuration.gzip),
-                                                    gzip: configuration.gzip, append: false, gzipLevel: configuration.gzipLevel)
-            var validLeft = validCount, malformedLeft = malformedCount, duplicatesLeft = duplicateCount
-            var validIndex = 0
-            var deferredCopies: [Int: [[UInt8]]] = [:]   // valid-event index → copies to write after it
+            let path = LogLayout.hourFilePath(root: root, hour: hour, gzip: configuration.gzip)
+            let writer = kept ? nil : try LogWriter(path: path, gzip: configuration.gzip, append: false,
+                                                    gzipLevel: configuration.gzipLevel)
+            do {
+                var validLeft = validCount, malformedLeft = malformedCount, duplicatesLeft = duplicateCount
+                var validIndex = 0
+                var deferredCopies: [Int: [[UInt8]]] = [:]   // valid-event index → copies to write after it
 
-            while validLeft + malformedLeft > 0 {
-                // Selection sampling: exact counts, uniformly spread positions.
-                if malformedLeft > 0 && placement.next(below: validLeft + malformedLeft) < malformedLeft {
-                    let malformed = malformedLines.makeLine(in: hour)
-                    try writer?.write(line: malformed.line)
-                    summary.malformedByKind[malformed.kind, default: 0] += 1
-                    summary.uncompressedBytes += Int64(malformed.line.count + 1)
-                    malformedLeft -= 1
-                    continue
-                }
-                line.removeAll(keepingCapacity: true)
-                let event = synthesizer.appendNext(to: &line)!
-                try writer?.write(line: line)
-                summary.uncompressedBytes += Int64(line.count + 1)
-                if !kept { tally.count(event.trackID) }
-
-                if duplicatesLeft > 0 && placement.next(below: validLeft) < duplicatesLeft {
-                    duplicatesLeft -= 1
-                    summary.uncompressedBytes += Int64(line.count + 1)
-                    if validLeft == 1 || placement.next() & 1 == 0 {
-                        try writer?.write(line: line)
-                    } else {
-                        let later = validIndex + 1 + placement.next(below: validLeft - 1)
-                        deferredCopies[later, default: []].append(line)
+                while validLeft + malformedLeft > 0 {
+                    // Selection sampling: exact counts, uniformly spread positions.
+                    if malformedLeft > 0 && placement.next(below: validLeft + malformedLeft) < malformedLeft {
+                        let malformed = malformedLines.makeLine(in: hour)
+                        try writer?.write(line: malformed.line)
+                        summary.malformedByKind[malformed.kind, default: 0] += 1
+                        summary.uncompressedBytes += Int64(malformed.line.count + 1)
+                        malformedLeft -= 1
+                        continue
                     }
+                    line.removeAll(keepingCapacity: true)
+                    let event = synthesizer.appendNext(to: &line)!
+                    try writer?.write(line: line)
+                    summary.uncompressedBytes += Int64(line.count + 1)
+                    if !kept { tally.count(event.trackID) }
+
+                    if duplicatesLeft > 0 && placement.next(below: validLeft) < duplicatesLeft {
+                        duplicatesLeft -= 1
+                        summary.uncompressedBytes += Int64(line.count + 1)
+                        if validLeft == 1 || placement.next() & 1 == 0 {
+                            try writer?.write(line: line)
+                        } else {
+                            let later = validIndex + 1 + placement.next(below: validLeft - 1)
+                            deferredCopies[later, default: []].append(line)
+                        }
+                    }
+                    if !deferredCopies.isEmpty, let copies = deferredCopies.removeValue(forKey: validIndex) {
+                        for copy in copies { try writer?.write(line: copy) }
+                    }
+                    validLeft -= 1
+                    validIndex += 1
+                    summary.events += 1
+                    if !kept && summary.events & 0xFFFF == 0 { try progress?(summary.events) }
                 }
-                if !deferredCopies.isEmpty, let copies = deferredCopies.removeValue(forKey: validIndex) {
-                    for copy in copies { try writer?.write(line: copy) }
+            } catch {
+                if let writer {
+                    try? writer.close()
+                    unlink(path)
                 }
-                validLeft -= 1
-                validIndex += 1
-                summary.events += 1
-                if !kept && summary.events & 0xFFFF == 0 { progress?(summary.events) }
+                throw error
             }
             guard let writer else {
                 summary = summaryBefore
@@ -133,7 +152,7 @@ public enum Generator {
             summary.bytes += writer.fileSize
         }
 
-        progress?(summary.events)
+        try progress?(summary.events)
         summary.malformed = summary.malformedByKind.values.reduce(0, +)
         summary.lines = summary.events + summary.duplicates + summary.malformed
         summary.tracks = tally.distinctTracks

@@ -1,3 +1,5 @@
+import Runtime
+
 /// An error answer of the v1 API: an HTTP status and a stable machine-readable code, plus
 /// a message for the person reading it. Rendered as `{"error":{"code":…,"message":…}}`.
 /// Only this module makes one (the memberwise initializer is internal).
@@ -5,6 +7,9 @@ public struct APIError: Error, Equatable, Sendable {
     public var status: Int
     public var code: String
     public var message: String
+    /// The components that make the process not ready (`/readyz`), listed as `/v1/status`
+    /// lists them, under `error.components`; none for any other error.
+    var components: [ComponentReport] = []
 
     static func badRequest(_ code: String, _ message: String) -> APIError {
         APIError(status: 400, code: code, message: message)
@@ -27,6 +32,10 @@ public struct APIError: Error, Equatable, Sendable {
         json.beginObject()
         json.key("code"); json.value(code)
         json.key("message"); json.value(message)
+        if !components.isEmpty {
+            json.key("components")
+            json.components(components)
+        }
         json.endObject()
         json.endObject()
         return json.bytes

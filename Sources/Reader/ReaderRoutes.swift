@@ -78,12 +78,13 @@ struct ReaderRoutes: Sendable {
     func readiness(_ request: HTTPRequest, store: StoreSlot) throws -> HTTPResponse {
         _ = try QueryValues(request.query, allowed: QueryValues.noParameters)
         guard try store.withReader({ $0.isReadable() }) else { throw APIError.storeUnavailable("the stores cannot be read") }
-        // A component that is not doing its job makes the process not ready (docs/runbook.md).
+        // A component that is not doing its job makes the process not ready (docs/runbook.md),
+        // as does one still starting — `run`'s preparation says what it waits for.
         let unwell = configuration.health?.reports().filter { $0.state != .running } ?? []
         guard unwell.isEmpty else {
             throw APIError(status: 503, code: "component_not_running", message: unwell.map { report in
                 "\(report.name) is \(report.state.name)" + (report.state.reason.map { ": \($0)" } ?? "")
-            }.joined(separator: "; "))
+            }.joined(separator: "; "), components: unwell)
         }
         return .json(Array(#"{"status":"ready"}"#.utf8))
     }

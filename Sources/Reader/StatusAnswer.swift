@@ -96,16 +96,7 @@ struct StatusAnswer: Sendable {
 
         // Every long-running component of the process and what it is doing; empty for `serve`.
         json.key("components")
-        json.beginArray()
-        for report in health?.reports() ?? [] {
-            json.beginObject()
-            json.key("name"); json.value(report.name)
-            json.key("state"); json.value(report.state.name)
-            json.key("reason"); json.optional(report.state.reason) { $0.value($1) }
-            json.key("since"); json.time(epochMilliseconds: report.since)
-            json.endObject()
-        }
-        json.endArray()
+        json.components(health?.reports() ?? [])
 
         counts.writeFreshness(freshness, into: &json)
         json.endObject()
@@ -155,5 +146,22 @@ struct StatusAnswer: Sendable {
         }
         json.endArray()
         json.endObject()
+    }
+}
+
+extension JSONWriter {
+    /// Components as `/v1/status` and `/readyz` list them: name, state, reason (what a starting
+    /// component waits for, what a degraded or failed one suffers from) and since when.
+    mutating func components(_ reports: [ComponentReport]) {
+        beginArray()
+        for report in reports {
+            beginObject()
+            key("name"); value(report.name)
+            key("state"); value(report.state.name)
+            key("reason"); optional(report.state.reason) { $0.value($1) }
+            key("since"); time(epochMilliseconds: report.since)
+            endObject()
+        }
+        endArray()
     }
 }

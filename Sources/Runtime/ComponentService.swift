@@ -64,7 +64,7 @@ public struct ComponentService: Service, CustomStringConvertible {
         self.restart = restart
         self.onStarted = onStarted
         self.logger = logger
-        health.update(.starting)
+        health.update(.starting())
     }
 
     /// The configuration that lets the group stop the other services in order when this one ends.

@@ -15,7 +15,9 @@ struct RunCommand: AsyncParsableCommand {
         on the same --data-dir is refused while one runs. The realtime \
         consumer counts into <data-dir>/realtime.sqlite, the archiver files every event under <logs>, the batch layer \
         covers the closed hours of <logs> that are new or changed on a schedule, realtime rows of \
-        covered hours are compacted away, and the reader answers on --listen.
+        covered hours are compacted away, and the reader answers on --listen — from the start: \
+        the other components start once a first batch run has covered what the logs hold (and \
+        the demo history is written), and until then /readyz answers 503 saying what run waits for.
 
         --demo also generates 48 hours of history (rebuilt by the batch layer at start; hours that \
         hold logs already, such as an earlier run's plays, are kept as they are) and produces \

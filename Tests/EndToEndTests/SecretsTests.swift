@@ -48,6 +48,8 @@ extension RunEndToEnd {
                 do {
                     let (_, port) = try await RunMergeTests.addresses(of: run)
                     let server = Server(command: run, port: port)
+                    // The reader answers from the start; everything else once run has prepared.
+                    try await Drill.waitUntil(timeout: .seconds(60)) { try server.request("/readyz").status == 200 }
                     try await Task.sleep(for: .seconds(2))
                     for target in ["/v1/status", "/metrics", "/", "/readyz", "/healthz", "/v1/top"] {
                         let response = try server.request(

@@ -57,6 +57,23 @@ struct ComponentServiceTests {
         #expect(!health.allRunning)
     }
 
+    @Test("a starting component says what it waits for; its reason changes without resetting since when it starts, and it is no problem")
+    func startingWithReason() async throws {
+        let health = ComponentHealth(logger: logger)
+        let run = health.handle(for: "run")
+        run.update(.starting(reason: "generating demo history: 0 of 10 events"))
+        let since = try #require(health.reports().first?.since)
+        try await Task.sleep(for: .milliseconds(5))
+        run.update(.starting(reason: "generating demo history: 5 of 10 events"))
+        let report = try #require(health.reports().first)
+        #expect(report.state == .starting(reason: "generating demo history: 5 of 10 events"))
+        #expect(report.state.name == "starting" && report.state.reason == "generating demo history: 5 of 10 events")
+        #expect(report.since == since)
+        #expect(!health.allRunning)
+        run.update(.running)
+        #expect(health.allRunning && health.reports().first?.state.reason == nil)
+    }
+
     @Test("graceful shutdown of the group stops every component, in reverse order, and reports them stopped")
     func gracefulShutdownStops() async throws {
         let health = ComponentHealth(logger: logger)
