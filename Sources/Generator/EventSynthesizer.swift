@@ -3,6 +3,8 @@ import CounterpointCore
 /// What the synthesizer says about the event whose line it just wrote.
 public struct SyntheticEvent: Sendable, Hashable {
     public var trackID: Int64
+    /// The `creator_id` the line carries, 0 when it carries none.
+    public var creatorID: Int64
     public var hour: Hour
     public var occurredAtMilliseconds: Int64
 }
@@ -11,7 +13,8 @@ public struct SyntheticEvent: Sendable, Hashable {
 ///
 /// ```
 /// {"event_id":"01KAJ3Z8R0Y7XGQK2M9P0R1S3T","type":"play","track_id":17,"listener_id":48213,
-///  "occurred_at":"2026-11-20T12:34:56.789Z","position_ms":0,"duration_ms":215000,"client":"ios","country":"DE"}
+///  "occurred_at":"2026-11-20T12:34:56.789Z","position_ms":0,"duration_ms":215000,"client":"ios","country":"DE",
+///  "creator_id":3}
 /// ```
 ///
 /// - `event_id` is ULID-shaped: 10 Crockford base-32 characters of the event time, 3 of the
@@ -21,6 +24,7 @@ public struct SyntheticEvent: Sendable, Hashable {
 ///   traffic (`Waveform` below: one duration per track, most plays from the start, many from a
 ///   few "drops" of each track, some anywhere; 3 clients and 20 countries with a real-world
 ///   skew; a few events without position, duration, client or country).
+/// - Every track has one creator (`Catalogues`), named by `creatorShare` of its events.
 ///
 /// `appendNext` follows the configuration's schedule (`plan`): hour by hour, events in time
 /// order within their hour. `appendEvent(occurredAtMilliseconds:)` makes one event at any time,
@@ -35,6 +39,9 @@ public struct EventSynthesizer {
     private let popularity: ZipfSampler
     /// Shared with the generator's malformed-line stream, so the CDF is built once.
     var popularitySampler: ZipfSampler { popularity }
+    private let catalogues: Catalogues?
+    /// Events naming their creator, of 256.
+    private let creatorShare256: UInt64
     private var random: SeededRandom
     private let streamTag: UInt64
     private var sequence: UInt64 = 0
@@ -54,6 +61,9 @@ public struct EventSynthesizer {
         start = configuration.resolvedStart()
         plan = DailyRhythm.eventsPerHour(total: configuration.events, start: start, hours: configuration.hours)
         self.popularity = popularity
+        let creators = configuration.resolvedCreators
+        catalogues = creators > 0 ? Catalogues(creators: creators, skew: configuration.catalogueSkew, seed: configuration.seed) : nil
+        creatorShare256 = UInt64((configuration.creatorShare * 256).rounded())
         random = SeededRandom(seed: SeededRandom.mix(configuration.seed ^ (UInt64(stream) << 48)))
         precondition(stream < 0x8000, "stream numbers have 15 bits")
         streamTag = (UInt64(stream) ^ (SeededRandom.mix(configuration.seed) >> 49)) & 0x7FFF
@@ -98,6 +108,7 @@ public struct EventSynthesizer {
         let hasDuration = shape >> 8 & 0xFF >= 3
         let hasClient = shape >> 16 & 0xFF >= 4
         let hasCountry = shape >> 24 & 0xFF >= 6
+        let creatorID = shape >> 32 & 0xFF < creatorShare256 ? catalogues?.creator(of: trackID) ?? 0 : 0
         let eventSequence = sequence
         sequence += 1
         let hour = Hour(epochMilliseconds: time)
@@ -140,10 +151,15 @@ public struct EventSynthesizer {
                 out.append(country)
                 out.appendByte(UInt8(ascii: "\""))
             }
+            // Last: the parser tries it after `country`, so events without it pay nothing.
+            if creatorID != 0 {
+                out.append(#","creator_id":"#)
+                out.appendDecimal(creatorID)
+            }
             out.appendByte(UInt8(ascii: "}"))
             line.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: out.count))
         }
-        return SyntheticEvent(trackID: trackID, hour: hour, occurredAtMilliseconds: time)
+        return SyntheticEvent(trackID: trackID, creatorID: creatorID, hour: hour, occurredAtMilliseconds: time)
     }
 
     /// 45% ios, 40% android, 15% web, in twentieths.
@@ -161,6 +177,24 @@ public struct EventSynthesizer {
         precondition(table.count == 64)
         return table
     }()
+}
+
+/// Which creator owns each track: drawn once per track from a Zipf law over `1…creators`, from
+/// the track id and the seed alone, so that a track keeps its creator in every stream and run.
+struct Catalogues {
+    private let sampler: ZipfSampler
+    private let seed: UInt64
+
+    init(creators: Int, skew: Double, seed: UInt64) {
+        sampler = ZipfSampler(count: creators, exponent: skew)
+        self.seed = SeededRandom.mix(seed ^ 0x4352_4541_544F_52)
+    }
+
+    @inline(__always)
+    func creator(of trackID: Int64) -> Int64 {
+        var random = SeededRandom(seed: UInt64(bitPattern: trackID) ^ seed)
+        return Int64(sampler.sample(&random))
+    }
 }
 
 /// The shape of one track's waveform plays: its duration and three "drops" (the moments

@@ -21,6 +21,14 @@ public struct GeneratorConfiguration: Sendable {
     public var hours: Int = 48
     /// Zipf exponent `s`: track `k` is played in proportion to `1 / k^s`.
     public var popularitySkew: Double = 1.1
+    /// Creator ids are `1…creators` (SPEC §11): every track has one, drawn for it by `catalogueSkew`;
+    /// `nil` means one creator per ten tracks, 0 writes no `creator_id` at all.
+    public var creators: Int? = nil
+    /// Zipf exponent of catalogue sizes: creator `c` owns tracks in proportion to `1 / c^s`, so
+    /// most creators own a few tracks and a few own thousands.
+    public var catalogueSkew: Double = 1.0
+    /// Fraction of events that name their track's creator (the rest carry no `creator_id`). 0…1.
+    public var creatorShare: Double = 0.97
     /// Fraction of events written twice (same `event_id`, same bytes) in the same hour file, half
     /// of them right after the original, half at a random later position. 0…1.
     public var duplicateRate: Double = 0.0
@@ -44,6 +52,9 @@ public struct GeneratorConfiguration: Sendable {
 
     public init() {}
 
+    /// `creators`, resolving the `nil` default against `tracks`.
+    public var resolvedCreators: Int { creators ?? max(1, tracks / 10) }
+
     /// The first hour, resolving the `nil` default against `clock`.
     public func resolvedStart() -> Hour {
         start ?? Hour(epochMilliseconds: clock.epochMilliseconds()).advanced(by: -Int64(hours))
@@ -59,6 +70,10 @@ public struct GeneratorConfiguration: Sendable {
         try check(listeners >= 1, "listeners must be at least 1")
         try check(hours >= 1, "hours must be at least 1")
         try check(popularitySkew >= 0 && popularitySkew.isFinite, "popularity skew must be a finite number ≥ 0")
+        try check(resolvedCreators >= 0 && Int64(resolvedCreators) <= EventLimits.maxCreatorID,
+                  "creators must be between 0 and \(EventLimits.maxCreatorID)")
+        try check(catalogueSkew >= 0 && catalogueSkew.isFinite, "catalogue skew must be a finite number ≥ 0")
+        try check(creatorShare >= 0 && creatorShare <= 1, "creator share must be between 0 and 1")
         try check(duplicateRate >= 0 && duplicateRate <= 1, "duplicate rate must be between 0 and 1")
         try check(malformedRate >= 0 && malformedRate.isFinite, "malformed rate must be a finite number ≥ 0")
         try check((0...9).contains(gzipLevel), "gzip level must be between 0 and 9")
@@ -84,9 +99,9 @@ public enum GeneratorError: Error, CustomStringConvertible, Equatable {
 }
 
 extension GeneratorConfiguration {
-    /// Bytes of NDJSON an event line takes on average (docs/event-format.md's fields; the
-    /// generator's tests measure about 200), rounded up.
-    static let averageLineBytes = 215
+    /// Bytes of NDJSON an event line takes on average (docs/event-format.md's fields, a
+    /// `creator_id` on most; the generator's tests measure about 215), rounded up.
+    static let averageLineBytes = 232
 
     /// About how many bytes `Generator.generate` will write: every line (duplicates and
     /// malformed lines too) of the hours it writes, a fifth of that gzipped (level 1 packs

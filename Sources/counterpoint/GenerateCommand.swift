@@ -10,8 +10,11 @@ struct GenerateCommand: ParsableCommand {
         discussion: """
         Events are written one file per UTC hour in the layout `batch` and the archiver use \
         (<logs>/<YYYY-MM-DD>/<HH>.ndjson[.gz] plus <HH>.closed markers). Track popularity follows \
-        a Zipf law, the hourly volume a daily rhythm; --duplicates and --malformed add lines the \
-        batch layer must de-duplicate or reject. The same --seed gives the same bytes.
+        a Zipf law, the hourly volume a daily rhythm. Every track has one creator (SPEC §11): \
+        catalogue sizes follow a Zipf law too (most creators own a few tracks, a few own \
+        thousands), and --creator-share of the events name it in `creator_id`. --duplicates and \
+        --malformed add lines the batch layer must de-duplicate or reject. The same --seed gives \
+        the same bytes.
         """)
 
     @Option(help: "Output directory (env COUNTERPOINT_LOGS).")
@@ -31,6 +34,15 @@ struct GenerateCommand: ParsableCommand {
 
     @Option(help: "Zipf exponent of track popularity (env COUNTERPOINT_SKEW).")
     var skew: Double = Environment.double("skew", default: 1.1)
+
+    @Option(help: "Number of creators; 0 writes no creator_id (default: one per ten tracks) (env COUNTERPOINT_CREATORS).")
+    var creators: Int?
+
+    @Option(help: "Zipf exponent of catalogue sizes: creator c owns tracks in proportion to 1/c^s (env COUNTERPOINT_CATALOGUE_SKEW).")
+    var catalogueSkew: Double = Environment.double("catalogue-skew", default: 1.0)
+
+    @Option(help: "Fraction of events that name their track's creator, 0…1 (env COUNTERPOINT_CREATOR_SHARE).")
+    var creatorShare: Double = Environment.double("creator-share", default: 0.97)
 
     @Option(help: "Fraction of events written twice, 0…1 (env COUNTERPOINT_DUPLICATES).")
     var duplicates: Double = Environment.double("duplicates", default: 0)
@@ -53,8 +65,14 @@ struct GenerateCommand: ParsableCommand {
         guard (0...1).contains(duplicates) else { throw ValidationError("--duplicates must be between 0 and 1") }
         guard (0...1).contains(malformed) else { throw ValidationError("--malformed must be between 0 and 1") }
         guard skew >= 0 else { throw ValidationError("--skew must be 0 or more") }
+        guard (creatorCount ?? 0) >= 0 else { throw ValidationError("--creators must be 0 or more") }
+        guard catalogueSkew >= 0 else { throw ValidationError("--catalogue-skew must be 0 or more") }
+        guard (0...1).contains(creatorShare) else { throw ValidationError("--creator-share must be between 0 and 1") }
         _ = try parseHourFlag(firstHour, flag: "--start")
     }
+
+    /// `--creators`, falling back to the environment.
+    private var creatorCount: Int? { creators ?? Environment.optionalString("creators").flatMap { Int($0) } }
 
     /// `--start`, falling back to the environment.
     private var firstHour: String? { start ?? Environment.optionalString("start") }
@@ -66,6 +84,9 @@ struct GenerateCommand: ParsableCommand {
         configuration.hours = hours
         configuration.start = try parseHourFlag(firstHour, flag: "--start")
         configuration.popularitySkew = skew
+        configuration.creators = creatorCount
+        configuration.catalogueSkew = catalogueSkew
+        configuration.creatorShare = creatorShare
         configuration.duplicateRate = duplicates
         configuration.malformedRate = malformed
         configuration.seed = seed

@@ -44,14 +44,14 @@ extension RunEndToEnd {
                     let run = try await runCounterpoint(["run", "--demo", "--demo-rate", "20000", "--data-dir", data.path,
                                                          "--listen", "127.0.0.1:0"], scratch: scratch, timeout: .seconds(60))
                     #expect(run.status == 1, "\(run.summary)")
-                    // About 217 MB: a million events of ~215 bytes, and the demo's 1 % duplicates.
+                    // About 234 MB: a million events of ~232 bytes, and the demo's 1 % duplicates.
                     #expect(run.stderrMessages.count == 1
-                            && run.stderrMessages[0].contains(/would take about 2[01][0-9] MB but .* has [0-9] MB free; nothing was written/),
+                            && run.stderrMessages[0].contains(/would take about 2[0-9][0-9] MB but .* has [0-9] MB free; nothing was written/),
                             "\(run.summary)")
                     let generate = try await runCounterpoint(["generate", "--logs", disk.root.appendingPathComponent("logs").path,
                                                               "--events", "100000"], scratch: scratch)
                     #expect(generate.status == 1 && generate.stderrMessages.count == 1, "\(generate.summary)")
-                    #expect(generate.stderrMessages.first?.contains("would take about 21 MB") == true, "\(generate.summary)")
+                    #expect(generate.stderrMessages.first?.contains("would take about 23 MB") == true, "\(generate.summary)")
                     // Not one hour file: the refusal came before the first byte.
                     let written = FileManager.default.enumerator(atPath: disk.root.path)?.allObjects.compactMap { $0 as? String } ?? []
                     #expect(written.allSatisfy { !$0.hasSuffix(".ndjson") }, "\(written)")

@@ -54,6 +54,10 @@ func checkEvent(_ line: [UInt8]) -> CheckedEvent? {
             guard let text = value as? String, text.utf8.count <= 32 else { return nil }
         }
     }
+    if let value = object["creator_id"] {
+        guard let number = value as? NSNumber, let integer = exactInteger(number), integer >= 1,
+              integer <= EventLimits.maxCreatorID else { return nil }
+    }
     return CheckedEvent(eventID: eventID, trackID: trackID, occurredAtMilliseconds: milliseconds, object: object)
 }
 

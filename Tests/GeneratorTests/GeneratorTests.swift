@@ -147,7 +147,47 @@ struct GeneratorTests {
         #expect(withoutDuration > 10 && withoutDuration < 150)
         #expect(withoutCountry > 40 && withoutCountry < 200)
         let averageLine = Double(summary.bytes) / Double(summary.lines)
-        #expect(averageLine > 170 && averageLine < 230)
+        #expect(averageLine > 185 && averageLine < 250)
+    }
+
+    @Test("every track has one creator, catalogue sizes fall off as Zipf says, and about 97% of events name the creator")
+    func creators() throws {
+        let root = try TemporaryDirectory()
+        var configuration = Self.configuration(events: 40_000, hours: 2, duplicates: 0, malformed: 0)
+        configuration.tracks = 10_000
+        configuration.creators = 200
+        _ = try Generator.generate(configuration, into: root.path)
+        let census = try LogCensus(root: root.path)
+        var creatorOfTrack: [Int64: Int64] = [:]
+        var naming = 0
+        for (_, first) in census.firstLineOfID {
+            let event = try #require(checkEvent(first.bytes))
+            guard let creator = (event.object["creator_id"] as? NSNumber)?.int64Value else { continue }
+            naming += 1
+            #expect((1...200).contains(creator))
+            #expect(creatorOfTrack.updateValue(creator, forKey: event.trackID) ?? creator == creator, "track \(event.trackID)")
+            #expect(parsedCreator(first.bytes) == creator)
+        }
+        #expect(abs(Double(naming) / 40_000 - 248.0 / 256) < 0.005)
+        // Catalogues: creator 1 owns the most of the tracks seen, about its Zipf(1) share.
+        let catalogue = Dictionary(grouping: creatorOfTrack.keys) { creatorOfTrack[$0]! }.mapValues(\.count)
+        let largest = catalogue.max { $0.value < $1.value }!
+        #expect(largest.key == 1)
+        let expectedShare = ZipfSampler(count: 200, exponent: 1.0).probability(of: 1)
+        #expect(abs(Double(largest.value) / Double(creatorOfTrack.count) - expectedShare) < 0.03)
+        // Most creators own a few tracks, a few own many: the median catalogue is a small fraction of the largest.
+        let sizes = catalogue.values.sorted()
+        #expect(sizes[sizes.count / 2] * 20 < largest.value)
+        // Without creators, no event names one.
+        configuration.creators = 0
+        let none = try TemporaryDirectory()
+        _ = try Generator.generate(configuration, into: none.path)
+        #expect(try LogCensus(root: none.path).firstLineOfID.values.allSatisfy { !String(decoding: $0.bytes, as: UTF8.self).contains("creator_id") })
+    }
+
+    private func parsedCreator(_ line: [UInt8]) -> Int64? {
+        guard case .success(let event) = EventParser.parse(line) else { return nil }
+        return event.creatorID
     }
 
     @Test("duplicates are sometimes adjacent to their original and sometimes far from it")
