@@ -99,6 +99,16 @@ struct BatchPlan {
         fileCount = readFiles.count
     }
 
+    /// Opens the files the run reads (`LogFile(path:)`): the inventory only `stat`ed them.
+    /// Their sizes, times and inodes are taken again; the fingerprints recorded stay those of the
+    /// inventory, so a file that changes in between makes its hour look changed on the next run.
+    mutating func openFiles() throws {
+        hourFiles = try hourFiles.mapValues { try $0.map { try LogFile(path: $0.path) } }
+        unpartitioned = try unpartitioned.map { try LogFile(path: $0.path) }
+        let readFiles = hourFiles.values.joined() + unpartitioned
+        totalBytes = readFiles.reduce(0) { $0 + $1.size }
+    }
+
     var coverage: Coverage { Coverage(ranges) }
 
     var hourCount: Int64 { ranges.reduce(0) { $0 + $1.count } }

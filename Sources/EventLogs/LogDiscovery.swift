@@ -36,6 +36,9 @@ public struct LogFile: Sendable, Hashable {
 
     /// Inspects the file at `path`: its size, its compression, and its hour when the path follows
     /// `LogLayout`. Throws when it cannot be opened for reading or is not a regular file.
+    ///
+    /// A file found by `LogDiscovery.inventory(of:openingFiles: false)` was only `stat`ed: this is
+    /// what opens it before it is read.
     public init(path: String) throws {
         let handle = try FileDescriptor(path: path, flags: O_RDONLY | O_NONBLOCK)
         let info = try handle.status()
@@ -47,6 +50,15 @@ public struct LogFile: Sendable, Hashable {
                   isGzip: got == 2 && magic == (0x1F, 0x8B), size: Int64(info.st_size),
                   modifiedNanoseconds: Self.modificationTime(info),
                   inode: UInt64(info.st_ino))
+    }
+
+    /// A regular file known by its `stat` alone, not opened: `isGzip` is guessed from the name
+    /// (`.gz`) until `LogFile(path:)` reads its magic bytes.
+    init(path: String, statted info: stat) {
+        let parsed = LogLayout.parse(relativePath: path)
+        self.init(path: path, hour: parsed?.hour, isLate: parsed?.late ?? false,
+                  isGzip: path.utf8.reversed().starts(with: ".gz".utf8.reversed()), size: Int64(info.st_size),
+                  modifiedNanoseconds: Self.modificationTime(info), inode: UInt64(info.st_ino))
     }
 }
 
@@ -91,14 +103,30 @@ public enum LogDiscovery {
     /// (searched recursively for layout files, closed markers and files with a log extension;
     /// names starting with `.` are skipped, so writers may keep temporary files there).
     ///
-    /// Every log file is opened once to check it is readable and to sniff gzip, so that an
-    /// unreadable input fails the run before anything is applied. A missing or unreadable path
-    /// throws an `EventLogError` naming it.
-    public static func inventory(of paths: [String]) throws -> LogInventory {
-        var walk = Walk()
+    /// With `openingFiles` (the default) every log file is opened once to check it is readable
+    /// and to sniff gzip, so that an unreadable input fails the run before anything is applied.
+    /// Without it, files are only `stat`ed (size, modification time, inode: all a fingerprint of
+    /// them needs) and `isGzip` is the name's guess: the caller opens what it reads with
+    /// `LogFile(path:)` before applying anything (`batch`, whose default run reads only the hours
+    /// that changed: opening the 8,760 files of a year's history on every run cost more than
+    /// finding them). Files named `X` and `X.gz` are still told apart by `X.gz`'s magic bytes.
+    /// A missing path, or one that cannot be `stat`ed or opened, throws an `EventLogError`
+    /// naming it.
+    public static func inventory(of paths: [String], openingFiles: Bool = true) throws -> LogInventory {
+        var walk = Walk(openingFiles: openingFiles)
         for path in paths { try walk.visit(path: path, named: true) }
-        let files = withoutCompressedTwins(walk.files.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) })
-        return LogInventory(files: files, closedHours: walk.closedHours.sorted())
+        var files = walk.files.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        if !openingFiles { try openTwins(&files) }
+        return LogInventory(files: withoutCompressedTwins(files), closedHours: walk.closedHours.sorted())
+    }
+
+    /// Opens the `.gz` files found beside their uncompressed twin, so that `withoutCompressedTwins`
+    /// decides by their magic bytes, as when every file is opened.
+    private static func openTwins(_ files: inout [LogFile]) throws {
+        let paths = Set(files.lazy.map(\.path))
+        for index in files.indices where files[index].isGzip && paths.contains(String(files[index].path.dropLast(3))) {
+            files[index] = try LogFile(path: files[index].path)
+        }
     }
 
     /// Drops `X` when `X.gz` is there too. The archiver compresses a closed hour's file `X`
@@ -124,6 +152,7 @@ public enum LogDiscovery {
     }
 
     private struct Walk {
+        let openingFiles: Bool
         var files: [LogFile] = []
         var closedHours = Set<Hour>()
         var seen = Set<FileIdentity>()
@@ -132,6 +161,10 @@ public enum LogDiscovery {
         /// (a copy per directory costs directories × files: 366 × 17,520 for a year of hours).
         private var closedAdded: [Hour] = []
         private var seenAdded: [FileIdentity] = []
+
+        init(openingFiles: Bool) {
+            self.openingFiles = openingFiles
+        }
 
         private mutating func insertSeen(_ identity: FileIdentity) -> Bool {
             guard seen.insert(identity).inserted else { return false }
@@ -153,7 +186,7 @@ public enum LogDiscovery {
                     if closedHours.insert(hour).inserted { closedAdded.append(hour) }
                 } else if named || LogLayout.classify(path: path) != nil || LogLayout.hasLogExtension(path) {
                     guard insertSeen(FileIdentity(info)) else { return }
-                    files.append(try LogFile(path: path))
+                    files.append(openingFiles ? try LogFile(path: path) : LogFile(path: path, statted: info))
                 }
             default:
                 if named { throw EventLogError.notALogFile(path: path) }
@@ -186,7 +219,7 @@ public enum LogDiscovery {
                 throw EventLogError.system(path: path, operation: "read directory", code: errno)
             }
             defer { closedir(directory) }
-            var names: [String] = []
+            var names: [(name: String, type: UInt8)] = []
             while true {
                 errno = 0
                 guard let entry = readdir(directory) else {
@@ -196,10 +229,16 @@ public enum LogDiscovery {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                     String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
                 }
-                if !name.hasPrefix(".") { names.append(name) }
+                if !name.hasPrefix(".") { names.append((name, UInt8(entry.pointee.d_type))) }
             }
-            for name in names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for (name, type) in names.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
                 let child = LogLayout.join(path, name)
+                // A marker the listing says is a regular file needs no `stat` (one per hour of
+                // the history); a link or a file system without entry types takes the way below.
+                if type == UInt8(DT_REG), let hour = LogLayout.parseClosedMarker(relativePath: child) {
+                    if closedHours.insert(hour).inserted { closedAdded.append(hour) }
+                    continue
+                }
                 // Entries that cannot be logs are only checked for being directories, and a failure
                 // there (a file vanishing, a dangling link among unrelated files) is not an error.
                 if LogLayout.classify(path: child) != nil || LogLayout.hasLogExtension(name) {
