@@ -52,10 +52,25 @@ public struct LogFile: Sendable, Hashable {
                   inode: UInt64(info.st_ino))
     }
 
+    /// This file, opened (`init(path:)`): what a caller of `LogDiscovery.inventory(of:openingFiles:
+    /// false)` does before reading it. A plain file gone since it was found, with a gzip `.gz`
+    /// beside it, is that `.gz`: the archiver compressed it meanwhile (as `LogReader` does).
+    public func opened() throws -> LogFile {
+        do {
+            return try LogFile(path: path)
+        } catch let error as EventLogError {
+            guard case .system(_, _, let code) = error, code == ENOENT, !path.hasSuffix(".gz"),
+                  var twin = try? LogFile(path: path + ".gz"), twin.isGzip else { throw error }
+            (twin.hour, twin.isLate) = (hour, isLate)
+            return twin
+        }
+    }
+
     /// A regular file known by its `stat` alone, not opened: `isGzip` is guessed from the name
     /// (`.gz`) until `LogFile(path:)` reads its magic bytes.
-    init(path: String, statted info: stat) {
-        let parsed = LogLayout.parse(relativePath: path)
+    init(path: String, statted info: stat, entry: LogLayout.Entry?) {
+        var parsed: (hour: Hour, late: Bool)?
+        if case let .hourFile(hour, late, _)? = entry { parsed = (hour, late) }
         self.init(path: path, hour: parsed?.hour, isLate: parsed?.late ?? false,
                   isGzip: path.utf8.reversed().starts(with: ".gz".utf8.reversed()), size: Int64(info.st_size),
                   modifiedNanoseconds: Self.modificationTime(info), inode: UInt64(info.st_ino))
@@ -123,8 +138,10 @@ public enum LogDiscovery {
     /// Opens the `.gz` files found beside their uncompressed twin, so that `withoutCompressedTwins`
     /// decides by their magic bytes, as when every file is opened.
     private static func openTwins(_ files: inout [LogFile]) throws {
+        let named = files.indices.filter { files[$0].isGzip }
+        guard !named.isEmpty else { return }
         let paths = Set(files.lazy.map(\.path))
-        for index in files.indices where files[index].isGzip && paths.contains(String(files[index].path.dropLast(3))) {
+        for index in named where paths.contains(String(files[index].path.dropLast(3))) {
             files[index] = try LogFile(path: files[index].path)
         }
     }
@@ -173,7 +190,8 @@ public enum LogDiscovery {
         }
 
         /// `named` is true for paths the user gave: those are taken whatever their name.
-        mutating func visit(path: String, named: Bool) throws {
+        /// `entry`: the path's `LogLayout.classify`, when the caller has it already.
+        mutating func visit(path: String, named: Bool, entry known: LogLayout.Entry?? = nil) throws {
             var info = stat()
             _ = try systemCall("read", path: path) { stat(path, &info) }
             switch info.st_mode & S_IFMT {
@@ -182,11 +200,12 @@ public enum LogDiscovery {
                 guard insertSeen(FileIdentity(info)) else { return }
                 try visitDirectory(path)
             case S_IFREG:
-                if let hour = LogLayout.parseClosedMarker(relativePath: path) {
+                let entry = known ?? LogLayout.classify(path: path)
+                if case let .closedMarker(hour)? = entry {
                     if closedHours.insert(hour).inserted { closedAdded.append(hour) }
-                } else if named || LogLayout.classify(path: path) != nil || LogLayout.hasLogExtension(path) {
+                } else if named || entry != nil || LogLayout.hasLogExtension(path) {
                     guard insertSeen(FileIdentity(info)) else { return }
-                    files.append(openingFiles ? try LogFile(path: path) : LogFile(path: path, statted: info))
+                    files.append(openingFiles ? try LogFile(path: path) : LogFile(path: path, statted: info, entry: entry))
                 }
             default:
                 if named { throw EventLogError.notALogFile(path: path) }
@@ -235,14 +254,15 @@ public enum LogDiscovery {
                 let child = LogLayout.join(path, name)
                 // A marker the listing says is a regular file needs no `stat` (one per hour of
                 // the history); a link or a file system without entry types takes the way below.
-                if type == UInt8(DT_REG), let hour = LogLayout.parseClosedMarker(relativePath: child) {
+                let entry = LogLayout.classify(path: child)
+                if type == UInt8(DT_REG), case let .closedMarker(hour)? = entry {
                     if closedHours.insert(hour).inserted { closedAdded.append(hour) }
                     continue
                 }
                 // Entries that cannot be logs are only checked for being directories, and a failure
                 // there (a file vanishing, a dangling link among unrelated files) is not an error.
-                if LogLayout.classify(path: child) != nil || LogLayout.hasLogExtension(name) {
-                    try visit(path: child, named: false)
+                if entry != nil || LogLayout.hasLogExtension(name) {
+                    try visit(path: child, named: false, entry: .some(entry))
                 } else {
                     var info = stat()
                     if stat(child, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
