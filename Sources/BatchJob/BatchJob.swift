@@ -51,10 +51,12 @@ public enum BatchJob {
         let started = ContinuousClock.now
         let startedAt = configuration.clock.epochMilliseconds()
         // Everything that can be wrong with the input is found before the store is touched.
-        let inventory = try LogDiscovery.inventory(of: configuration.logPaths)
+        // Files are only `stat`ed here (what their fingerprints need); the ones the run reads are
+        // opened below, before anything is applied.
+        let inventory = try LogDiscovery.inventory(of: configuration.logPaths, openingFiles: false)
         // The store is opened (and created) only once the hours are known to be valid.
         var opened: (any BatchWriter)?
-        let plan = try BatchPlan(inventory: inventory, from: configuration.from, to: configuration.to,
+        var plan = try BatchPlan(inventory: inventory, from: configuration.from, to: configuration.to,
                                  all: configuration.all, recorded: {
             let store = try configuration.store.openBatchWriter()
             opened = store
@@ -80,6 +82,9 @@ public enum BatchJob {
             logger.info("batch run: no closed hour changed", metadata: ["batch.hours_skipped": "\(plan.skippedHours)"])
             return summary
         }
+        // What will be read is opened now: an unreadable file fails the run before the store
+        // changes, and gzip is decided by the magic bytes.
+        try plan.openFiles()
         logger.info("batch run starting", metadata: [
             "batch.ranges": "\(plan.ranges.map(\.description).joined(separator: " "))",
             "batch.files": "\(plan.fileCount)", "batch.bytes": "\(plan.totalBytes)",

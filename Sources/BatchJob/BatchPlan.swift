@@ -35,7 +35,7 @@ struct BatchPlan {
                 filesByHour[hour, default: []].append(file)
             } else {
                 unpartitioned.append(file)
-                shared.add(file, name: file.path)
+                shared.add(file, name: file.path[...])
             }
         }
         func fingerprint(_ hour: Hour) -> SourceFingerprint {
@@ -97,6 +97,16 @@ struct BatchPlan {
         let readFiles = hourFiles.values.joined() + self.unpartitioned
         totalBytes = readFiles.reduce(0) { $0 + $1.size }
         fileCount = readFiles.count
+    }
+
+    /// Opens the files the run reads (`LogFile.opened()`): the inventory only `stat`ed them.
+    /// Their sizes, times and inodes are taken again; the fingerprints recorded stay those of the
+    /// inventory, so a file that changes in between makes its hour look changed on the next run.
+    mutating func openFiles() throws {
+        hourFiles = try hourFiles.mapValues { try $0.map { try $0.opened() } }
+        unpartitioned = try unpartitioned.map { try $0.opened() }
+        let readFiles = hourFiles.values.joined() + unpartitioned
+        totalBytes = readFiles.reduce(0) { $0 + $1.size }
     }
 
     var coverage: Coverage { Coverage(ranges) }

@@ -20,7 +20,7 @@ struct SourceFingerprint {
     private(set) var files = 0
     private(set) var bytes: Int64 = 0
 
-    mutating func add(_ file: LogFile, name: String) {
+    mutating func add(_ file: LogFile, name: Substring) {
         files += 1
         bytes += file.size
         for byte in name.utf8 { mix(UInt64(byte)) }
@@ -58,9 +58,17 @@ struct SourceFingerprint {
         HourSource(hour: hour, fingerprint: text, files: files, bytes: bytes)
     }
 
-    /// `<day>/<name>`: the part of an hour file's path that the layout gives meaning to.
-    static func layoutName(_ path: String) -> String {
+    /// `<day>/<name>`: the part of an hour file's path that the layout gives meaning to (the last
+    /// two components, empty ones left out). The path's own tail when it has no empty component
+    /// there — every path discovery builds — so a year's 8,760 names cost no copy.
+    static func layoutName(_ path: String) -> Substring {
+        let slash = UInt8(ascii: "/")
+        if let last = path.utf8.lastIndex(of: slash), path.utf8.index(after: last) != path.utf8.endIndex {
+            let head = path[..<last]
+            let start = head.utf8.lastIndex(of: slash).map { head.utf8.index(after: $0) } ?? head.startIndex
+            if start < last { return path[start...] }
+        }
         let components = path.split(separator: "/", omittingEmptySubsequences: true)
-        return components.suffix(2).joined(separator: "/")
+        return Substring(components.suffix(2).joined(separator: "/"))
     }
 }

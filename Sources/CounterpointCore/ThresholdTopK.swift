@@ -12,16 +12,26 @@ public struct RankedEntry: Hashable, Sendable, RankedByPlays {
 /// Sorted access to one list of tracks by plays descending, read in growing chunks so that a
 /// ranking that stops early reads little, and one that goes deep makes few round trips.
 public struct RankedList {
-    private let fetch: (_ offset: Int, _ limit: Int) throws -> [RankedEntry]
+    private let fetch: (_ offset: Int, _ after: RankedEntry?, _ limit: Int) throws -> [RankedEntry]
     private var buffer: [RankedEntry] = []
     private var position = 0
     private var fetched = 0
+    private var last: RankedEntry?
     private var chunk: Int
     private var exhausted = false
 
     /// - Parameter fetch: returns up to `limit` entries from `offset` on, by plays descending.
     public init(firstChunk: Int = 8, fetch: @escaping (_ offset: Int, _ limit: Int) throws -> [RankedEntry]) {
-        self.fetch = fetch
+        self.fetch = { offset, _, limit in try fetch(offset, limit) }
+        chunk = max(1, firstChunk)
+    }
+
+    /// A list read by seeking: `seek` returns up to `limit` entries ranked after `after` (by plays
+    /// descending, ties by track id ascending; from the first entry when `after` is nil), so a
+    /// store's index is entered where the last chunk ended instead of stepping over every entry
+    /// read before it (`LIMIT … OFFSET`).
+    public init(firstChunk: Int = 8, seek: @escaping (_ after: RankedEntry?, _ limit: Int) throws -> [RankedEntry]) {
+        self.fetch = { _, after, limit in try seek(after, limit) }
         chunk = max(1, firstChunk)
     }
 
@@ -33,9 +43,10 @@ public struct RankedList {
     public mutating func next() throws -> RankedEntry? {
         if position == buffer.count {
             guard !exhausted else { return nil }
-            buffer = try fetch(fetched, chunk)
+            buffer = try fetch(fetched, last, chunk)
             position = 0
             fetched += buffer.count
+            last = buffer.last ?? last
             exhausted = buffer.count < chunk
             chunk = min(chunk * 2, 4_096)
             guard !buffer.isEmpty else { return nil }

@@ -36,6 +36,9 @@ public struct LogFile: Sendable, Hashable {
 
     /// Inspects the file at `path`: its size, its compression, and its hour when the path follows
     /// `LogLayout`. Throws when it cannot be opened for reading or is not a regular file.
+    ///
+    /// A file found by `LogDiscovery.inventory(of:openingFiles: false)` was only `stat`ed: this is
+    /// what opens it before it is read.
     public init(path: String) throws {
         let handle = try FileDescriptor(path: path, flags: O_RDONLY | O_NONBLOCK)
         let info = try handle.status()
@@ -47,6 +50,30 @@ public struct LogFile: Sendable, Hashable {
                   isGzip: got == 2 && magic == (0x1F, 0x8B), size: Int64(info.st_size),
                   modifiedNanoseconds: Self.modificationTime(info),
                   inode: UInt64(info.st_ino))
+    }
+
+    /// This file, opened (`init(path:)`): what a caller of `LogDiscovery.inventory(of:openingFiles:
+    /// false)` does before reading it. A plain file gone since it was found, with a gzip `.gz`
+    /// beside it, is that `.gz`: the archiver compressed it meanwhile (as `LogReader` does).
+    public func opened() throws -> LogFile {
+        do {
+            return try LogFile(path: path)
+        } catch let error as EventLogError {
+            guard case .system(_, _, let code) = error, code == ENOENT, !path.hasSuffix(".gz"),
+                  var twin = try? LogFile(path: path + ".gz"), twin.isGzip else { throw error }
+            (twin.hour, twin.isLate) = (hour, isLate)
+            return twin
+        }
+    }
+
+    /// A regular file known by its `stat` alone, not opened: `isGzip` is guessed from the name
+    /// (`.gz`) until `LogFile(path:)` reads its magic bytes.
+    init(path: String, statted info: stat, entry: LogLayout.Entry?) {
+        var parsed: (hour: Hour, late: Bool)?
+        if case let .hourFile(hour, late, _)? = entry { parsed = (hour, late) }
+        self.init(path: path, hour: parsed?.hour, isLate: parsed?.late ?? false,
+                  isGzip: path.utf8.reversed().starts(with: ".gz".utf8.reversed()), size: Int64(info.st_size),
+                  modifiedNanoseconds: Self.modificationTime(info), inode: UInt64(info.st_ino))
     }
 }
 
@@ -91,14 +118,32 @@ public enum LogDiscovery {
     /// (searched recursively for layout files, closed markers and files with a log extension;
     /// names starting with `.` are skipped, so writers may keep temporary files there).
     ///
-    /// Every log file is opened once to check it is readable and to sniff gzip, so that an
-    /// unreadable input fails the run before anything is applied. A missing or unreadable path
-    /// throws an `EventLogError` naming it.
-    public static func inventory(of paths: [String]) throws -> LogInventory {
-        var walk = Walk()
+    /// With `openingFiles` (the default) every log file is opened once to check it is readable
+    /// and to sniff gzip, so that an unreadable input fails the run before anything is applied.
+    /// Without it, files are only `stat`ed (size, modification time, inode: all a fingerprint of
+    /// them needs) and `isGzip` is the name's guess: the caller opens what it reads with
+    /// `LogFile(path:)` before applying anything (`batch`, whose default run reads only the hours
+    /// that changed: opening the 8,760 files of a year's history on every run cost more than
+    /// finding them). Files named `X` and `X.gz` are still told apart by `X.gz`'s magic bytes.
+    /// A missing path, or one that cannot be `stat`ed or opened, throws an `EventLogError`
+    /// naming it.
+    public static func inventory(of paths: [String], openingFiles: Bool = true) throws -> LogInventory {
+        var walk = Walk(openingFiles: openingFiles)
         for path in paths { try walk.visit(path: path, named: true) }
-        let files = withoutCompressedTwins(walk.files.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) })
-        return LogInventory(files: files, closedHours: walk.closedHours.sorted())
+        var files = walk.files.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        if !openingFiles { try openTwins(&files) }
+        return LogInventory(files: withoutCompressedTwins(files), closedHours: walk.closedHours.sorted())
+    }
+
+    /// Opens the `.gz` files found beside their uncompressed twin, so that `withoutCompressedTwins`
+    /// decides by their magic bytes, as when every file is opened.
+    private static func openTwins(_ files: inout [LogFile]) throws {
+        let named = files.indices.filter { files[$0].isGzip }
+        guard !named.isEmpty else { return }
+        let paths = Set(files.lazy.map(\.path))
+        for index in named where paths.contains(String(files[index].path.dropLast(3))) {
+            files[index] = try LogFile(path: files[index].path)
+        }
     }
 
     /// Drops `X` when `X.gz` is there too. The archiver compresses a closed hour's file `X`
@@ -124,6 +169,7 @@ public enum LogDiscovery {
     }
 
     private struct Walk {
+        let openingFiles: Bool
         var files: [LogFile] = []
         var closedHours = Set<Hour>()
         var seen = Set<FileIdentity>()
@@ -133,6 +179,10 @@ public enum LogDiscovery {
         private var closedAdded: [Hour] = []
         private var seenAdded: [FileIdentity] = []
 
+        init(openingFiles: Bool) {
+            self.openingFiles = openingFiles
+        }
+
         private mutating func insertSeen(_ identity: FileIdentity) -> Bool {
             guard seen.insert(identity).inserted else { return false }
             seenAdded.append(identity)
@@ -140,7 +190,8 @@ public enum LogDiscovery {
         }
 
         /// `named` is true for paths the user gave: those are taken whatever their name.
-        mutating func visit(path: String, named: Bool) throws {
+        /// `entry`: the path's `LogLayout.classify`, when the caller has it already.
+        mutating func visit(path: String, named: Bool, entry known: LogLayout.Entry?? = nil) throws {
             var info = stat()
             _ = try systemCall("read", path: path) { stat(path, &info) }
             switch info.st_mode & S_IFMT {
@@ -149,11 +200,12 @@ public enum LogDiscovery {
                 guard insertSeen(FileIdentity(info)) else { return }
                 try visitDirectory(path)
             case S_IFREG:
-                if let hour = LogLayout.parseClosedMarker(relativePath: path) {
+                let entry = known ?? LogLayout.classify(path: path)
+                if case let .closedMarker(hour)? = entry {
                     if closedHours.insert(hour).inserted { closedAdded.append(hour) }
-                } else if named || LogLayout.classify(path: path) != nil || LogLayout.hasLogExtension(path) {
+                } else if named || entry != nil || LogLayout.hasLogExtension(path) {
                     guard insertSeen(FileIdentity(info)) else { return }
-                    files.append(try LogFile(path: path))
+                    files.append(openingFiles ? try LogFile(path: path) : LogFile(path: path, statted: info, entry: entry))
                 }
             default:
                 if named { throw EventLogError.notALogFile(path: path) }
@@ -186,7 +238,7 @@ public enum LogDiscovery {
                 throw EventLogError.system(path: path, operation: "read directory", code: errno)
             }
             defer { closedir(directory) }
-            var names: [String] = []
+            var names: [(name: String, type: UInt8)] = []
             while true {
                 errno = 0
                 guard let entry = readdir(directory) else {
@@ -196,14 +248,21 @@ public enum LogDiscovery {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                     String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
                 }
-                if !name.hasPrefix(".") { names.append(name) }
+                if !name.hasPrefix(".") { names.append((name, UInt8(entry.pointee.d_type))) }
             }
-            for name in names.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for (name, type) in names.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
                 let child = LogLayout.join(path, name)
+                // A marker the listing says is a regular file needs no `stat` (one per hour of
+                // the history); a link or a file system without entry types takes the way below.
+                let entry = LogLayout.classify(path: child)
+                if type == UInt8(DT_REG), case let .closedMarker(hour)? = entry {
+                    if closedHours.insert(hour).inserted { closedAdded.append(hour) }
+                    continue
+                }
                 // Entries that cannot be logs are only checked for being directories, and a failure
                 // there (a file vanishing, a dangling link among unrelated files) is not an error.
-                if LogLayout.classify(path: child) != nil || LogLayout.hasLogExtension(name) {
-                    try visit(path: child, named: false)
+                if entry != nil || LogLayout.hasLogExtension(name) {
+                    try visit(path: child, named: false, entry: .some(entry))
                 } else {
                     var info = stat()
                     if stat(child, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {

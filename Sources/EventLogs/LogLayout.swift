@@ -86,28 +86,49 @@ public enum LogLayout {
         case closedMarker(hour: Hour)
     }
 
-    /// Classifies a path by its last two components: `<YYYY-MM-DD>/<HH>…`.
+    /// Classifies a path by its last two components: `<YYYY-MM-DD>/<HH>…`. Reads the path's bytes
+    /// from the end and allocates only a segment's name: discovery classifies every entry of the
+    /// history on every batch run.
     static func classify(path: String) -> Entry? {
-        let components = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
-        guard components.count >= 2,
-              let day = parseDate(Array(components[components.count - 2])) else { return nil }
-        let name = Array(components[components.count - 1])
-        guard name.count >= 3, name[2] == UInt8(ascii: "."),
-              let hourOfDay = parseDigits(name[0..<2]), hourOfDay < 24 else { return nil }
-        let hour = Hour(index: day * 24 + hourOfDay)
-        var parts = name[3...].split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-            .map { String(decoding: $0, as: UTF8.self) }
-        if parts == ["closed"] { return .closedMarker(hour: hour) }
-        if parts.last == "gz" { parts.removeLast() }
-        guard parts.last == "ndjson" else { return nil }
-        parts.removeLast()
-        var late = false
-        if parts.first == "late" { late = true; parts.removeFirst() }
-        switch parts.count {
-        case 0: return .hourFile(hour: hour, late: late, segment: nil)
-        case 1 where isValidSegment(parts[0]) && parts[0] != "late":
-            return .hourFile(hour: hour, late: late, segment: parts[0])
-        default: return nil
+        var path = path
+        return path.withUTF8 { bytes in
+            let slash = UInt8(ascii: "/")
+            // The last two non-empty components, as `split(omittingEmptySubsequences:)` gives them.
+            var end = bytes.count
+            func component() -> Range<Int>? {
+                while end > 0, bytes[end - 1] == slash { end -= 1 }
+                guard end > 0 else { return nil }
+                var start = end
+                while start > 0, bytes[start - 1] != slash { start -= 1 }
+                defer { end = start }
+                return start..<end
+            }
+            guard let nameRange = component(), let dayRange = component(),
+                  let day = parseDate(bytes[dayRange]) else { return nil }
+            let name = bytes[nameRange]
+            let first = name.startIndex
+            guard name.count >= 3, name[first + 2] == UInt8(ascii: "."),
+                  let hourOfDay = parseDigits(name[first..<first + 2]), hourOfDay < 24 else { return nil }
+            let hour = Hour(index: day * 24 + hourOfDay)
+            var parts = name[(first + 3)...].split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)[...]
+            func equals(_ part: Slice<UnsafeBufferPointer<UInt8>>?, _ text: StaticString) -> Bool {
+                guard let part, part.count == text.utf8CodeUnitCount else { return false }
+                return zip(part, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)).allSatisfy { $0 == $1 }
+            }
+            if parts.count == 1, equals(parts.first, "closed") { return .closedMarker(hour: hour) }
+            if equals(parts.last, "gz") { parts.removeLast() }
+            guard equals(parts.last, "ndjson") else { return nil }
+            parts.removeLast()
+            var late = false
+            if equals(parts.first, "late") { late = true; parts.removeFirst() }
+            switch parts.count {
+            case 0: return .hourFile(hour: hour, late: late, segment: nil)
+            case 1:
+                let segment = String(decoding: parts[parts.startIndex], as: UTF8.self)
+                guard isValidSegment(segment), segment != "late" else { return nil }
+                return .hourFile(hour: hour, late: late, segment: segment)
+            default: return nil
+            }
         }
     }
 
@@ -127,16 +148,17 @@ public enum LogLayout {
     }
 
     /// Days since 1970-01-01 of a `YYYY-MM-DD` name that is a real calendar date.
-    private static func parseDate(_ name: [UInt8]) -> Int64? {
-        guard name.count == 10, name[4] == UInt8(ascii: "-"), name[7] == UInt8(ascii: "-"),
-              let year = parseDigits(name[0..<4]), let month = parseDigits(name[5..<7]),
-              let day = parseDigits(name[8..<10]),
+    private static func parseDate(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Int64? {
+        let at = name.startIndex
+        guard name.count == 10, name[at + 4] == UInt8(ascii: "-"), name[at + 7] == UInt8(ascii: "-"),
+              let year = parseDigits(name[at..<at + 4]), let month = parseDigits(name[at + 5..<at + 7]),
+              let day = parseDigits(name[at + 8..<at + 10]),
               (1...12).contains(month), day >= 1, day <= UTCTime.daysInMonth(year: year, month: month)
         else { return nil }
         return UTCTime.daysFromCivil(year: year, month: month, day: day)
     }
 
-    private static func parseDigits(_ bytes: ArraySlice<UInt8>) -> Int64? {
+    private static func parseDigits(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Int64? {
         var value: Int64 = 0
         for byte in bytes {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }

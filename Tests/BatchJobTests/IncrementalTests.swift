@@ -213,4 +213,54 @@ struct IncrementalTests {
             #expect(try workspace.run().hours == 0)
         }
     }
+
+    @Test("changes in closed days of a longer history are found: a late file, a file rewritten in place, gzip decided by content", arguments: StoreKind.allCases)
+    func changesInOldClosedDaysAreFound(_ store: StoreKind) throws {
+        try Workspace.with(store) { workspace in
+            // Three closed days, one hour a day, the default run recording them all.
+            for offset: Int64 in [10, 34, 58] {
+                try workspace.writeHour(hour(offset), [play("a\(offset)", track: 1, at: hour(offset)),
+                                                       play("b\(offset)", track: 2, at: hour(offset))])
+                try workspace.close(hour(offset))
+            }
+            #expect(try workspace.run().hours == 3)
+            #expect(try workspace.run().hours == 0)
+
+            // A late file dropped into the first day's directory.
+            try workspace.writeHour(hour(10), [play("late10", track: 3, at: hour(10))], segment: "p0", late: true)
+            let late = try workspace.run()
+            #expect(late.ranges == [hours(10, 11)])
+            #expect(try workspace.plays(3, at: hour(10)) == 1)
+
+            // A file of the second day rewritten in place (the same inode, the same size, its
+            // directory untouched), as `cp` over it or an editor saving in place does.
+            let file34 = LogLayout.hourFilePath(root: workspace.logs, hour: hour(34))
+            let inode = try FileManager.default.attributesOfItem(atPath: file34)[.systemFileNumber] as? UInt64
+            let rewritten = Array((play("x34", track: 7, at: hour(34)) + "\n" + play("y34", track: 7, at: hour(34)) + "\n").utf8)
+            #expect(rewritten.count == (try FileManager.default.attributesOfItem(atPath: file34)[.size] as? Int))
+            let handle = try #require(FileHandle(forWritingAtPath: file34))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(rewritten))
+            try handle.close()
+            #expect(try FileManager.default.attributesOfItem(atPath: file34)[.systemFileNumber] as? UInt64 == inode)
+            let inPlace = try workspace.run()
+            #expect(inPlace.ranges == [hours(34, 35)])
+            #expect(try workspace.plays(7, at: hour(34)) == 2)
+            #expect(try workspace.plays(1, at: hour(34)) == 0)
+
+            // Files of an unchanged hour are not opened to tell it is unchanged, so whether a
+            // file is gzip is decided when its hour is read: by its bytes, not its name.
+            try workspace.writeLines([play("g58", track: 4, at: hour(58))],
+                                     to: LogLayout.hourFilePath(root: workspace.logs, hour: hour(58), segment: "zipped"), gzip: true)
+            try workspace.writeLines([play("p58", track: 5, at: hour(58))],
+                                     to: LogLayout.hourFilePath(root: workspace.logs, hour: hour(58), segment: "plain", gzip: true))
+            let named = try workspace.run()
+            #expect(named.ranges == [hours(58, 59)])
+            #expect(named.rejections.total == 0)
+            #expect(try workspace.plays(4, at: hour(58)) == 1)
+            #expect(try workspace.plays(5, at: hour(58)) == 1)
+            #expect(try workspace.plays(1, at: hour(58)) == 1)
+            #expect(try workspace.run().hours == 0)
+        }
+    }
 }

@@ -24,8 +24,8 @@ struct RankingWindowTests {
         func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
             try base.batchBuckets(track: track, in: span, visit)
         }
-        func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
-            try base.batchRanked(level: level, key: key, offset: offset, limit: limit)
+        func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+            try base.batchRanked(level: level, key: key, after: after, limit: limit)
         }
         func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 { try base.realtimeSum(track: track, over: gaps) }
         func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {

@@ -141,6 +141,39 @@ struct LogDiscoveryTests {
         let error = #expect(throws: EventLogError.self) { try LogDiscovery.inventory(of: [root.path]) }
         #expect(error == .system(path: file, operation: "open", code: EACCES))
     }
+
+    @Test("without opening files, discovery finds the same files by stat alone; opened() decides gzip, and finds a plain file's .gz twin once it is gone")
+    func statOnlyInventory() throws {
+        let root = try TemporaryDirectory()
+        let gzipped = try systemGzip(Array("{\"a\":1}\n".utf8))
+        try root.write("2026-11-20/13.ndjson", "{}\n")
+        try root.write("2026-11-20/13.closed", "")
+        try root.write("2026-11-20/14.ndjson", gzipped)               // gzip despite its name
+        try root.write("2026-11-20/14.plain.ndjson.gz", "{}\n")       // plain despite its name
+        try root.write("2026-11-20/15.p0.ndjson", "{}\n")             // a crash while compressing:
+        try root.write("2026-11-20/15.p0.ndjson.gz", gzipped)         // the .gz is complete
+        try root.write("archive/c.log", "{}\n")
+
+        let opened = try LogDiscovery.inventory(of: [root.path])
+        let statted = try LogDiscovery.inventory(of: [root.path], openingFiles: false)
+        #expect(statted.files.map(\.path) == opened.files.map(\.path))
+        #expect(statted.files.map(\.hour) == opened.files.map(\.hour))
+        #expect(statted.files.map(\.size) == opened.files.map(\.size))
+        #expect(statted.files.map(\.modifiedNanoseconds) == opened.files.map(\.modifiedNanoseconds))
+        #expect(statted.files.map(\.inode) == opened.files.map(\.inode))
+        #expect(statted.closedHours == opened.closedHours)
+        #expect(try statted.files.map { try $0.opened() } == opened.files)
+
+        // The archiver replaces 13.ndjson by its .gz after discovery found it.
+        let plain = try #require(statted.files.first { $0.path.hasSuffix("/13.ndjson") })
+        try root.write("2026-11-20/13.ndjson.gz", gzipped)
+        try FileManager.default.removeItem(atPath: plain.path)
+        let twin = try plain.opened()
+        #expect(twin.path == plain.path + ".gz" && twin.isGzip && twin.hour == plain.hour)
+        let gone = try #require(statted.files.first { $0.path.hasSuffix("/c.log") })
+        try FileManager.default.removeItem(atPath: gone.path)
+        #expect(throws: EventLogError.self) { try gone.opened() }
+    }
 }
 
 @Suite("Log layout", .onTestThreads)

@@ -62,8 +62,15 @@ enum Catalogue {
         let buckets: [String]
         /// Per level: the dimension blobs of the track (1) in [2, 3).
         let dimensions: [String]
-        /// Per level: (track, plays) of bucket 1 by plays descending, ties by track, LIMIT 2 OFFSET 3.
+        /// Per level: (track, plays) of bucket 1 by plays descending, ties by track, LIMIT 2: the
+        /// first chunk of a ranked list.
         let ranked: [String]
+        /// Per level: the next chunk, seeking from the last entry read: (track, plays) of bucket 1
+        /// ranked after plays 2 and track 3, LIMIT 4. `plays <= 2` is the index range (bucket,
+        /// plays DESC, track_id) is entered by, in both dialects; only the entries tied with the
+        /// last one at its plays and read already are stepped over, never the whole prefix
+        /// (`LIMIT … OFFSET` stepped over every entry read before the chunk).
+        let rankedAfter: [String]
         /// `listenersBySlots[mask]`: (listener plays, sketch) of the rows with a sketch over the
         /// slots of `sumBySlots[mask]`.
         let listenersBySlots: [String]
@@ -107,7 +114,12 @@ enum Catalogue {
             }
             ranked = Catalogue.batchTables.map { table in
                 "SELECT track_id, plays FROM \(table.name)\(rankedHint(table)) WHERE \(table.keys.second) = \(p(1)) " +
-                    "ORDER BY plays DESC, track_id LIMIT \(p(2)) OFFSET \(p(3))"
+                    "ORDER BY plays DESC, track_id LIMIT \(p(2))"
+            }
+            rankedAfter = Catalogue.batchTables.map { table in
+                "SELECT track_id, plays FROM \(table.name)\(rankedHint(table)) WHERE \(table.keys.second) = \(p(1)) " +
+                    "AND plays <= \(p(2)) AND (plays < \(p(2)) OR track_id > \(p(3))) " +
+                    "ORDER BY plays DESC, track_id LIMIT \(p(4))"
             }
         }
     }

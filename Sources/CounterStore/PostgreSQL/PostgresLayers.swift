@@ -99,8 +99,9 @@ public final class PostgresLayers: LayerReads {
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
-    public func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
-        let result = try query(Self.batchSQL.ranked[level.rawValue], [key, limit, offset])
+    public func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+        let result = try after.map { try query(Self.batchSQL.rankedAfter[level.rawValue], [key, $0.plays, $0.trackID, limit]) }
+            ?? query(Self.batchSQL.ranked[level.rawValue], [key, limit])
         return (0..<result.rowCount).map {
             RankedEntry(trackID: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
         }

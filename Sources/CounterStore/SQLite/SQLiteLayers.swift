@@ -77,11 +77,19 @@ public final class SQLiteLayers: LayerReads {
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
     }
 
-    public func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry] {
-        let rows = try batch.cachedStatement(Self.batchSQL.ranked[level.rawValue])
-        try rows.bind(key, at: 1)
-        try rows.bind(Int64(limit), at: 2)
-        try rows.bind(Int64(offset), at: 3)
+    public func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+        let rows: Statement
+        if let after {
+            rows = try batch.cachedStatement(Self.batchSQL.rankedAfter[level.rawValue])
+            try rows.bind(key, at: 1)
+            try rows.bind(after.plays, at: 2)
+            try rows.bind(after.trackID, at: 3)
+            try rows.bind(Int64(limit), at: 4)
+        } else {
+            rows = try batch.cachedStatement(Self.batchSQL.ranked[level.rawValue])
+            try rows.bind(key, at: 1)
+            try rows.bind(Int64(limit), at: 2)
+        }
         var entries: [RankedEntry] = []
         entries.reserveCapacity(limit)
         try rows.forEachRow { entries.append(RankedEntry(trackID: $0.int64(at: 0), plays: $0.int64(at: 1))) }

@@ -142,7 +142,7 @@ public final class CounterReader {
     /// ascending; tracks with 0 plays are left out. Exact and as fresh as the snapshot.
     ///
     /// Every rollup bucket of the plan's batch spans is one ranked list (sorted access through
-    /// its (bucket, plays DESC) index), and the realtime window — summed per track in memory,
+    /// its (bucket, plays DESC, track_id) index, each chunk seeking from the last entry read), and the realtime window — summed per track in memory,
     /// since it holds only what is not batched yet — one more; `ThresholdTopK` merges them and
     /// stops as soon as no unseen track can enter the ranking. Its cost follows the depth it
     /// reads and the buckets of the range (a few dozen for a year), not the rows of the range.
@@ -156,8 +156,8 @@ public final class CounterReader {
             for span in plan.batchSpans {
                 for key in span.lower..<span.upper {
                     let level = span.level
-                    lists.append(RankedList { [layers] offset, limit in
-                        try layers.batchRanked(level: level, key: key, offset: offset, limit: limit)
+                    lists.append(RankedList { [layers] (after: RankedEntry?, limit: Int) in
+                        try layers.batchRanked(level: level, key: key, after: after, limit: limit)
                     })
                 }
             }

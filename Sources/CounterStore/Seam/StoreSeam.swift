@@ -164,8 +164,9 @@ public protocol LayerReads: AnyObject {
     /// The batch rollup rows of `track` in `span`: (bucket key, plays), any order.
     func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws
     /// Sorted access for rankings: the tracks of one rollup bucket by plays descending (ties by
-    /// track id), `limit` entries from `offset` on.
-    func batchRanked(level: RollupLevel, key: Int64, offset: Int, limit: Int) throws -> [RankedEntry]
+    /// track id), `limit` entries ranked after `after` (from the first when nil), sought through
+    /// the bucket's ranked index.
+    func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry]
 
     /// Σ realtime plays of `track` over `gaps`.
     func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64
