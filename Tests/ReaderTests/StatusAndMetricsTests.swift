@@ -144,6 +144,58 @@ struct StatusAndMetricsTests {
         }
     }
 
+    @Test("/v1/status names the latest hour holding merged plays and its layer: a realtime row in a covered hour does not count; null for an empty store",
+          arguments: StoreKind.allCases)
+    func latestCountsFollowTheMergeRule(_ store: StoreKind) throws {
+        func latest(_ reader: ReaderFixture) throws -> Any? { try reader.get("/v1/status").object()["latest_counts"] }
+
+        // The standard stores: realtime rows at hour 41 (covered by [40, 42), never read) and
+        // hour 30 (uncovered); the latest batch row at hour 9. Hour 30 it is, from realtime.
+        try ReaderFixture.with(store) { reader in
+            let answer = try latest(reader)
+            #expect(answer as? [String: String] == ["hour": time(30), "source": "realtime"])
+        }
+
+        // Realtime rows later than every batch row, all in covered hours (one in a covered range
+        // without a batch row, one inside the range holding the batch row), and one uncovered
+        // but earlier: the batch row's hour.
+        try ReaderFixture.with(store, stores: { batch, realtime in
+            try batch.replace(range: hours(0, 10), run: standardRun(hours(0, 10), reasons: [:])) {
+                try $0.write(trackID: 1, hour: hour(4), plays: 3)
+                try $0.write(trackID: 2, hour: hour(2), plays: 5)
+            }
+            try batch.replace(range: hours(20, 24), run: standardRun(hours(20, 24), reasons: [:])) { _ in }
+            _ = try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(22), plays: 7), CountRow(trackID: 3, hour: hour(8), plays: 9),
+                                                CountRow(trackID: 4, hour: hour(-5), plays: 2)],
+                                   progress: [], flushedAt: standardFlushedAt)
+        }) { reader in
+            let answer = try latest(reader)
+            #expect(answer as? [String: String] == ["hour": time(4), "source": "batch"])
+        }
+
+        // Realtime rows only, none covered: the latest of them.
+        try ReaderFixture.with(store, stores: { _, realtime in
+            _ = try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(-30), plays: 1), CountRow(trackID: 2, hour: hour(-2), plays: 4)],
+                                   progress: [], flushedAt: standardFlushedAt)
+        }) { reader in
+            let answer = try latest(reader)
+            #expect(answer as? [String: String] == ["hour": time(-2), "source": "realtime"])
+        }
+
+        // Nothing counted (a batch run that covered hours without plays, a realtime row only in them): null.
+        try ReaderFixture.with(store, stores: { batch, realtime in
+            try batch.replace(range: hours(0, 10), run: standardRun(hours(0, 10), reasons: [:])) { _ in }
+            _ = try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(3), plays: 6)], progress: [], flushedAt: standardFlushedAt)
+        }) { reader in
+            let answer = try latest(reader)
+            #expect(answer is NSNull)
+        }
+        try ReaderFixture.with(store, stores: { _, _ in }) { reader in
+            let status = try reader.get("/v1/status").object()
+            #expect(status.keys.contains("latest_counts") && status["latest_counts"] is NSNull)
+        }
+    }
+
     @Test("/metrics serves the exposition closure verbatim as Prometheus text", arguments: StoreKind.allCases)
     func metricsClosureIsServedVerbatim(_ store: StoreKind) throws {
         let exposition = "# TYPE fixed_total counter\nfixed_total{kind=\"a\"} 42\n"
