@@ -147,52 +147,46 @@ struct StatusAndMetricsTests {
     @Test("/v1/status names the latest hour holding merged plays and its layer: a realtime row in a covered hour does not count; null for an empty store",
           arguments: StoreKind.allCases)
     func latestCountsFollowTheMergeRule(_ store: StoreKind) throws {
-        func latest(_ reader: ReaderFixture) throws -> Any? { try reader.get("/v1/status").object()["latest_counts"] }
+        // One store, written step by step; snapshot age 0, so each answer sees the last step.
+        try ReaderFixture.with(store, stores: { _, _ in }, configure: { $0.snapshotAge = .zero }) { reader in
+            let batch = try reader.store.openBatchWriter()
+            let realtime = try reader.store.openRealtimeWriter()
+            func latest() throws -> Any? { try reader.get("/v1/status").object()["latest_counts"] }
+            func flush(_ rows: [(track: Int64, hour: Int64, plays: Int64)]) throws {
+                _ = try realtime.apply(increments: rows.map { CountRow(trackID: $0.track, hour: hour($0.hour), plays: $0.plays) },
+                                       progress: [], flushedAt: standardFlushedAt)
+            }
 
-        // The standard stores: realtime rows at hour 41 (covered by [40, 42), never read) and
-        // hour 30 (uncovered); the latest batch row at hour 9. Hour 30 it is, from realtime.
-        try ReaderFixture.with(store) { reader in
-            let answer = try latest(reader)
-            #expect(answer as? [String: String] == ["hour": time(30), "source": "realtime"])
-        }
+            // Nothing written: null, and the key is there.
+            let empty = try reader.get("/v1/status").object()
+            #expect(empty.keys.contains("latest_counts") && empty["latest_counts"] is NSNull)
 
-        // Realtime rows later than every batch row, all in covered hours (one in a covered range
-        // without a batch row, one inside the range holding the batch row), and one uncovered
-        // but earlier: the batch row's hour.
-        try ReaderFixture.with(store, stores: { batch, realtime in
+            // A batch run that covered hours without plays, and a realtime row in one of them: still nothing counted.
+            try batch.replace(range: hours(0, 10), run: standardRun(hours(0, 10), reasons: [:])) { _ in }
+            try flush([(1, 3, 6)])
+            var answer = try latest()
+            #expect(answer is NSNull, "\(answer ?? "nil")")
+
+            // Uncovered realtime rows: the latest of them.
+            try flush([(1, -30, 1), (2, -2, 4)])
+            answer = try latest()
+            #expect(answer as? [String: String] == ["hour": time(-2), "source": "realtime"])
+
+            // Batch rows at hours 2 and 4; realtime rows later than both but all in covered hours
+            // (hour 8 inside the range holding the rows, hour 22 in a range without any): hour 4, from batch.
             try batch.replace(range: hours(0, 10), run: standardRun(hours(0, 10), reasons: [:])) {
                 try $0.write(trackID: 1, hour: hour(4), plays: 3)
                 try $0.write(trackID: 2, hour: hour(2), plays: 5)
             }
             try batch.replace(range: hours(20, 24), run: standardRun(hours(20, 24), reasons: [:])) { _ in }
-            _ = try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(22), plays: 7), CountRow(trackID: 3, hour: hour(8), plays: 9),
-                                                CountRow(trackID: 4, hour: hour(-5), plays: 2)],
-                                   progress: [], flushedAt: standardFlushedAt)
-        }) { reader in
-            let answer = try latest(reader)
+            try flush([(1, 22, 7), (3, 8, 9)])
+            answer = try latest()
             #expect(answer as? [String: String] == ["hour": time(4), "source": "batch"])
-        }
 
-        // Realtime rows only, none covered: the latest of them.
-        try ReaderFixture.with(store, stores: { _, realtime in
-            _ = try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(-30), plays: 1), CountRow(trackID: 2, hour: hour(-2), plays: 4)],
-                                   progress: [], flushedAt: standardFlushedAt)
-        }) { reader in
-            let answer = try latest(reader)
-            #expect(answer as? [String: String] == ["hour": time(-2), "source": "realtime"])
-        }
-
-        // Nothing counted (a batch run that covered hours without plays, a realtime row only in them): null.
-        try ReaderFixture.with(store, stores: { batch, realtime in
-            try batch.replace(range: hours(0, 10), run: standardRun(hours(0, 10), reasons: [:])) { _ in }
-            _ = try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(3), plays: 6)], progress: [], flushedAt: standardFlushedAt)
-        }) { reader in
-            let answer = try latest(reader)
-            #expect(answer is NSNull)
-        }
-        try ReaderFixture.with(store, stores: { _, _ in }) { reader in
-            let status = try reader.get("/v1/status").object()
-            #expect(status.keys.contains("latest_counts") && status["latest_counts"] is NSNull)
+            // An uncovered realtime hour after the batch's: it, from realtime.
+            try flush([(4, 15, 2), (5, 12, 1)])
+            answer = try latest()
+            #expect(answer as? [String: String] == ["hour": time(15), "source": "realtime"])
         }
     }
 
