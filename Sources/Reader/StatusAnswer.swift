@@ -98,6 +98,15 @@ struct StatusAnswer: Sendable {
         json.key("components")
         json.components(health?.reports() ?? [])
 
+        // The latest hour holding merged plays: where a page whose period holds nothing can go.
+        json.key("latest_counts")
+        json.optional(stores.latestCounts) { json, latest in
+            json.beginObject()
+            json.key("hour"); json.value(latest.hour)
+            json.key("source"); json.value(latest.source.rawValue)
+            json.endObject()
+        }
+
         counts.writeFreshness(freshness, into: &json)
         json.endObject()
         return json.bytes

@@ -55,6 +55,8 @@ struct RankingWindowTests {
         func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
             try base.realtimeListeners(track: track, in: gap, visit)
         }
+        func latestBatchHour() throws -> Hour? { try base.latestBatchHour() }
+        func latestRealtimeHour(before: Hour) throws -> Hour? { try base.latestRealtimeHour(before: before) }
         func recentRuns(limit: Int) throws -> [BatchRun] { try base.recentRuns(limit: limit) }
         func partitions() throws -> [PartitionStatus] { try base.partitions() }
         func isReadable() -> Bool { base.isReadable() }

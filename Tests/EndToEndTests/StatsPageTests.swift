@@ -154,22 +154,80 @@ extension RunEndToEnd {
             }
         }
 
-        @Test("at 360 px wide nothing on the page reaches past the screen's edge, so it never scrolls sideways")
+        /// What on the page reaches past the right edge of the screen (ids or classes).
+        static func overflowing(_ tab: Tab) throws -> [String]? {
+            try tab.evaluate("""
+                [...document.querySelectorAll('body *')].filter(e => e.getClientRects().length && e.getBoundingClientRect().right > innerWidth + 0.5 && getComputedStyle(e).visibility !== 'hidden').map(e => e.id || e.className || e.tagName)
+                """) as? [String]
+        }
+
+        /// "20 November 2026": the day of an hour index, written out here apart from the page's code.
+        static func dayText(_ hourIndex: Int64) -> String {
+            let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+            let parts = Hours.text(hourIndex).prefix(10).split(separator: "-").compactMap { Int($0) }
+            return "\(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
+        }
+
+        @Test("at 360 px wide nothing on the page reaches past the screen's edge, so it never scrolls sideways; opened without a fragment on a store whose plays are all older than the period, it names the day of the latest plays and shows that day's top track in one click")
         func narrowScreenDoesNotScrollSideways() async throws {
             try await Self.withServedLogs { server, truth, browser, _ in
                 let tab = try browser.openTab(width: 360, height: 740, mobile: true)
+                let origin = "http://127.0.0.1:\(server.port)"
+
+                // `/` as a new user opens it: the last 7 days up to now, all after the logs' day.
+                let latestHour = try #require(truth.plays.values.flatMap { $0.filter { $0.value > 0 }.keys }.max())
+                let currentHour = Int64(Date().timeIntervalSince1970) / 3_600
+                try #require(latestHour < currentHour + 1 - 168, "the logs' plays must lie before the last 7 days")
+                let latest = try server.json("/v1/status")["latest_counts"] as? [String: String]
+                #expect(latest == ["hour": Hours.text(latestHour), "source": "batch"])
+                try tab.navigate("\(origin)/")
+                try await tab.wait(until: "!document.getElementById('latest').hidden", "the day of the latest plays")
+                let day = Self.dayText(latestHour)
+                #expect(try tab.text("#track-title") == "No plays in the last 7 days")
+                #expect(try tab.text("#latest-text") == "The latest plays are on \(day).")
+                #expect(try tab.text("#latest-go") == "Show \(day)")
+                #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
+                #expect(try Self.overflowing(tab) == [], "elements past the right edge, with no plays in the period")
+
+                // One click: the period ends with that day, and shows its top track and that day's plays exactly.
+                let dayEnd = (latestHour / 24 + 1) * 24
+                let dayTop = truth.top(hours: (dayEnd - 24)..<dayEnd, limit: 1)[0]
+                let weekTop = truth.top(hours: (dayEnd - 168)..<dayEnd, limit: 1)[0]
+                #expect(weekTop.track == dayTop.track && weekTop.plays == dayTop.plays, "the week to that day's end holds only that day's plays")
+                _ = try tab.evaluate("document.getElementById('latest-go').click()")
+                try await tab.wait(until: "location.hash === '#range=7d&step=hour&end=\(Hours.text(dayEnd))' && document.getElementById('track-title').textContent === 'Track \(dayTop.track)' && document.getElementById('total').textContent !== '0'",
+                                   "the top track of \(day)")
+                #expect(try tab.text("#total") == Self.grouped(dayTop.plays))
+                #expect(try tab.text("#top-rows tr:first-child td.n") == Self.grouped(dayTop.plays))
+                #expect(try tab.evaluate("document.getElementById('latest').hidden && !document.getElementById('now').hidden && document.activeElement.id === 'summary'") as? Bool == true)
+
                 let track = truth.top(hours: Int64.min..<Int64.max, limit: 1)[0].track
-                try tab.navigate("http://127.0.0.1:\(server.port)/#track=\(track)&range=7d&step=hour&\(Self.end)")
+                try tab.navigate("\(origin)/#track=\(track)&range=7d&step=hour&\(Self.end)")
                 try await tab.wait(until: "document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length === 168",
                                    "a week of hours")
                 #expect(try tab.evaluate("window.innerWidth") as? Int == 360)
                 #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
-                let overflowing = try tab.evaluate("""
-                    [...document.querySelectorAll('body *')].filter(e => e.getClientRects().length && e.getBoundingClientRect().right > innerWidth + 0.5 && getComputedStyle(e).visibility !== 'hidden').map(e => e.id || e.className || e.tagName)
-                    """) as? [String]
-                #expect(overflowing == [], "elements past the right edge")
+                #expect(try Self.overflowing(tab) == [], "elements past the right edge")
                 let errors = try tab.activity().errors
                 #expect(errors.isEmpty, "\(errors)")
+            }
+        }
+
+        @Test("on a store that holds no plays the page says \"No plays counted yet\" and offers no day to go to")
+        func emptyStoreSaysNothingCounted() async throws {
+            try await withTemporaryDirectory { scratch in
+                let browser = try Browser(scratch: scratch)
+                defer { browser.quit() }
+                try await withServer(dataDirectory: scratch.appendingPathComponent("data"), scratch: scratch) { server in
+                    #expect(try server.json("/v1/status")["latest_counts"] is NSNull)
+                    let tab = try browser.openTab(width: 1024, height: 800)
+                    try tab.navigate("http://127.0.0.1:\(server.port)/")
+                    try await tab.wait(until: "document.getElementById('track-title').textContent === 'No plays counted yet'", "the empty store's title")
+                    #expect(try tab.evaluate("document.getElementById('latest').hidden") as? Bool == true)
+                    #expect(try tab.text("#total") == "0")
+                    let errors = try tab.activity().errors
+                    #expect(errors.isEmpty, "\(errors)")
+                }
             }
         }
 

@@ -144,6 +144,52 @@ struct StatusAndMetricsTests {
         }
     }
 
+    @Test("/v1/status names the latest hour holding merged plays and its layer: a realtime row in a covered hour does not count; null for an empty store",
+          arguments: StoreKind.allCases)
+    func latestCountsFollowTheMergeRule(_ store: StoreKind) throws {
+        // One store, written step by step; snapshot age 0, so each answer sees the last step.
+        try ReaderFixture.with(store, stores: { _, _ in }, configure: { $0.snapshotAge = .zero }) { reader in
+            let batch = try reader.store.openBatchWriter()
+            let realtime = try reader.store.openRealtimeWriter()
+            func latest() throws -> Any? { try reader.get("/v1/status").object()["latest_counts"] }
+            func flush(_ rows: [(track: Int64, hour: Int64, plays: Int64)]) throws {
+                _ = try realtime.apply(increments: rows.map { CountRow(trackID: $0.track, hour: hour($0.hour), plays: $0.plays) },
+                                       progress: [], flushedAt: standardFlushedAt)
+            }
+
+            // Nothing written: null, and the key is there.
+            let empty = try reader.get("/v1/status").object()
+            #expect(empty.keys.contains("latest_counts") && empty["latest_counts"] is NSNull)
+
+            // A batch run that covered hours without plays, and a realtime row in one of them: still nothing counted.
+            try batch.replace(range: hours(0, 10), run: standardRun(hours(0, 10), reasons: [:])) { _ in }
+            try flush([(1, 3, 6)])
+            var answer = try latest()
+            #expect(answer is NSNull, "\(answer ?? "nil")")
+
+            // Uncovered realtime rows: the latest of them.
+            try flush([(1, -30, 1), (2, -2, 4)])
+            answer = try latest()
+            #expect(answer as? [String: String] == ["hour": time(-2), "source": "realtime"])
+
+            // Batch rows at hours 2 and 4; realtime rows later than both but all in covered hours
+            // (hour 8 inside the range holding the rows, hour 22 in a range without any): hour 4, from batch.
+            try batch.replace(range: hours(0, 10), run: standardRun(hours(0, 10), reasons: [:])) {
+                try $0.write(trackID: 1, hour: hour(4), plays: 3)
+                try $0.write(trackID: 2, hour: hour(2), plays: 5)
+            }
+            try batch.replace(range: hours(20, 24), run: standardRun(hours(20, 24), reasons: [:])) { _ in }
+            try flush([(1, 22, 7), (3, 8, 9)])
+            answer = try latest()
+            #expect(answer as? [String: String] == ["hour": time(4), "source": "batch"])
+
+            // An uncovered realtime hour after the batch's: it, from realtime.
+            try flush([(4, 15, 2), (5, 12, 1)])
+            answer = try latest()
+            #expect(answer as? [String: String] == ["hour": time(15), "source": "realtime"])
+        }
+    }
+
     @Test("/metrics serves the exposition closure verbatim as Prometheus text", arguments: StoreKind.allCases)
     func metricsClosureIsServedVerbatim(_ store: StoreKind) throws {
         let exposition = "# TYPE fixed_total counter\nfixed_total{kind=\"a\"} 42\n"

@@ -219,6 +219,16 @@ public final class PostgresLayers: LayerReads {
 
     // MARK: Status
 
+    public func latestBatchHour() throws -> Hour? {
+        // A backward scan of the ranked index (hour, plays DESC, track_id), stopping at the first row with plays.
+        try query("SELECT hour FROM batch_hours WHERE plays > 0 ORDER BY hour DESC LIMIT 1", []).singleInt64.map(Hour.init(index:))
+    }
+
+    public func latestRealtimeHour(before: Hour) throws -> Hour? {
+        try query("SELECT hour FROM realtime_counts WHERE hour < $1 AND plays > 0 ORDER BY hour DESC LIMIT 1",
+                  [before.index]).singleInt64.map(Hour.init(index:))
+    }
+
     public func recentRuns(limit: Int) throws -> [BatchRun] {
         do {
             if let snapshot { return try BatchRecords.recentRuns(limit: limit, PostgresDialect(snapshot)) }

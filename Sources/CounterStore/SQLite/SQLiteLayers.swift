@@ -186,6 +186,18 @@ public final class SQLiteLayers: LayerReads {
 
     // MARK: Status
 
+    public func latestBatchHour() throws -> Hour? {
+        // max() over the ranked index: SQLite reads it from the last entry backwards and stops
+        // at the first with plays (batch rows hold plays > 0, so at once).
+        try batch.cachedStatement("SELECT max(hour) FROM batch_hours WHERE plays > 0").singleInt64().map(Hour.init(index:))
+    }
+
+    public func latestRealtimeHour(before: Hour) throws -> Hour? {
+        let latest = try realtime.cachedStatement("SELECT max(hour) FROM realtime_counts WHERE hour < ?1 AND plays > 0")
+        try latest.bind(before.index, at: 1)
+        return try latest.singleInt64().map(Hour.init(index:))
+    }
+
     public func recentRuns(limit: Int) throws -> [BatchRun] {
         try batch.read { try BatchRecords.recentRuns(limit: limit, SQLiteDialect($0)) }
     }

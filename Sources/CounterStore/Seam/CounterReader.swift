@@ -201,8 +201,31 @@ public final class CounterReader {
     public func status(recentRuns limit: Int) throws -> StoreStatus {
         try withSnapshot { state in
             StoreStatus(coverage: state.coverage, freshness: state.freshness,
-                        recentRuns: try layers.recentRuns(limit: limit), partitions: try layers.partitions())
+                        recentRuns: try layers.recentRuns(limit: limit), partitions: try layers.partitions(),
+                        latestCounts: try latestCounts(state))
         }
+    }
+
+    /// The latest hour holding merged plays, from fresh snapshots (or the held ones); nil when
+    /// the store holds none.
+    public func latestCounts() throws -> LatestCounts? {
+        try withSnapshot { try latestCounts($0) }
+    }
+
+    /// By the merge rule: every batch row lies in a covered hour and counts; a realtime row
+    /// counts only outside the coverage. So the latest realtime hour is looked up again below
+    /// each covered range it falls in — one index seek per range at most, and usually one in
+    /// all, since compaction deletes the realtime rows of covered hours.
+    func latestCounts(_ state: SnapshotState) throws -> LatestCounts? {
+        let batch = try layers.latestBatchHour()
+        var before = Hour(index: .max)
+        while let hour = try layers.latestRealtimeHour(before: before), batch.map({ hour > $0 }) ?? true {
+            guard let covering = state.coverage.ranges.last(where: { $0.lower <= hour }), covering.contains(hour) else {
+                return LatestCounts(hour: hour, source: .realtime)
+            }
+            before = covering.lower
+        }
+        return batch.map { LatestCounts(hour: $0, source: .batch) }
     }
 
     /// True when both stores answer a query (for readiness probes).

@@ -209,6 +209,14 @@ public protocol LayerReads: AnyObject {
     /// The realtime rows of `track` in `gap` that hold a sketch: (hour, listener plays, sketch), any order.
     func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws
 
+    /// The latest hour holding a batch row with plays; nil when none does. The batch layer
+    /// writes rows only in the hours it covers, so every such row counts by the merge rule.
+    /// One index seek: the last entry of (hour, plays DESC, track_id) with plays.
+    func latestBatchHour() throws -> Hour?
+    /// The latest hour before `before` holding a realtime row with plays; nil when none does.
+    /// One index seek on the (hour, track_id) key, backwards from `before`.
+    func latestRealtimeHour(before: Hour) throws -> Hour?
+
     func recentRuns(limit: Int) throws -> [BatchRun]
     func partitions() throws -> [PartitionStatus]
     /// True when both layers answer a query (for readiness probes).

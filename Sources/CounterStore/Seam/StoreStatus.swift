@@ -8,6 +8,21 @@ public struct StoreStatus: Sendable, Hashable {
     public var recentRuns: [BatchRun]
     /// The realtime layer's position in every partition it has consumed.
     public var partitions: [PartitionStatus]
+    /// The latest hour holding merged plays; nil when the store holds none.
+    public var latestCounts: LatestCounts?
+}
+
+/// The latest UTC hour holding a non-zero merged count, and the layer that answers it there:
+/// where a stats page whose period holds nothing can send its reader.
+public struct LatestCounts: Sendable, Hashable {
+    public var hour: Hour
+    /// `.batch` when the batch layer covers the hour, else `.realtime`.
+    public var source: CountSource
+
+    public init(hour: Hour, source: CountSource) {
+        self.hour = hour
+        self.source = source
+    }
 }
 
 /// How current the counts are.

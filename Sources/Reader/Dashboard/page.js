@@ -12,6 +12,7 @@ const SOURCES = { batch: 'batch', realtime: 'realtime', mixed: 'batch and realti
 const numberFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const fmt = (n) => (typeof n === 'number' && isFinite(n)) ? numberFormat.format(n) : '—';
 const pad = (n) => String(n).padStart(2, '0');
+const dayFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
 const dateText = (d) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 function timeText(iso, seconds) {
   const d = new Date(iso);
@@ -101,6 +102,13 @@ function rangeLabel() {
 $('ranges').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ range: b.dataset.range }); });
 $('steps').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ step: b.dataset.step }); });
 $('now').addEventListener('click', () => setState({ end: null }));
+// To the latest plays: the period ends with their UTC day (or now, if that is today).
+$('latest-go').addEventListener('click', () => {
+  if (latestDay === null) return;
+  const end = latestDay + DAY;
+  setState({ end: end > Math.floor(Date.now() / HOUR) * HOUR + HOUR ? null : end });
+  $('summary').focus();
+});
 $('pick').addEventListener('submit', (e) => {
   e.preventDefault();
   const input = $('track-input');
@@ -151,7 +159,7 @@ function rangeWindow(status) {
 }
 
 let generation = 0, timer = 0, lastGoodAt = 0, lastStatus = null, autoTrack = null;
-let timelineBody = null, heatBody = null, shownTrack = null;
+let timelineBody = null, heatBody = null, shownTrack = null, latestDay = null;
 
 function refreshSoon() { clearTimeout(timer); timer = setTimeout(refresh, 0); }
 
@@ -184,6 +192,7 @@ async function update(gen) {
   const id = state.track || autoTrack;
   if (!failed(top)) renderTop(top.body, id);
   if (id) {
+    $('latest').hidden = true;
     const w = rangeWindow(lastStatus);
     let step = state.step;
     let forced = false;
@@ -250,16 +259,27 @@ function renderSummary(id, r) {
   $('split-realtime').style.width = sum ? `${(100 * b.realtime_plays) / sum}%` : '0';
   setText($('freshness'), freshnessText(b.freshness));
 }
+// The period holds no plays: never say "no plays" of a store that holds some (/v1/status
+// `latest_counts`, null when it holds none); offer the day of the latest.
 function renderEmpty() {
-  setText($('track-title'), 'No plays yet');
-  setText($('track-note'), '— nothing counted in this range; type a track id to look one up');
+  const s = lastStatus, latest = s && s.latest_counts, at = latest ? Date.parse(latest.hour) : NaN;
+  const none = !!s && 'latest_counts' in s && !latest;
+  latestDay = isFinite(at) ? Math.floor(at / DAY) * DAY : null;
+  setText($('track-title'), none ? 'No plays counted yet' : `No plays ${rangeLabel()}`);
+  setText($('track-note'), none ? '— the store holds none; they show here as soon as a layer counts one' : '');
+  if (latestDay !== null) {
+    const day = dayFormat.format(latestDay);
+    setText($('latest-text'), `The latest plays are on ${day}.`);
+    setText($('latest-go'), `Show ${day}`);
+  }
+  $('latest').hidden = latestDay === null;
   for (const id of ['total', 'batch-plays', 'realtime-plays']) setText($(id), '0');
   setText($('freshness'), lastStatus ? freshnessText(lastStatus.freshness) : '—');
   timelineBody = null; heatBody = null;
   fit($('chart-marks'), 0); fit($('chart-band'), 0);
   fit($('heat-cells'), 0);
-  setText($('chart-readout'), 'No track to show yet.');
-  setText($('heat-readout'), 'No track to show yet.');
+  setText($('chart-readout'), 'No plays to show in this period.');
+  setText($('heat-readout'), 'No plays to show in this period.');
   for (const which of ['countries', 'clients']) fit($(which + '-list'), 0);
   setText($('listeners'), '0'); setText($('listeners-note'), '');
   fit($('listeners-list'), 0); setText($('listeners-days-note'), '');
