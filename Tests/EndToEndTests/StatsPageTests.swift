@@ -48,7 +48,7 @@ extension RunEndToEnd {
                 let tab = try browser.openTab(width: 1280, height: 900)
 
                 // No track in the fragment: the top list, and the top track's total.
-                try tab.navigate("\(origin)/#range=all&step=day&\(Self.end)")
+                try tab.navigate("\(origin)/#period=all&step=day&\(Self.end)")
                 try await tab.wait(until: "document.querySelector('#top-rows tr:first-child button:not([hidden])') && document.getElementById('total').textContent !== '—'",
                                    "the top list and a total")
                 let expectedTop = truth.top(hours: Int64.min..<Int64.max, limit: 10)
@@ -66,7 +66,7 @@ extension RunEndToEnd {
                 // A track from the fragment, loaded afresh: its exact total and one mark per hour.
                 let track = truth.top(hours: Int64.min..<Int64.max, limit: 40)[27].track
                 try tab.navigate("about:blank")
-                try tab.navigate("\(origin)/#track=\(track)&range=all&step=hour&\(Self.end)")
+                try tab.navigate("\(origin)/#track=\(track)&period=all&step=hour&\(Self.end)")
                 try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(track)' && document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length > 24",
                                    "track \(track)")
                 #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
@@ -103,12 +103,12 @@ extension RunEndToEnd {
                 // Picking a track in the top list shows it and puts it in the fragment.
                 let second = expectedTop[1]
                 _ = try tab.evaluate("document.querySelector('#top-rows tr:nth-child(2) button').click()")
-                try await tab.wait(until: "location.hash === '#track=\(second.track)&range=all&step=hour&\(Self.end)' && document.getElementById('track-title').textContent === 'Track \(second.track)' && document.getElementById('total').textContent === '\(Self.grouped(second.plays))'",
+                try await tab.wait(until: "location.hash === '#track=\(second.track)&period=all&step=hour&\(Self.end)' && document.getElementById('track-title').textContent === 'Track \(second.track)' && document.getElementById('total').textContent === '\(Self.grouped(second.plays))'",
                                    "track \(second.track) picked in the top list")
 
                 // "Up to now" drops the fragment's end: the period ends with the current hour again.
                 _ = try tab.evaluate("document.getElementById('now').click()")
-                try await tab.wait(until: "location.hash === '#track=\(second.track)&range=all&step=hour' && document.getElementById('now').hidden && document.getElementById('range-label').textContent === 'of all time'",
+                try await tab.wait(until: "location.hash === '#track=\(second.track)&period=all&step=hour' && document.getElementById('now').hidden && document.getElementById('range-label').textContent === 'of all time'",
                                    "the period up to now")
 
                 let activity = try tab.activity()
@@ -116,6 +116,147 @@ extension RunEndToEnd {
                 #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
                 #expect(activity.errors.isEmpty, "\(activity.errors)")
             }
+        }
+
+        /// "+12 %", "−3 %", "±0 %": the change from `before` to `now` as the page writes it,
+        /// rounded half away from zero to a whole percent, computed here apart from the page's code.
+        static func change(_ now: Int, _ before: Int) -> String {
+            let percent = Double(100 * (now - before)) / Double(before)
+            let rounded = Int(abs(percent).rounded(.toNearestOrAwayFromZero))
+            return (rounded == 0 ? "±" : percent > 0 ? "+" : "−") + grouped(rounded) + " %"
+        }
+
+        @Test("the period picker puts period= in the fragment and shows the period's exact plays and listeners, each with its change against the previous period of the same length (\"new\" when that held none); every table and series links the reader's CSV answer of what it shows")
+        func periodsComparisonsAndCSV() async throws {
+            try await Self.withServedLogs { server, truth, browser, _ in
+                let origin = "http://127.0.0.1:\(server.port)"
+                let tab = try browser.openTab(width: 1280, height: 900)
+                // A track with a few hundred listeners, so that every listener count is exact.
+                let track = truth.top(hours: Int64.min..<Int64.max, limit: 40)[27].track
+                // Periods ending at noon a week after the logs' day: a week holds the afternoon,
+                // the week before it the morning.
+                let end = TestDay.firstHour + 12 + 168
+                let endText = Hours.text(end)
+                let (week, weekBefore) = ((end - 168)..<end, (end - 336)..<(end - 168))
+
+                // No period in the fragment: 28 days, which hold every play; the 28 days before hold none.
+                try tab.navigate("\(origin)/#track=\(track)&end=\(endText)")
+                try await tab.wait(until: "document.getElementById('total-change').textContent !== '' && document.getElementById('listeners-change').textContent !== ''",
+                                   "the 28 days' changes")
+                #expect(try tab.evaluate("document.querySelector('#periods [aria-pressed=true]').dataset.period") as? String == "28d")
+                #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
+                #expect(try tab.text("#range-label") == "in the 28 days to \(endText.prefix(10)) 12:00 UTC")
+                #expect(try tab.text("#total-change") == "new — none in the previous 28 days")
+                #expect(try tab.text("#listeners-change") == "new — none in the previous 28 days")
+
+                // 7 d: the afternoon's plays and listeners, and their change from the morning's.
+                let (plays, playsBefore) = (truth.plays(of: track, hours: week), truth.plays(of: track, hours: weekBefore))
+                let (listeners, listenersBefore) = (truth.listeners(of: track, hours: week), truth.listeners(of: track, hours: weekBefore))
+                try #require(plays > 0 && playsBefore > 0 && listenersBefore > 0 && listeners <= 320)
+                let playsChange = "\(Self.change(plays, playsBefore)) vs the previous 7 days"
+                let listenersChange = "\(Self.change(listeners, listenersBefore)) vs the previous 7 days"
+                _ = try tab.evaluate("document.querySelector('#periods [data-period=\"7d\"]').click()")
+                try await tab.wait(until: """
+                    location.hash === '#track=\(track)&period=7d&step=hour&end=\(endText)' && document.querySelectorAll('#chart-marks rect.mark').length === 168 && document.getElementById('total-change').textContent === '\(playsChange)' && document.getElementById('listeners-change').textContent === '\(listenersChange)'
+                    """, "the week's numbers and their changes")
+                #expect(try tab.text("#total") == Self.grouped(plays))
+                #expect(try tab.text("#listeners") == Self.grouped(listeners))
+                #expect(try tab.text("#listeners-note")?.hasPrefix("exact") == true)
+                let marks = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.plays)") as? [Int] ?? []
+                #expect(marks == week.map { truth.plays[track]?[$0] ?? 0 })
+
+                // Every table and series: a download link to the same answer as CSV, on this origin.
+                let range = "from=\(Hours.text(week.lowerBound))&to=\(endText)"
+                let links = try tab.evaluate("""
+                    Object.fromEntries(['timeline', 'top', 'countries', 'clients', 'listeners'].map(k => { const a = document.getElementById(k + '-csv');
+                      return [k, a.hidden || !a.hasAttribute('download') ? '' : a.getAttribute('href')] }))
+                    """) as? [String: String] ?? [:]
+                #expect(links["timeline"] == "/v1/tracks/\(track)/timeline?\(range)&step=hour&format=csv")
+                #expect(links["top"] == "/v1/top?limit=10&\(range)&format=csv")
+                #expect(links["countries"] == "/v1/tracks/\(track)/breakdown?by=country&\(range)&format=csv")
+                #expect(links["clients"] == "/v1/tracks/\(track)/breakdown?by=client&\(range)&format=csv")
+                #expect(links["listeners"] == "/v1/tracks/\(track)/listeners/timeline?\(range)&step=day&format=csv")
+                var tables: [String: [[String]]] = [:]
+                for (name, href) in links where href.hasSuffix("&format=csv") {
+                    let answer = try server.request(href)
+                    #expect(answer.status == 200 && answer.header("Content-Type") == "text/csv; charset=utf-8", "\(href)")
+                    #expect(answer.header("Content-Disposition")?.hasPrefix("attachment; filename=") == true, "\(href)")
+                    let csv = try Self.parseCSV(answer.text)
+                    // The same values as the JSON answer at the same address.
+                    let json = try server.json(String(href.dropLast("&format=csv".count)))
+                    let items = (json["points"] ?? json["values"] ?? json["tracks"]) as? [[String: Any]] ?? []
+                    let header = csv.first ?? []
+                    #expect(!header.isEmpty && csv.count == items.count + 1, "\(href)")
+                    let rows = items.map { item in
+                        header.map { key -> String in
+                            switch item[key] {
+                            case let text as String: return text
+                            case is NSNull, nil: return ""
+                            case let value: return key == "exact" ? String(describing: value as? Bool ?? false) : String(int64(value))
+                            }
+                        }
+                    }
+                    #expect(Array(csv.dropFirst()) == rows, "\(href)")
+                    tables[name] = csv
+                }
+                // … and what the page shows of it.
+                #expect(tables["timeline"]?.dropFirst().map { Int($0[1]) ?? -1 } == marks)
+                let top = try tab.evaluate("[...document.querySelectorAll('#top-rows tr')].filter(r => r.children[1].textContent).map(r => [r.children[1].textContent, r.children[2].textContent])") as? [[String]] ?? []
+                #expect(tables["top"]?.dropFirst().map { ["Track \($0[0])", Self.grouped(Int($0[1]) ?? -1)] } == top)
+                let days = try tab.evaluate("[...document.querySelectorAll('#listeners-list li')].map(r => [r.children[0].textContent, r.children[2].firstChild.textContent])") as? [[String]] ?? []
+                #expect(tables["listeners"]?.dropFirst().reversed().map { [String($0[0].prefix(10)), Self.grouped(Int($0[1]) ?? -1)] } == days)
+                #expect(tables["countries"]?.dropFirst().reduce(0) { $0 + (Int($1[1]) ?? 0) } == plays)
+
+                // 12 months: from the same hour a year before, by day; the year before holds no plays.
+                _ = try tab.evaluate("document.querySelector('#periods [data-period=\"12m\"]').click()")
+                let yearStart = Hours.index(2025, 11, 27, hour: 12)
+                #expect(Hours.text(end) == "2026-11-27T12:00:00Z")
+                try await tab.wait(until: """
+                    location.hash === '#track=\(track)&period=12m&step=day&end=\(endText)' && document.getElementById('timeline-csv').getAttribute('href') === '/v1/tracks/\(track)/timeline?from=\(Hours.text(yearStart))&to=\(endText)&step=day&format=csv' && document.getElementById('total-change').textContent === 'new — none in the previous 12 months'
+                    """, "the 12 months")
+                #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
+
+                // At 360 px the changes and links fit.
+                try tab.resize(width: 360, height: 740, mobile: true)
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
+                #expect(try Self.overflowing(tab) == [], "elements past the right edge")
+
+                // A fragment from before the periods (range=30d) opens 28 days and is written anew.
+                try tab.navigate("about:blank")
+                try tab.navigate("\(origin)/#track=\(track)&range=30d&step=day&end=\(endText)")
+                try await tab.wait(until: "location.hash === '#track=\(track)&period=28d&step=day&end=\(endText)' && document.getElementById('total').textContent === '\(Self.grouped(truth.plays(of: track)))'",
+                                   "the old fragment as 28 days")
+
+                let activity = try tab.activity()
+                #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
+                #expect(activity.errors.isEmpty, "\(activity.errors)")
+            }
+        }
+
+        /// RFC 4180 as the RFC writes it: CRLF record ends, quoted fields with commas, line breaks and doubled quotes.
+        static func parseCSV(_ text: String) throws -> [[String]] {
+            var (records, record, field, quoted) = ([[String]](), [String](), "", false)
+            var characters = Array(text.unicodeScalars)[...]
+            while let character = characters.popFirst() {
+                if quoted {
+                    if character != "\"" { field.unicodeScalars.append(character) }
+                    else if characters.first == "\"" { field.unicodeScalars.append("\""); characters.removeFirst() }
+                    else { quoted = false }
+                    continue
+                }
+                switch character {
+                case "\"" where field.isEmpty: quoted = true
+                case ",": record.append(field); field = ""
+                case "\r":
+                    guard characters.popFirst() == "\n" else { throw CommandError(description: "CR without LF in CSV") }
+                    record.append(field); field = ""
+                    records.append(record); record = []
+                default: field.unicodeScalars.append(character)
+                }
+            }
+            guard record.isEmpty, field.isEmpty, !quoted else { throw CommandError(description: "unterminated last CSV record") }
+            return records
         }
 
         /// The track's distinct listeners beside its plays, exact (a few hundred at most), and per
@@ -168,22 +309,22 @@ extension RunEndToEnd {
             return "\(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
         }
 
-        @Test("at 360 px wide nothing on the page reaches past the screen's edge, so it never scrolls sideways; opened without a fragment on a store whose plays are all older than the period, it names the day of the latest plays and shows that day's top track in one click")
+        @Test("at 360 px wide nothing on the page reaches past the screen's edge, so it never scrolls sideways; opened on a period after every play, it names the day of the latest plays and shows that day's top track in one click")
         func narrowScreenDoesNotScrollSideways() async throws {
             try await Self.withServedLogs { server, truth, browser, _ in
                 let tab = try browser.openTab(width: 360, height: 740, mobile: true)
                 let origin = "http://127.0.0.1:\(server.port)"
 
-                // `/` as a new user opens it: the last 7 days up to now, all after the logs' day.
+                // The default period (28 days) to an end 60 days after the logs' day: it holds no plays.
                 let latestHour = try #require(truth.plays.values.flatMap { $0.filter { $0.value > 0 }.keys }.max())
-                let currentHour = Int64(Date().timeIntervalSince1970) / 3_600
-                try #require(latestHour < currentHour + 1 - 168, "the logs' plays must lie before the last 7 days")
+                let emptyEnd = TestDay.firstHour + 60 * 24
+                try #require(latestHour < emptyEnd - 2 * 672, "the logs' plays must lie before the period and the one before it")
                 let latest = try server.json("/v1/status")["latest_counts"] as? [String: String]
                 #expect(latest == ["hour": Hours.text(latestHour), "source": "batch"])
-                try tab.navigate("\(origin)/")
+                try tab.navigate("\(origin)/#end=\(Hours.text(emptyEnd))")
                 try await tab.wait(until: "!document.getElementById('latest').hidden", "the day of the latest plays")
                 let day = Self.dayText(latestHour)
-                #expect(try tab.text("#track-title") == "No plays in the last 7 days")
+                #expect(try tab.text("#track-title") == "No plays in the 28 days to \(Hours.text(emptyEnd).prefix(10)) 00:00 UTC")
                 #expect(try tab.text("#latest-text") == "The latest plays are on \(day).")
                 #expect(try tab.text("#latest-go") == "Show \(day)")
                 #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
@@ -192,17 +333,17 @@ extension RunEndToEnd {
                 // One click: the period ends with that day, and shows its top track and that day's plays exactly.
                 let dayEnd = (latestHour / 24 + 1) * 24
                 let dayTop = truth.top(hours: (dayEnd - 24)..<dayEnd, limit: 1)[0]
-                let weekTop = truth.top(hours: (dayEnd - 168)..<dayEnd, limit: 1)[0]
-                #expect(weekTop.track == dayTop.track && weekTop.plays == dayTop.plays, "the week to that day's end holds only that day's plays")
+                let periodTop = truth.top(hours: (dayEnd - 672)..<dayEnd, limit: 1)[0]
+                #expect(periodTop.track == dayTop.track && periodTop.plays == dayTop.plays, "the 28 days to that day's end hold only that day's plays")
                 _ = try tab.evaluate("document.getElementById('latest-go').click()")
-                try await tab.wait(until: "location.hash === '#range=7d&step=hour&end=\(Hours.text(dayEnd))' && document.getElementById('track-title').textContent === 'Track \(dayTop.track)' && document.getElementById('total').textContent !== '0'",
+                try await tab.wait(until: "location.hash === '#period=28d&step=day&end=\(Hours.text(dayEnd))' && document.getElementById('track-title').textContent === 'Track \(dayTop.track)' && document.getElementById('total').textContent !== '0'",
                                    "the top track of \(day)")
                 #expect(try tab.text("#total") == Self.grouped(dayTop.plays))
                 #expect(try tab.text("#top-rows tr:first-child td.n") == Self.grouped(dayTop.plays))
                 #expect(try tab.evaluate("document.getElementById('latest').hidden && !document.getElementById('now').hidden && document.activeElement.id === 'summary'") as? Bool == true)
 
                 let track = truth.top(hours: Int64.min..<Int64.max, limit: 1)[0].track
-                try tab.navigate("\(origin)/#track=\(track)&range=7d&step=hour&\(Self.end)")
+                try tab.navigate("\(origin)/#track=\(track)&period=7d&step=hour&\(Self.end)")
                 try await tab.wait(until: "document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length === 168",
                                    "a week of hours")
                 #expect(try tab.evaluate("window.innerWidth") as? Int == 360)
@@ -245,7 +386,7 @@ extension RunEndToEnd {
                 do {
                     let best = truth.top(hours: Int64.min..<Int64.max, limit: 1)[0]
                     let tab = try browser.openTab(width: 1024, height: 800)
-                    try tab.navigate("http://127.0.0.1:\(server.port)/#range=all&step=day")
+                    try tab.navigate("http://127.0.0.1:\(server.port)/#period=all&step=day")
                     try await tab.wait(until: "document.getElementById('total').textContent === '\(Self.grouped(best.plays))'", "the top track's total")
                     #expect(try tab.evaluate("document.getElementById('notice').classList.contains('show')") as? Bool == false)
                     let before = try tab.evaluate("document.querySelector('main').innerText") as? String
@@ -288,7 +429,7 @@ extension RunEndToEnd {
                     let shots: [(name: String, width: Int, mobile: Bool)] = [("stats-page.png", 1280, false), ("stats-page-360.png", 360, true)]
                     for shot in shots {
                         let tab = try browser.openTab(width: shot.width, height: 900, mobile: shot.mobile)
-                        try tab.navigate("http://127.0.0.1:\(port)/#range=48h&step=hour")
+                        try tab.navigate("http://127.0.0.1:\(port)/#period=7d&step=hour")
                         // Both layers answered: history rebuilt by the batch, live plays flushed by the consumer.
                         try await tab.wait(until: """
                             document.querySelectorAll('#chart-marks rect.m-batch').length > 24 && +document.getElementById('realtime-plays').textContent.replace(/,/g, '') > 0 && !document.getElementById('st-flush').textContent.startsWith('no')

@@ -87,11 +87,11 @@ function showChartSelection() {
   const points = chart.points;
   if (chart.sel === null || !points.length) {
     setAttrs(c, { width: 0, height: 0 });
-    if (!points.length) { setText($('chart-readout'), 'No buckets in this range.'); return; }
+    if (!points.length) { setText($('chart-readout'), 'No buckets in this period.'); return; }
     const p = points[Math.max(0, chart.peak)];
     setText($('chart-readout'), chart.peak >= 0 && p.plays > 0
       ? `Busiest: ${bucketLabel(p.start, chart.step)} — ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}. Hover, or focus and use the arrow keys, for any bucket.`
-      : 'No plays in this range.');
+      : 'No plays in this period.');
     return;
   }
   const p = points[chart.sel];
@@ -179,7 +179,7 @@ function showHeatSelection() {
     heat.buckets.forEach((v, i) => { if (v > heat.buckets[peak]) peak = i; });
     setText($('heat-readout'), heat.buckets[peak] > 0
       ? `Most plays start ${peak}–${peak + 1} % into the track: ${fmt(heat.buckets[peak])}. Hover, or focus and use the arrow keys, for any bucket.`
-      : 'No plays with a position in this range.');
+      : 'No plays with a position in this period.');
     return;
   }
   const i = heat.sel;

@@ -16,7 +16,8 @@ function renderListeners(r) {
   setText(note, (b.exact ? 'exact' : 'estimate') + without);
 }
 const SHOWN_DAYS = 14;
-function renderListenerDays(r) {
+// `clipped`: the period is longer than the days asked for.
+function renderListenerDays(r, clipped) {
   const list = $('listeners-list'), note = $('listeners-days-note');
   if (r.status !== 200 || !Array.isArray(r.body.points)) {
     const rows = fit(list, 1, makeBarRow);
@@ -46,10 +47,10 @@ function renderListenerDays(r) {
   if (!days.length) {
     const row = rows[0];
     row.className = 'more full';
-    setText(row.children[0], 'No days in this range.');
+    setText(row.children[0], 'No days in this period.');
   }
   const estimates = days.filter((d) => !d.exact).length;
-  setText(note, `${days.length === r.body.points.length ? 'every' : 'the last ' + fmt(days.length)} ${days.length === 1 ? 'day' : 'days'}` +
+  setText(note, (clipped || days.length < r.body.points.length ? `the last ${fmt(days.length)} ${days.length === 1 ? 'day' : 'days'}` : 'every day') +
     (estimates ? ` · ${fmt(estimates)} estimated` : ''));
 }
 
@@ -107,7 +108,7 @@ function renderBreakdown(which, r) {
   if (!values.length) {
     const row = rows[0];
     row.className = 'more full';
-    setText(row.children[0], 'No plays in this range.');
+    setText(row.children[0], 'No plays in this period.');
     row.children[1].firstChild.style.width = '0';
     setText(row.children[2].firstChild, ''); setText(row.children[2].lastChild, '');
   }

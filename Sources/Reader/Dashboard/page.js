@@ -1,12 +1,19 @@
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 const HOUR = 3600000, DAY = 24 * HOUR, REFRESH_MS = 5000, MAX_ID = 9007199254740991, MAX_POINTS = 10000;
-const RANGES = {
-  '48h': { hours: 48, label: 'in the last 48 hours', step: 'hour' },
-  '7d': { hours: 168, label: 'in the last 7 days', step: 'hour' },
-  '30d': { hours: 720, label: 'in the last 30 days', step: 'day' },
-  'all': { hours: 0, label: 'of all time', step: 'day' },
+// The periods of the picker, each ending with the current hour (or the fragment's `end`).
+// `step` is the timeline's step until one is chosen: hours for a week, days otherwise.
+const PERIODS = {
+  '7d': { days: 7, label: '7 days', step: 'hour' },
+  '28d': { days: 28, label: '28 days', step: 'day' },
+  '90d': { days: 90, label: '90 days', step: 'day' },
+  '12m': { months: 12, label: '12 months', step: 'day' },
+  'all': { label: 'all time', step: 'day' },
 };
+const DEFAULT_PERIOD = '28d';
+// The fragment's key before the periods was `range`: its values open the nearest period.
+const OLD_RANGES = { '48h': '7d', '7d': '7d', '30d': '28d', 'all': 'all' };
+const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const SOURCES = { batch: 'batch', realtime: 'realtime', mixed: 'batch and realtime' };
 const numberFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
@@ -51,32 +58,38 @@ function parseHash() {
   const text = location.hash.replace(/^#/, '');
   if (!text.includes('=')) return null;
   const p = new URLSearchParams(text);
-  const s = { track: null, range: '7d', step: null, end: null };
+  const s = { track: null, period: DEFAULT_PERIOD, step: null, end: null };
   const t = p.get('track');
   if (t && /^[0-9]{1,16}$/.test(t) && +t >= 1 && +t <= MAX_ID) s.track = +t;
-  const r = p.get('range');
-  if (r && Object.prototype.hasOwnProperty.call(RANGES, r)) s.range = r;
+  const period = p.get('period'), range = p.get('range');
+  if (period && has(PERIODS, period)) s.period = period;
+  else if (!period && range && has(OLD_RANGES, range)) { s.period = OLD_RANGES[range]; s.old = true; }
   const st = p.get('step');
-  s.step = (st === 'hour' || st === 'day') ? st : RANGES[s.range].step;
+  s.step = (st === 'hour' || st === 'day') ? st : PERIODS[s.period].step;
   // The period's end, an hour (2026-11-22T00:00:00Z): a view that names it shows the same
   // period on any day; without it the period ends with the current hour.
   const e = Date.parse(p.get('end') || '');
   if (isFinite(e) && e % HOUR === 0 && /Z$/.test(p.get('end'))) s.end = e;
   return s;
 }
-const hashOf = (s) => '#' + (s.track ? `track=${s.track}&` : '') + `range=${s.range}&step=${s.step}` + (s.end ? `&end=${isoHour(s.end)}` : '');
-let state = parseHash() || { track: null, range: '7d', step: 'hour', end: null };
+const hashOf = (s) => '#' + (s.track ? `track=${s.track}&` : '') + `period=${s.period}&step=${s.step}` + (s.end ? `&end=${isoHour(s.end)}` : '');
+// A fragment with the old key opens its period and is written anew in place (no new history entry).
+function adopt(s) {
+  if (s && s.old) { delete s.old; history.replaceState(null, '', hashOf(s)); }
+  return s;
+}
+let state = adopt(parseHash()) || { track: null, period: DEFAULT_PERIOD, step: PERIODS[DEFAULT_PERIOD].step, end: null };
 
 function setState(patch) {
   const next = Object.assign({}, state, patch);
-  if (patch.range && !patch.step) next.step = RANGES[next.range].step;
+  if (patch.period && !patch.step) next.step = PERIODS[next.period].step;
   const h = hashOf(next);
   state = next;
   syncControls();
   if (location.hash !== h) location.hash = h; else refreshSoon();
 }
 window.addEventListener('hashchange', () => {
-  const s = parseHash();
+  const s = adopt(parseHash());
   if (!s) return;
   state = s;
   syncControls();
@@ -84,22 +97,23 @@ window.addEventListener('hashchange', () => {
 });
 
 function syncControls() {
-  for (const b of $('ranges').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.range === state.range });
+  for (const b of $('periods').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.period === state.period });
   for (const b of $('steps').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.step === state.step });
   const input = $('track-input');
   if (document.activeElement !== input) input.value = state.track ? String(state.track) : '';
   setText($('range-label'), rangeLabel());
   $('now').hidden = !state.end;
 }
-// "in the last 7 days", or with an end in the fragment "in the 7 days to 2026-11-22 00:00 UTC".
+// "in the last 28 days", or with an end in the fragment "in the 28 days to 2026-11-22 00:00 UTC";
+// for all time "of all time" or "until 2026-11-22 00:00 UTC".
 function rangeLabel() {
-  const r = RANGES[state.range];
-  if (!state.end) return r.label;
+  const p = PERIODS[state.period];
+  if (!state.end) return state.period === 'all' ? 'of all time' : `in the last ${p.label}`;
   const end = timeText(new Date(state.end).toISOString());
-  return r.hours ? `in the ${r.label.replace(/^in the last /, '')} to ${end}` : `until ${end}`;
+  return state.period === 'all' ? `until ${end}` : `in the ${p.label} to ${end}`;
 }
 
-$('ranges').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ range: b.dataset.range }); });
+$('periods').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ period: b.dataset.period }); });
 $('steps').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ step: b.dataset.step }); });
 $('now').addEventListener('click', () => setState({ end: null }));
 // To the latest plays: the period ends with their UTC day (or now, if that is today).
@@ -137,12 +151,24 @@ async function get(path) {
 }
 const failed = (r) => r.status === 0 || r.status >= 500 || (r.status === 200 && !r.body);
 
+// The start of the period that ends at `to`: 7, 28 or 90 days before it, or for 12 months the
+// same hour a year before (29 February falls on 1 March).
+function periodStart(to, p) {
+  if (p.days) return to - p.days * DAY;
+  const d = new Date(to);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - p.months, d.getUTCDate(), d.getUTCHours());
+}
+// The comparison period, by one rule for every period but all time:
+// previous = [from − (to − from), from), the same number of hours just before it.
+const previousOf = (w) => ({ from: w.from - (w.to - w.from), to: w.from });
+const span = (from, to) => `from=${isoHour(from)}&to=${isoHour(to)}`;
+
 function rangeWindow(status) {
   const to = state.end || Math.floor(Date.now() / HOUR) * HOUR + HOUR;
-  const r = RANGES[state.range];
-  if (r.hours) {
-    const from = to - r.hours * HOUR;
-    return { from, to, query: `from=${isoHour(from)}&to=${isoHour(to)}` };
+  const p = PERIODS[state.period];
+  if (state.period !== 'all') {
+    const from = periodStart(to, p);
+    return { from, to, query: span(from, to) };
   }
   // All time: from the first hour the batch layer covers (or two days back when it covers
   // nothing yet) to the end of the current hour or of the coverage, or to the fragment's end.
@@ -160,6 +186,10 @@ function rangeWindow(status) {
 
 let generation = 0, timer = 0, lastGoodAt = 0, lastStatus = null, autoTrack = null;
 let timelineBody = null, heatBody = null, shownTrack = null, latestDay = null;
+// The previous period's totals, asked for when the track or the period changes (a period
+// up to now moves with every hour) and again every COMPARE_MS, not on every refresh.
+const COMPARE_MS = 60000;
+let previous = { key: '', at: 0, plays: null, listeners: null };
 
 function refreshSoon() { clearTimeout(timer); timer = setTimeout(refresh, 0); }
 
@@ -173,6 +203,14 @@ async function refresh() {
   } finally {
     if (gen === generation) timer = setTimeout(refresh, REFRESH_MS);
   }
+}
+
+// A card's CSV link: the request its numbers came from, with `format=csv` (the reader's CSV
+// answer of the same list); hidden while that request has no list to give.
+function csvLink(id, r) {
+  const a = $(id);
+  if (r) setAttrs(a, { href: r.path + (r.path.includes('?') ? '&' : '?') + 'format=csv' });
+  a.hidden = !r || r.status !== 200;
 }
 
 async function update(gen) {
@@ -190,7 +228,7 @@ async function update(gen) {
     autoTrack = tracks.length ? tracks[0].track_id : null;
   }
   const id = state.track || autoTrack;
-  if (!failed(top)) renderTop(top.body, id);
+  if (!failed(top)) { renderTop(top.body, id); csvLink('top-csv', top); }
   if (id) {
     $('latest').hidden = true;
     const w = rangeWindow(lastStatus);
@@ -199,29 +237,67 @@ async function update(gen) {
     if (step === 'hour' && (w.to - w.from) / HOUR > MAX_POINTS) { step = 'day'; forced = true; }
     const q = w.query ? '?' + w.query : '';
     const base = `/v1/tracks/${id}`;
-    const [plays, timeline, waveform, countries, clients, listeners, listenerDays] = await Promise.all([
+    // Listeners per day: the card shows the last SHOWN_DAYS UTC days of the period, and asks for no more.
+    const lastDay = Math.floor((w.to - 1) / DAY) * DAY, daysFrom = Math.max(w.from, lastDay - (SHOWN_DAYS - 1) * DAY);
+    // The previous period, none for all time.
+    const prev = state.period === 'all' ? null : previousOf(w);
+    const key = prev ? `${id} ${prev.from} ${prev.to}` : '';
+    const ask = prev && (key !== previous.key || Date.now() - previous.at >= COMPARE_MS);
+    const none = Promise.resolve(null);
+    const [plays, timeline, waveform, countries, clients, listeners, listenerDays, prevPlays, prevListeners] = await Promise.all([
       get(`${base}/plays${q}`),
-      get(`${base}/timeline?from=${isoHour(w.from)}&to=${isoHour(w.to)}&step=${step}`),
+      get(`${base}/timeline?${span(w.from, w.to)}&step=${step}`),
       get(`${base}/waveform${q}`),
       get(`${base}/breakdown?by=country${w.query ? '&' + w.query : ''}`),
       get(`${base}/breakdown?by=client${w.query ? '&' + w.query : ''}`),
       get(`${base}/listeners${q}`),
-      get(`${base}/listeners/timeline?from=${isoHour(w.from)}&to=${isoHour(w.to)}&step=day`),
-    ]).then((rs) => rs.map(track));
+      get(`${base}/listeners/timeline?${span(daysFrom, w.to)}&step=day`),
+      ask ? get(`${base}/plays?${span(prev.from, prev.to)}`) : none,
+      ask ? get(`${base}/listeners?${span(prev.from, prev.to)}`) : none,
+    ]).then((rs) => rs.map((r) => r && track(r)));
     if (gen !== generation) return;
-    if (!failed(plays)) renderSummary(id, plays);
-    if (!failed(timeline)) renderTimeline(timeline, step, forced);
+    if (ask && !failed(prevPlays) && !failed(prevListeners)) {
+      previous = { key, at: Date.now(), plays: prevPlays.status === 200 ? prevPlays.body : null,
+        listeners: prevListeners.status === 200 ? prevListeners.body : null };
+    }
+    const before = prev && previous.key === key ? previous : null;
+    if (!failed(plays)) { renderSummary(id, plays); renderChange('total-change', plays, before && before.plays, 'plays'); }
+    if (!failed(timeline)) { renderTimeline(timeline, step, forced); csvLink('timeline-csv', timeline); }
     if (!failed(waveform)) renderHeat(waveform);
-    if (!failed(countries)) renderBreakdown('countries', countries);
-    if (!failed(clients)) renderBreakdown('clients', clients);
-    if (!failed(listeners)) renderListeners(listeners);
-    if (!failed(listenerDays)) renderListenerDays(listenerDays);
+    if (!failed(countries)) { renderBreakdown('countries', countries); csvLink('countries-csv', countries); }
+    if (!failed(clients)) { renderBreakdown('clients', clients); csvLink('clients-csv', clients); }
+    if (!failed(listeners)) { renderListeners(listeners); renderChange('listeners-change', listeners, before && before.listeners, 'listeners'); }
+    if (!failed(listenerDays)) { renderListenerDays(listenerDays, daysFrom > w.from); csvLink('listeners-csv', listenerDays); }
     shownTrack = id;
   } else if (!failed(top)) {
     renderEmpty();
   }
   if (failures.length) showNotice(failures); else { lastGoodAt = Date.now(); hideNotice(); }
   setText($('updated'), lastGoodAt ? `Updated ${clockText(lastGoodAt)} · refreshes every ${REFRESH_MS / 1000} s` : 'Waiting for the reader…');
+}
+
+// MARK: the change against the previous period
+// "+12 %", "−3 %" or "±0 %": (now − before) / before, rounded half away from zero to a whole
+// percent; "new" when the previous period held none. An estimate on either side makes it "≈".
+function changeFigure(now, before) {
+  if (!before) return now ? 'new' : '';
+  const pct = (100 * (now - before)) / before, r = Math.round(Math.abs(pct));
+  return (r === 0 ? '±' : pct > 0 ? '+' : '−') + fmt(r) + ' %';
+}
+function renderChange(id, r, before, what) {
+  const el = $(id), figure = el.firstChild, rest = el.lastChild;
+  const body = r.status === 200 ? r.body : null;
+  const now = body && body[what], then = before && before[what];
+  if (typeof now !== 'number' || typeof then !== 'number') {
+    setText(figure, ''); setText(rest, ''); el.className = 'change';
+    return;
+  }
+  const label = PERIODS[state.period].label;
+  const text = changeFigure(now, then);
+  const estimate = what === 'listeners' && (!body.exact || !before.exact) && then ? '≈ ' : '';
+  setText(figure, text ? estimate + text : '');
+  setText(rest, !then ? (now ? ` — none in the previous ${label}` : `none in the previous ${label} either`) : ` vs the previous ${label}`);
+  el.className = 'change ' + (now > then ? 'up' : now < then ? 'down' : 'same');
 }
 
 function showNotice(failures) {
@@ -283,4 +359,6 @@ function renderEmpty() {
   for (const which of ['countries', 'clients']) fit($(which + '-list'), 0);
   setText($('listeners'), '0'); setText($('listeners-note'), '');
   fit($('listeners-list'), 0); setText($('listeners-days-note'), '');
+  for (const id of ['total-change', 'listeners-change']) { const el = $(id); setText(el.firstChild, ''); setText(el.lastChild, ''); }
+  for (const id of ['timeline-csv', 'countries-csv', 'clients-csv', 'listeners-csv']) csvLink(id, null);
 }

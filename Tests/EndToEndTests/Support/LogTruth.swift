@@ -20,6 +20,8 @@ struct LogTruth {
     var plays: [Int64: [Int64: Int]] = [:]
     /// Distinct listener ids of the distinct plays: [track: [day index since epoch: listeners]].
     var listeners: [Int64: [Int64: Set<Int64>]] = [:]
+    /// The same by hour: [track: [hour index since epoch: listeners]].
+    var listenersByHour: [Int64: [Int64: Set<Int64>]] = [:]
     /// Distinct plays without a listener id, per track.
     var playsWithoutListener: [Int64: Int] = [:]
 
@@ -72,6 +74,7 @@ struct LogTruth {
         plays[event.trackID, default: [:]][hour, default: 0] += 1
         if let listener = event.listener {
             listeners[event.trackID, default: [:]][hour / 24, default: []].insert(listener)
+            listenersByHour[event.trackID, default: [:]][hour, default: []].insert(listener)
         } else {
             playsWithoutListener[event.trackID, default: 0] += 1
         }
@@ -82,6 +85,11 @@ struct LogTruth {
         let days = listeners[track] ?? [:]
         if let day { return days[day]?.count ?? 0 }
         return days.values.reduce(into: Set<Int64>()) { $0.formUnion($1) }.count
+    }
+
+    /// The distinct listeners of one track's plays in the hours [from, to).
+    func listeners(of track: Int64, hours: Range<Int64>) -> Int {
+        (listenersByHour[track] ?? [:]).reduce(into: Set<Int64>()) { if hours.contains($1.key) { $0.formUnion($1.value) } }.count
     }
 
     static func gunzip(_ file: URL) throws -> Data {
