@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Programs
 import Scratch
 import Testing
@@ -181,7 +182,7 @@ extension RunEndToEnd {
                     let answer = try server.request(href)
                     #expect(answer.status == 200 && answer.header("Content-Type") == "text/csv; charset=utf-8", "\(href)")
                     #expect(answer.header("Content-Disposition")?.hasPrefix("attachment; filename=") == true, "\(href)")
-                    let csv = try Self.parseCSV(answer.text)
+                    let csv = try CSVRecords.parse(answer.text)
                     // The same values as the JSON answer at the same address.
                     let json = try server.json(String(href.dropLast("&format=csv".count)))
                     let items = (json["points"] ?? json["values"] ?? json["tracks"]) as? [[String: Any]] ?? []
@@ -232,31 +233,6 @@ extension RunEndToEnd {
                 #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
                 #expect(activity.errors.isEmpty, "\(activity.errors)")
             }
-        }
-
-        /// RFC 4180 as the RFC writes it: CRLF record ends, quoted fields with commas, line breaks and doubled quotes.
-        static func parseCSV(_ text: String) throws -> [[String]] {
-            var (records, record, field, quoted) = ([[String]](), [String](), "", false)
-            var characters = Array(text.unicodeScalars)[...]
-            while let character = characters.popFirst() {
-                if quoted {
-                    if character != "\"" { field.unicodeScalars.append(character) }
-                    else if characters.first == "\"" { field.unicodeScalars.append("\""); characters.removeFirst() }
-                    else { quoted = false }
-                    continue
-                }
-                switch character {
-                case "\"" where field.isEmpty: quoted = true
-                case ",": record.append(field); field = ""
-                case "\r":
-                    guard characters.popFirst() == "\n" else { throw CommandError(description: "CR without LF in CSV") }
-                    record.append(field); field = ""
-                    records.append(record); record = []
-                default: field.unicodeScalars.append(character)
-                }
-            }
-            guard record.isEmpty, field.isEmpty, !quoted else { throw CommandError(description: "unterminated last CSV record") }
-            return records
         }
 
         /// The track's distinct listeners beside its plays, exact (a few hundred at most), and per
