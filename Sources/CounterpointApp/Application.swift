@@ -28,8 +28,9 @@ public final class Application: Service {
     private let logger: Logger
 
     /// - Parameters:
-    ///   - broker: an embedded broker the services are clients of; released after them.
-    ///   - claim: a claim on the data directory, given up after the broker.
+    ///   - broker: an embedded broker the services are clients of, each of them holding it too
+    ///     (`embeddedCluster`): it stops once they and the application have let it go.
+    ///   - claim: a claim on the data directory, given up after the broker has stopped.
     ///   - whenStopped: runs once every service has stopped.
     init(services: [any ApplicationService], health: ComponentHealth, readerPort: Int? = nil, bootstrapServers: String? = nil,
          broker: KafkaMockCluster? = nil, claim: DirectoryLock? = nil, logger: Logger, whenStopped: (@Sendable () -> Void)? = nil) {
@@ -62,13 +63,26 @@ public final class Application: Service {
             outcome = .failure(error)
         }
         whenStopped?()
-        // The services, and with them every client of an embedded broker, were released when
-        // `runServices` returned; the broker goes after them, so that no client logs a broker
-        // that went away.
-        broker.set(nil)
+        await releaseBroker()
         claim.set(nil)
         try outcome.get()
     }
+
+    /// Lets the embedded broker go and waits until it has stopped. Its clients may outlive
+    /// `runServices` by a moment — the threads and tasks that ran and stopped them let go of
+    /// them a little after they said so — so each holds the broker itself (`embeddedCluster`)
+    /// and it stops after the last of them, never seen to go away by one.
+    private func releaseBroker() async {
+        guard let stopped = broker.withLock({ broker in defer { broker = nil }; return broker?.stopped }) else { return }
+        let limit = Self.brokerStopLimit
+        let stoppedInTime = (try? await BlockingThread.run(name: "broker stop") { stopped.wait(timeout: limit) != nil }) ?? false
+        if !stoppedInTime {
+            logger.warning("the embedded Kafka broker is still held \(limit.seconds) s after every service stopped; giving up the data directory meanwhile")
+        }
+    }
+
+    /// How long `run` waits for the last client of its embedded broker to be gone.
+    static let brokerStopLimit: Duration = .seconds(5)
 
     private func runServices(untilSignalled: Bool) async throws {
         guard let services = services.withLock({ services in defer { services = nil }; return services }) else {

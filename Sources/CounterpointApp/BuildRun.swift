@@ -69,7 +69,8 @@ public func buildRun(_ configuration: RunConfiguration, logger: Logger,
         let services = preparation.services(named: names) + [preparation.service, reader]
         return Application(services: services, health: health, readerPort: port,
                            bootstrapServers: bootstrapServers, broker: embedded, claim: claim, logger: logger) {
-            guard let faults = faults.value else { return }
+            // Taken out: the injector holds the embedded broker, which stops once nothing does.
+            guard let faults = faults.withLock({ faults in defer { faults = nil }; return faults }) else { return }
             faults.stop()
             let injected = faults.injectedByKind.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             logger.info("kafka faults injected", metadata: ["kafka.faults_injected": "\(injected.joined(separator: ","))"])
@@ -92,7 +93,7 @@ private func prepareRun(_ configuration: RunConfiguration, bootstrapServers: Str
         }
     }
     if stop.isRequested { throw PreparationStopped() }
-    let (services, live) = try runServices(configuration, bootstrapServers: bootstrapServers, embedded: embedded != nil,
+    let (services, live) = try runServices(configuration, bootstrapServers: bootstrapServers, embedded: embedded,
                                            health: health, stop: stop, logger: logger)
     liveStatus.set(live)
     if stop.isRequested { throw PreparationStopped() }
@@ -115,7 +116,7 @@ private func startFaults(_ configuration: RunConfiguration, on cluster: KafkaMoc
 /// The components of `run` but the reader, as services in start order (consumer, archiver,
 /// scheduled batch, demo traffic), after a first batch run over what the logs hold; and their
 /// status for `/v1/status`.
-private func runServices(_ configuration: RunConfiguration, bootstrapServers: String, embedded: Bool,
+private func runServices(_ configuration: RunConfiguration, bootstrapServers: String, embedded: KafkaMockCluster?,
                          health: ComponentHealth, stop: StopSignal,
                          logger: Logger) throws -> ([ComponentService], @Sendable () -> LiveStatus?) {
     let store = configuration.store
@@ -145,9 +146,11 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     realtimeConfiguration.kafkaOptions = configuration.kafkaOptions
     realtimeConfiguration.clock = configuration.clock
     // The embedded broker starts empty: what the store kept of the topic is an earlier broker's.
-    if embedded { realtimeConfiguration.earlierBrokerOffsets = EarlierBrokerOffsets(topic: configuration.topic) }
+    if embedded != nil { realtimeConfiguration.earlierBrokerOffsets = EarlierBrokerOffsets(topic: configuration.topic) }
     // The embedded broker holds an empty fetch for the whole wait even when events arrive.
-    if embedded { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+    if embedded != nil { realtimeConfiguration.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+    // Each Kafka client keeps the embedded broker until it is destroyed itself.
+    realtimeConfiguration.embeddedCluster = embedded
     let realtime = try RealtimeStart(configuration: realtimeConfiguration, logger: logger).service()
 
     var archiveConfiguration = ArchiverConfiguration(bootstrapServers: bootstrapServers, topic: configuration.topic,
@@ -156,7 +159,8 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
     archiveConfiguration.clock = configuration.clock
     archiveConfiguration.consumer.options = configuration.kafkaOptions
     archiveConfiguration.consumer.healthReport = KafkaHealthReport(health: health, component: "archiver Kafka connection")
-    if embedded { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+    if embedded != nil { archiveConfiguration.consumer.fetchWaitMaxMilliseconds = KafkaMockCluster.consumerFetchWaitMaxMilliseconds }
+    archiveConfiguration.consumer.embeddedCluster = embedded
     let archiveSettings = archiveConfiguration
     let archivers = try ComponentSupply { try Archiver(configuration: archiveSettings, logger: logger) }
 
@@ -178,6 +182,7 @@ private func runServices(_ configuration: RunConfiguration, bootstrapServers: St
         producerConfiguration.clientID = "counterpoint-demo"
         producerConfiguration.options = configuration.kafkaOptions
         producerConfiguration.healthReport = KafkaHealthReport(health: health, component: "demo traffic Kafka connection")
+        producerConfiguration.embeddedCluster = embedded
         // At demo rates only long batches stay few: the embedded broker's fetches slow down
         // with every batch it holds (see KafkaMockCluster).
         producerConfiguration.lingerMilliseconds = 200

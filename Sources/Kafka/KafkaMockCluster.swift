@@ -1,12 +1,14 @@
 import CRdKafka
 import Logging
+import Runtime
 
 /// librdkafka's in-process mock Kafka cluster, listening on loopback.
 ///
 /// It speaks enough of the Kafka protocol for librdkafka, kcat and kafka-python to produce,
 /// fetch and join consumer groups. Like a short retention, it keeps only about the newest
 /// 5 MiB (or 100,000 message sets) of each partition and deletes older data. Joining a group
-/// on it takes about 3 s. Destroying the object stops the brokers.
+/// on it takes about 3 s. Destroying the object stops the brokers: a client given it as
+/// `embeddedCluster` holds it, so that it stops only after its last such client (`stopped`).
 ///
 /// One thread serves every broker, and librdkafka 2.0 keeps each partition as a list of
 /// message sets (one per produced batch) that every fetch searches from the oldest. A fetch
@@ -42,6 +44,11 @@ public final class KafkaMockCluster: @unchecked Sendable {
     /// this the request times out, the connection closes and the consumer joins again.
     public static let consumerMaxPollIntervalMilliseconds = 20_000
 
+    /// Completes once the brokers have stopped: when nothing holds the cluster any more — its
+    /// owner, and every client given it as `embeddedCluster` (each until its librdkafka instance
+    /// is destroyed, which may come a moment after the last thread or task that used it ended).
+    public let stopped = Completion<Void>()
+
     public init(brokers: Int = 1, logger: Logger) throws(KafkaError) {
         let purpose = "starting mock Kafka cluster"
         // The host client never connects anywhere; without this it warns that it has no brokers.
@@ -59,6 +66,7 @@ public final class KafkaMockCluster: @unchecked Sendable {
 
     deinit {
         rd_kafka_mock_cluster_destroy(cluster)
+        stopped.succeed()
     }
 
     /// Creates a topic; producing to an unknown topic would otherwise auto-create it with the

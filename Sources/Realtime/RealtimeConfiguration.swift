@@ -52,6 +52,9 @@ public struct RealtimeConfiguration: Sendable {
     /// which the consumers ignore and their first flush forgets; nil (the default) for a broker
     /// whose offsets the store's are.
     public var earlierBrokerOffsets: EarlierBrokerOffsets?
+    /// The embedded cluster at `bootstrapServers` (`run`'s), which each consumer then keeps
+    /// until its Kafka client is gone (`KafkaConsumerConfiguration.embeddedCluster`); nil otherwise.
+    public var embeddedCluster: KafkaMockCluster?
     /// "Now", as stored with each flush and shown with failures and offset gaps.
     public var clock = WallClock.system
 
@@ -73,6 +76,7 @@ public struct RealtimeConfiguration: Sendable {
         // first start is missed. Where the store's offset is gone (retention): the oldest kept.
         consumer.autoOffsetReset = .earliest
         consumer.options = kafkaOptions
+        consumer.embeddedCluster = embeddedCluster
         // Refused or lost connections show on the same board, beside the consumer's own entry.
         consumer.healthReport = health.map { KafkaHealthReport($0.handle(for: "\($0.name) Kafka connection")) }
         return consumer

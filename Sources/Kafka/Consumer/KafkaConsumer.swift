@@ -65,7 +65,8 @@ public final class KafkaConsumer: Sendable {
         }
         let client = try RDKafkaClient(
             kind: .consumer, properties: configuration.librdkafkaProperties, fixed: configuration.fixedProperties,
-            context: RDKafkaClientContext(logger: logger, healthReport: configuration.healthReport), purpose: purpose)
+            context: RDKafkaClientContext(logger: logger, healthReport: configuration.healthReport, cluster: configuration.embeddedCluster),
+            purpose: purpose)
         if let timeout = configuration.connectTimeout {
             try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)
         }

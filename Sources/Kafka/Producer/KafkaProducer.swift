@@ -20,7 +20,8 @@ public final class KafkaProducer: Sendable {
     public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
         let purpose = "creating producer for \(configuration.bootstrapServers)"
         let statistics = Locked(DeliveryStatistics())
-        let context = RDKafkaClientContext(logger: logger, deliveries: statistics, healthReport: configuration.healthReport)
+        let context = RDKafkaClientContext(logger: logger, deliveries: statistics, healthReport: configuration.healthReport,
+                                           cluster: configuration.embeddedCluster)
         let client = try RDKafkaClient(kind: .producer, properties: configuration.librdkafkaProperties, context: context, purpose: purpose)
         if let timeout = configuration.connectTimeout {
             try client.verifyBrokerReachable(within: timeout, servers: configuration.bootstrapServers, purpose: purpose)

@@ -30,6 +30,10 @@ public struct KafkaProducerConfiguration: Sendable {
     /// Where the client reports that its cluster refuses or cannot be reached (see
     /// `KafkaHealthReport`); nil reports only in the log. Default nil.
     public var healthReport: KafkaHealthReport?
+    /// The embedded cluster at `bootstrapServers`, when it is one: the client holds it until its
+    /// librdkafka instance is destroyed, so that the cluster stops only after its last client
+    /// (a client that outlives it logs every broker down). Default nil.
+    public var embeddedCluster: KafkaMockCluster?
 
     public init(bootstrapServers: String) {
         self.bootstrapServers = bootstrapServers

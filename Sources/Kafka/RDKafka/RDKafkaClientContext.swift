@@ -22,11 +22,16 @@ final class RDKafkaClientContext: @unchecked Sendable {
     /// Where connection problems are reported, if anywhere.
     let connection: KafkaConnectionWatch?
     var rebalance: ((RDKafkaRebalance) -> Void)?
+    /// The embedded cluster the client talks to, if it is one: held here, it stops only after
+    /// `rd_kafka_destroy` has returned, so the client never sees it go (see `RDKafkaClient.deinit`).
+    let cluster: KafkaMockCluster?
 
-    init(logger: Logger, deliveries: Locked<DeliveryStatistics>? = nil, healthReport: KafkaHealthReport? = nil) {
+    init(logger: Logger, deliveries: Locked<DeliveryStatistics>? = nil, healthReport: KafkaHealthReport? = nil,
+         cluster: KafkaMockCluster? = nil) {
         self.logger = logger
         self.deliveries = deliveries
         self.connection = healthReport.map(KafkaConnectionWatch.init)
+        self.cluster = cluster
     }
 
     var unretainedPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
