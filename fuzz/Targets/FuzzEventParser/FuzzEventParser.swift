@@ -39,12 +39,14 @@ public func fuzzEventParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
 }
 
 /// The rules of docs/event-format.md, checked on what the parser accepted.
-func checkRules(_ event: PlayEvent, _ dimensions: PlayDimensions, size: Int) {
+func checkRules(_ event: Event, _ dimensions: PlayDimensions, size: Int) {
     check(size <= EventLimits.maxEventBytes, "an accepted event over the size limit")
     let id = event.eventID.text.utf8
     check((1...EventID.maxLength).contains(id.count), "an accepted event_id of \(id.count) bytes")
     check(id.allSatisfy(isIDByte), "an accepted event_id with a byte outside [A-Za-z0-9_-]")
     check((1...EventLimits.maxTrackID).contains(event.trackID), "an accepted track_id out of range: \(event.trackID)")
+    check(event.creatorID == 0 || (1...EventLimits.maxCreatorID).contains(event.creatorID),
+          "an accepted creator_id out of range: \(event.creatorID)")
     check(event.occurredAtMilliseconds >= EventLimits.earliestMilliseconds
           && event.occurredAtMilliseconds < EventLimits.latestMilliseconds,
           "an accepted occurred_at out of range: \(event.occurredAtMilliseconds)")
@@ -66,9 +68,10 @@ func isIDByte(_ byte: UInt8) -> Bool {
 }
 
 /// The event as a producer would write it, strings escaped by a writer independent of the parser.
-func canonicalJSON(_ event: PlayEvent, _ dimensions: PlayDimensions) -> [UInt8] {
-    var out = Array(#"{"event_id":"\#(event.eventID.text)","type":"play","track_id":\#(event.trackID),"#.utf8)
+func canonicalJSON(_ event: Event, _ dimensions: PlayDimensions) -> [UInt8] {
+    var out = Array(#"{"event_id":"\#(event.eventID.text)","type":"\#(event.type.name)","track_id":\#(event.trackID),"#.utf8)
     out += Array(#""occurred_at":\#(event.occurredAtMilliseconds)"#.utf8)
+    if event.creatorID != 0 { out += Array(#","creator_id":\#(event.creatorID)"#.utf8) }
     for (name, value) in [("client", dimensions.client), ("country", dimensions.country)] {
         guard let value else { continue }
         out += Array(",\"\(name)\":\"".utf8)
