@@ -26,10 +26,9 @@ struct EventFilter {
     @inline(__always)
     mutating func admit(_ line: UnsafeRawBufferPointer, dimensions: inout PlayDimensions,
                         path: String, lineNumber: Int) -> Event? {
-        var parsed = EventParser.parse(line, dimensions: &dimensions)
-        if case .success(let event) = parsed, event.type != .play { parsed = .failure(.notCountedYet(event.type)) }
-        switch parsed {
-        case .success(let event):
+        let rejection: EventRejection
+        switch EventParser.parse(line, dimensions: &dimensions) {
+        case .success(let event) where event.type == .play:
             tally.eventsRead += 1
             tally.valid += 1
             let hour = event.hour
@@ -41,16 +40,19 @@ struct EventFilter {
                 lastTargetHour = hour
             }
             return event
-        case .failure(let rejection):
+        case .success(let event):
+            rejection = .notCountedYet(event.type)
+        case .failure(let failure):
             // Blank lines separate nothing in NDJSON; they are not events.
-            guard rejection.reason != .empty else { return nil }
-            tally.eventsRead += 1
-            if tally.rejections.wantsSample {
-                tally.sampleOrigins.append(LineOrigin(unit: file.unit, file: file.index, line: lineNumber))
-            }
-            tally.rejections.record(Self.describingCut(rejection, line), source: "\(path):\(lineNumber)", payload: line)
-            return nil
+            guard failure.reason != .empty else { return nil }
+            rejection = failure
         }
+        tally.eventsRead += 1
+        if tally.rejections.wantsSample {
+            tally.sampleOrigins.append(LineOrigin(unit: file.unit, file: file.index, line: lineNumber))
+        }
+        tally.rejections.record(Self.describingCut(rejection, line), source: "\(path):\(lineNumber)", payload: line)
+        return nil
     }
 
     /// The log reader cuts a line longer than its limit to the limit: the parser then sees that

@@ -107,14 +107,14 @@ final class RealtimeProcessor: KafkaConsumerHandler {
                        partition: partition, offset: offset, value: UnsafeRawBufferPointer(start: nil, count: 0))
                 continue
             }
-            var parsed = EventParser.parse(value, dimensions: &playDimensions)
-            if case .success(let event) = parsed, event.type != .play { parsed = .failure(.notCountedYet(event.type)) }
-            switch parsed {
-            case .success(let event):
+            switch EventParser.parse(value, dimensions: &playDimensions) {
+            case .success(let event) where event.type == .play:
                 tables.counts.add(trackID: event.trackID, hour: event.hour)
                 tables.dimensions.add(trackID: event.trackID, hour: event.hour, playDimensions)
                 tables.listeners.add(trackID: event.trackID, hour: event.hour, listenerID: playDimensions.listenerID)
                 valid += 1
+            case .success(let event):
+                reject(.notCountedYet(event.type), partition: partition, offset: offset, value: value)
             case .failure(let rejection):
                 reject(rejection, partition: partition, offset: offset, value: value)
             }
