@@ -28,7 +28,7 @@ struct EventFilter {
                         path: String, lineNumber: Int) -> Event? {
         let rejection: EventRejection
         switch EventParser.parse(line, dimensions: &dimensions) {
-        case .success(let event) where event.type == .play:
+        case .success(let event):
             tally.eventsRead += 1
             tally.valid += 1
             let hour = event.hour
@@ -40,8 +40,6 @@ struct EventFilter {
                 lastTargetHour = hour
             }
             return event
-        case .success(let event):
-            rejection = .notCountedYet(event.type)
         case .failure(let failure):
             // Blank lines separate nothing in NDJSON; they are not events.
             guard failure.reason != .empty else { return nil }

@@ -15,7 +15,7 @@ import EventLogs
 struct GroupProcessor {
     private var filter: EventFilter
     private var seen: SeenEvents
-    private var counts: PlayCounts
+    private var counts: HourCounts
     private var dimensions: DimensionCounts
     private var listeners: ListenerCounts
 
@@ -26,7 +26,7 @@ struct GroupProcessor {
     init(target: Coverage, expectedEventsPerUnit: Int) {
         filter = EventFilter(target: target)
         seen = SeenEvents(minimumCapacity: expectedEventsPerUnit)
-        counts = PlayCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 4))
+        counts = HourCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 4))
         dimensions = DimensionCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
         listeners = ListenerCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
     }
@@ -55,11 +55,9 @@ struct GroupProcessor {
     /// Adds the records an `UnpartitionedPass` kept for `hour` (already validated and in the
     /// target), de-duplicated with the unit's other events.
     mutating func absorb(_ records: HourRecords, hour: Hour) throws {
-        try records.forEachRecord(of: hour) { trackID, eventID, playDimensions in
+        try records.forEachRecord(of: hour) { trackID, type, eventID, playDimensions in
             if seen.insert(eventID, in: hour) {
-                counts.add(trackID: trackID, hour: hour)
-                dimensions.add(trackID: trackID, hour: hour, playDimensions)
-                listeners.add(trackID: trackID, hour: hour, listenerID: playDimensions.listenerID)
+                count(trackID: trackID, hour: hour, type: type, playDimensions)
             } else {
                 filter.tally.duplicates += 1
             }
@@ -85,12 +83,19 @@ struct GroupProcessor {
         guard let event = filter.admit(line, dimensions: &playDimensions, path: path, lineNumber: lineNumber) else { return }
         let hour = event.hour
         if seen.insert(event.eventID, in: hour) {
-            counts.add(trackID: event.trackID, hour: hour)
-            dimensions.add(trackID: event.trackID, hour: hour, playDimensions)
-            listeners.add(trackID: event.trackID, hour: hour, listenerID: playDimensions.listenerID)
+            count(trackID: event.trackID, hour: hour, type: event.type, playDimensions)
         } else {
             filter.tally.duplicates += 1
         }
+    }
+
+    /// Counts one new event: its weight in its signal, and a play's dimensions and listener.
+    @inline(__always)
+    private mutating func count(trackID: Int64, hour: Hour, type: EventType, _ playDimensions: PlayDimensions) {
+        counts.add(trackID: trackID, hour: hour, signal: type.signal, weight: type.weight)
+        guard type == .play else { return }
+        dimensions.add(trackID: trackID, hour: hour, playDimensions)
+        listeners.add(trackID: trackID, hour: hour, listenerID: playDimensions.listenerID)
     }
 }
 
@@ -122,7 +127,7 @@ struct UnitRows: Sendable {
                         (listenerPlays, listenerSketch) = (listeners.values[nextListeners], sketch(nextListeners))
                         nextListeners += 1
                     }
-                    try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, borrowingDimensions: encoded,
+                    try writer.write(trackID: row.trackID, hour: row.hour, counts: row.counts, borrowingDimensions: encoded,
                                      listenerPlays: listenerPlays, borrowingListeners: listenerSketch)
                     wrote(row.trackID)
                 }

@@ -4,7 +4,8 @@ import Foundation
 /// The valid, in-range events one worker read from unpartitioned files, kept per UTC hour as
 /// compact records — track id (8 bytes), id length (1 byte), the `event_id`'s bytes, then the
 /// play's dimensions (waveform bucket, client, country: a byte each for "absent" or a length,
-/// then the value's bytes) — until the hour's unit de-duplicates and counts them. A 26-character ULID takes 35 bytes instead
+/// then the value's bytes), then a byte of the event's type (`EventType.rawValue << 1`) and
+/// whether a listener id (8 bytes) follows (bit 0) — until the hour's unit de-duplicates and counts them. A 26-character ULID takes 35 bytes instead
 /// of the ~200 of its JSON line, and the full id is kept (not a hash of it), so that
 /// de-duplication stays exact.
 ///
@@ -42,7 +43,7 @@ struct HourRecords: Sendable {
     }
 
     @inline(__always)
-    mutating func append(trackID: Int64, eventID: EventID, hour: Hour, dimensions: PlayDimensions) throws {
+    mutating func append(trackID: Int64, type: EventType, eventID: EventID, hour: Hour, dimensions: PlayDimensions) throws {
         if hour != lastHour {
             if let index = indexOfHour[hour] {
                 lastIndex = index
@@ -56,7 +57,7 @@ struct HourRecords: Sendable {
             lastHour = hour
         }
         // One access to the hour's buffer for the whole record, not one per field.
-        let size = Self.appendRecord(to: &buffers[lastIndex], trackID: trackID, eventID: eventID, dimensions: dimensions)
+        let size = Self.appendRecord(to: &buffers[lastIndex], trackID: trackID, type: type, eventID: eventID, dimensions: dimensions)
         sizes[lastIndex] += size
         buffered += size
         if buffered > budget { try spill() }
@@ -64,7 +65,8 @@ struct HourRecords: Sendable {
 
     /// Appends one record to `buffer`; returns its size in bytes.
     @inline(__always)
-    private static func appendRecord(to buffer: inout [UInt8], trackID: Int64, eventID: EventID, dimensions: PlayDimensions) -> Int {
+    private static func appendRecord(to buffer: inout [UInt8], trackID: Int64, type: EventType, eventID: EventID,
+                                     dimensions: PlayDimensions) -> Int {
         let before = buffer.count
         withUnsafeBytes(of: trackID.littleEndian) { buffer.append(contentsOf: $0) }
         buffer.append(UInt8(eventID.count))
@@ -73,10 +75,10 @@ struct HourRecords: Sendable {
         appendValue(dimensions.client, to: &buffer)
         appendValue(dimensions.country, to: &buffer)
         if let listenerID = dimensions.listenerID {
-            buffer.append(1)
+            buffer.append(type.rawValue << 1 | 1)
             withUnsafeBytes(of: listenerID.littleEndian) { buffer.append(contentsOf: $0) }
         } else {
-            buffer.append(0)
+            buffer.append(type.rawValue << 1)
         }
         return buffer.count - before
     }
@@ -114,9 +116,9 @@ struct HourRecords: Sendable {
     /// Marks an absent bucket or value (buckets are 0…99, values at most 32 bytes).
     private static let absent: UInt8 = 0xFF
 
-    /// Calls `body` with the track id, `event_id` and dimensions of every record of `hour`,
+    /// Calls `body` with the track id, type, `event_id` and dimensions of every record of `hour`,
     /// spilled ones first.
-    func forEachRecord(of hour: Hour, _ body: (Int64, EventID, PlayDimensions) -> Void) throws {
+    func forEachRecord(of hour: Hour, _ body: (Int64, EventType, EventID, PlayDimensions) -> Void) throws {
         if spilledHours.contains(hour) {
             let data = try Data(contentsOf: URL(fileURLWithPath: spillPath(hour)))
             data.withUnsafeBytes { Self.decode($0, body) }
@@ -126,7 +128,7 @@ struct HourRecords: Sendable {
         }
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (Int64, EventID, PlayDimensions) -> Void) {
+    private static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (Int64, EventType, EventID, PlayDimensions) -> Void) {
         // Only whole records of valid values were written; a torn spill file cannot happen
         // within one run.
         var offset = 0
@@ -140,12 +142,13 @@ struct HourRecords: Sendable {
             offset += 1
             dimensions.client = readValue(bytes, &offset)
             dimensions.country = readValue(bytes, &offset)
-            if bytes[offset] != 0 {
+            let flags = bytes[offset]
+            if flags & 1 != 0 {
                 dimensions.listenerID = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: Int64.self))
                 offset += 8
             }
             offset += 1
-            if let id { body(trackID, id, dimensions) }
+            if let id, let type = EventType(rawValue: flags >> 1) { body(trackID, type, id, dimensions) }
         }
     }
 

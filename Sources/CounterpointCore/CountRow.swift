@@ -1,15 +1,28 @@
-/// Plays of one track in one UTC hour: the unit of counting (docs/architecture.md), and the one row shape
-/// that flows from aggregation (`PlayCounts`) through both layers' writers into the stores.
+/// Every signal's net count of one track in one UTC hour: the unit of counting
+/// (docs/architecture.md), and the one row shape that flows from aggregation (`HourCounts`)
+/// through both layers' writers into the stores.
 public struct CountRow: Hashable, Sendable {
     public var trackID: Int64
     public var hour: Hour
-    public var plays: Int64
+    public var counts: SignalCounts
 
     @inlinable
-    public init(trackID: Int64, hour: Hour, plays: Int64) {
+    public init(trackID: Int64, hour: Hour, counts: SignalCounts) {
         self.trackID = trackID
         self.hour = hour
-        self.plays = plays
+        self.counts = counts
+    }
+
+    /// A row of plays alone.
+    @inlinable
+    public init(trackID: Int64, hour: Hour, plays: Int64) {
+        self.init(trackID: trackID, hour: hour, counts: SignalCounts(plays: plays))
+    }
+
+    @inlinable
+    public var plays: Int64 {
+        get { counts.plays }
+        set { counts.plays = newValue }
     }
 
     /// The order in which writers touch a (track_id, hour)-keyed index in one sweep.

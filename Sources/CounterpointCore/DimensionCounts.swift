@@ -13,7 +13,7 @@ public struct DimensionRow: Hashable, Sendable {
 }
 
 /// Plays per (track, hour, waveform bucket, client, country), gathered in memory next to
-/// `PlayCounts` by the batch job and the realtime consumer, and turned into one
+/// `HourCounts` by the batch job and the realtime consumer, and turned into one
 /// `DimensionRow` per (track, hour) when handed to a store.
 ///
 /// Adding a play appends one 24-byte record (client and country interned to small numbers

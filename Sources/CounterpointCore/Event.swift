@@ -37,8 +37,7 @@ public enum RejectReason: String, Sendable, CaseIterable, Hashable {
     case missingField = "missing_field"
     /// A known field has the wrong type or a value outside its rule.
     case invalidField = "invalid_field"
-    /// `type` is a string other than the types of `EventType` (or, until this version counts
-    /// them, one of the types other than `play`: `EventRejection.notCountedYet`).
+    /// `type` is a string other than the types of `EventType`.
     case unsupportedType = "unsupported_type"
     /// Larger than `EventLimits.maxEventBytes`; not parsed at all.
     case tooLarge = "too_large"

@@ -16,7 +16,7 @@ public struct SketchRow: Hashable, Sendable {
     }
 }
 
-/// The listener ids of plays per (track, hour), gathered in memory next to `PlayCounts` by the
+/// The listener ids of plays per (track, hour), gathered in memory next to `HourCounts` by the
 /// batch job and the realtime consumer, and turned into one listener sketch per (track, hour)
 /// when handed to a store (docs/listeners.md).
 ///

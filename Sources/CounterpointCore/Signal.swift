@@ -48,13 +48,83 @@ public enum EventType: UInt8, Sendable, CaseIterable, Hashable {
     }
 }
 
-extension EventRejection {
-    /// An event of a valid type (SPEC §11) that this version does not count yet: only plays
-    /// are counted until the other signals reach the stores. Counted as `unsupported_type` and
-    /// sampled like any rejection, so that nothing is dropped unseen; the archiver keeps
-    /// every valid event, so a later batch over the logs counts these.
-    public static func notCountedYet(_ type: EventType) -> EventRejection {
-        EventRejection(reason: .unsupportedType, field: "type",
-                       message: "event type \"\(type.name)\" is valid but not counted yet: this version counts plays only")
+extension Signal {
+    /// The signal's place in `allCases` (and in `SignalCounts`), 0 for plays.
+    @inlinable
+    public var ordinal: Int {
+        switch self {
+        case .plays: 0
+        case .downloads: 1
+        case .likes: 2
+        case .reposts: 3
+        case .comments: 4
+        }
+    }
+
+    /// The signal named by a query value (`signal=likes`), if any.
+    public init?(named name: some StringProtocol) {
+        guard let signal = Signal(rawValue: String(name)) else { return nil }
+        self = signal
+    }
+}
+
+/// Every signal's net count of one (subject, bucket): the row a counter write carries and an
+/// answer's totals are made of. Plays are never negative; the signals with retractions can be.
+public struct SignalCounts: Hashable, Sendable {
+    public var plays: Int64 = 0
+    public var downloads: Int64 = 0
+    public var likes: Int64 = 0
+    public var reposts: Int64 = 0
+    public var comments: Int64 = 0
+
+    @inlinable
+    public init() {}
+
+    @inlinable
+    public init(plays: Int64) { self.plays = plays }
+
+    public static let zero = SignalCounts()
+
+    @inlinable
+    public subscript(signal: Signal) -> Int64 {
+        get {
+            switch signal {
+            case .plays: plays
+            case .downloads: downloads
+            case .likes: likes
+            case .reposts: reposts
+            case .comments: comments
+            }
+        }
+        set {
+            switch signal {
+            case .plays: plays = newValue
+            case .downloads: downloads = newValue
+            case .likes: likes = newValue
+            case .reposts: reposts = newValue
+            case .comments: comments = newValue
+            }
+        }
+    }
+
+    /// Whether every signal is 0.
+    @inlinable
+    public var isZero: Bool { plays == 0 && downloads == 0 && likes == 0 && reposts == 0 && comments == 0 }
+
+    /// Adds `sign` × `other`, signal by signal.
+    @inlinable
+    public mutating func add(_ other: SignalCounts, sign: Int64 = 1) {
+        plays += sign * other.plays
+        downloads += sign * other.downloads
+        likes += sign * other.likes
+        reposts += sign * other.reposts
+        comments += sign * other.comments
+    }
+
+    @inlinable
+    public static func + (a: SignalCounts, b: SignalCounts) -> SignalCounts {
+        var sum = a
+        sum.add(b)
+        return sum
     }
 }

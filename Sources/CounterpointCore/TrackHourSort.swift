@@ -11,7 +11,7 @@ public enum KeyOrder: Sendable {
 }
 
 /// Sorts per-play records by (track, hour) or (hour, track) once per batch unit or flush
-/// (`DimensionCounts`, `ListenerCounts`, `PlayCounts`): appending a record per play and sorting
+/// (`DimensionCounts`, `ListenerCounts`, `HourCounts`): appending a record per play and sorting
 /// them afterwards writes memory sequentially, where a hash table would take a cache miss per play.
 enum TrackHourSort {
     /// A least-significant-digit radix sort on the key `trackID << hourBits | (hour − first hour)`

@@ -11,7 +11,7 @@ struct CSVWriter {
     mutating func table<Rows: Collection>(_ rows: Rows, _ columns: [Column<Rows.Element>]) {
         for (index, column) in columns.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            column.name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: column.name)
         }
         endRecord()
         for row in rows {

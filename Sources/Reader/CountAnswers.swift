@@ -55,29 +55,35 @@ struct CountAnswers {
     }
 
     func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
-        let values = try QueryValues(query, allowed: QueryValues.stepParameters)
+        let values = try QueryValues(query, allowed: QueryValues.signalStepParameters)
         let format = try ListFormat(values, accept: accept)
+        let signal = try values.signal()
         let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
-        let (points, freshness) = try store.read { try $0.timeline(track: trackID, in: range, step: step) }
-        return timelineAnswer(trackID, format, "plays", step: step, range: range, points: points, columns: Self.timelineColumns,
-                              freshness: freshness)
+        let (points, freshness) = try store.read { try $0.timeline(track: trackID, in: range, step: step, signal: signal) }
+        return timelineAnswer(trackID, format, signal.rawValue, signal: signal, step: step, range: range, points: points,
+                              columns: Self.timelineColumns[signal.ordinal], freshness: freshness)
     }
 
-    static let timelineColumns: [Column<TimelinePoint>] = [
-        Column("start") { .hour($0.start) },
-        Column("plays") { .integer($0.plays) },
-        Column("source") { .text($0.source.rawValue) },
-    ]
+    /// Per signal: a point's start, the signal's count under the signal's name, and its source.
+    static let timelineColumns: [[Column<TimelinePoint>]] = Signal.allCases.map { signal in
+        [
+            Column("start") { .hour($0.start) },
+            Column(signal.rawValue) { .integer($0.count) },
+            Column("source") { .text($0.source.rawValue) },
+        ]
+    }
 
-    /// `{"track_id":…,"step":…,"from":…,"to":…,"points":[…],"freshness":{…}}`, the shape of
-    /// every timeline answer, or its points as CSV (`track-1-plays-by-hour-<range>.csv`).
-    func timelineAnswer<Point>(_ trackID: Int64, _ format: ListFormat, _ what: String, step: TimelineStep, range: HourRange,
-                               points: [Point], columns: [Column<Point>], freshness: Freshness) -> HTTPResponse {
+    /// `{"track_id":…,"signal":…,"step":…,"from":…,"to":…,"points":[…],"freshness":{…}}`, the
+    /// shape of every timeline answer (`signal` for a signal's timeline only), or its points as
+    /// CSV (`track-1-plays-by-hour-<range>.csv`).
+    func timelineAnswer<Point>(_ trackID: Int64, _ format: ListFormat, _ what: String, signal: Signal? = nil, step: TimelineStep,
+                               range: HourRange, points: [Point], columns: [Column<Point>], freshness: Freshness) -> HTTPResponse {
         listResponse(format, rows: points, columns: columns,
                      filename: "track-\(trackID)-\(what)-by-\(step.rawValue)-\(fileNameRange(range))") { json in
             json.beginObject()
             json.key("track_id"); json.value(trackID)
+            if let signal { json.key("signal"); json.value(signal.rawValue) }
             json.key("step"); json.value(step.rawValue)
             json.key("from"); json.value(range.lower)
             json.key("to"); json.value(range.upper)
@@ -157,6 +163,49 @@ struct CountAnswers {
         return trackList(tracks, format, filename: "top-tracks-plays-\(fileNameRange(range))", freshness)
     }
 
+    /// Every signal's merged total of a track with its split (SPEC §11): `{"track_id":…,
+    /// "counts":{"plays":{"total":…,"batch":…,"realtime":…},…},"freshness":{…}}`, or as CSV one
+    /// row per signal (`track-1-counts-<range>.csv`).
+    func trackCounts(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
+        let values = try QueryValues(query, allowed: QueryValues.listRangeParameters)
+        let format = try ListFormat(values, accept: accept)
+        let range = try values.hourRange()
+        let (counts, freshness) = try store.read { try $0.counts(track: trackID, in: range) }
+        let rows = Signal.allCases.map { SignalRow(signal: $0, counts: counts) }
+        return listResponse(format, rows: rows, columns: Self.countsColumns, filename: "track-\(trackID)-counts-\(fileNameRange(range))") { json in
+            json.beginObject()
+            json.key("track_id"); json.value(trackID)
+            json.key("counts")
+            json.beginObject()
+            for row in rows {
+                json.key(dynamic: row.signal.rawValue)
+                json.beginObject()
+                for column in Self.countsColumns.dropFirst() {
+                    json.key(identifier: column.name)
+                    json.value(column.cell(row))
+                }
+                json.endObject()
+            }
+            json.endObject()
+            writeFreshness(freshness, into: &json)
+            json.endObject()
+        }
+    }
+
+    /// One signal of a `counts` answer.
+    struct SignalRow {
+        var signal: Signal
+        var counts: MergedCounts
+    }
+
+    /// The CSV form of `counts` (SPEC §11) and, but the first, the members of each signal's object.
+    static let countsColumns: [Column<SignalRow>] = [
+        Column("signal") { .text($0.signal.rawValue) },
+        Column("total") { .integer($0.counts.total[$0.signal]) },
+        Column("batch") { .integer($0.counts.batch[$0.signal]) },
+        Column("realtime") { .integer($0.counts.realtime[$0.signal]) },
+    ]
+
     static let trackPlaysColumns: [Column<TrackPlays>] = [
         Column("track_id") { .integer($0.trackID) },
         Column("plays") { .integer($0.plays) },
@@ -179,7 +228,7 @@ struct CountAnswers {
     /// A track's `plays`, `batch_plays` and `realtime_plays`: the list items' members but the id.
     private func writeCounts(_ plays: TrackPlays, into json: inout JSONWriter) {
         for column in Self.trackPlaysColumns.dropFirst() {
-            json.key(column.name)
+            json.key(identifier: column.name)
             json.value(column.cell(plays))
         }
     }

@@ -29,6 +29,15 @@ struct JSONWriter {
 
     private var pendingValueAfterKey = false
 
+    /// Writes `"name":` for a name of plain identifier bytes (a `Column`'s), which need no escaping.
+    mutating func key(identifier name: [UInt8]) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: name)
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        pendingValueAfterKey = true
+    }
+
     /// A key that is not a literal (a reason code, say); escaped like any string.
     mutating func key(dynamic name: String) {
         value(name)

@@ -14,11 +14,14 @@ enum Cell {
 /// CSV header (SPEC §11), `cell` reads a row's value. Each list answer names its columns once
 /// and both forms are written from them, so the two cannot drift apart.
 struct Column<Row>: Sendable {
-    let name: StaticString
+    /// The name's bytes, a plain identifier (a JSON key and a CSV header without escaping).
+    let name: [UInt8]
     let cell: @Sendable (Row) -> Cell
 
-    init(_ name: StaticString, _ cell: @escaping @Sendable (Row) -> Cell) {
-        self.name = name
+    init(_ name: String, _ cell: @escaping @Sendable (Row) -> Cell) {
+        precondition(name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) },
+                     "column names are lowercase identifiers")
+        self.name = Array(name.utf8)
         self.cell = cell
     }
 }
@@ -125,7 +128,7 @@ extension JSONWriter {
         for row in rows {
             beginObject()
             for column in columns {
-                key(column.name)
+                key(identifier: column.name)
                 value(column.cell(row))
             }
             endObject()

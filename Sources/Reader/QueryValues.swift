@@ -30,9 +30,21 @@ struct QueryValues {
     static let rangeParameters: Set<String> = ["from", "to"]
     /// Those of list answers take `format` too (`ListFormat`).
     static let stepParameters: Set<String> = ["from", "to", "step", "format"]
+    static let signalStepParameters: Set<String> = ["from", "to", "step", "format", "signal"]
+    static let listRangeParameters: Set<String> = ["from", "to", "format"]
     static let multiTrackParameters: Set<String> = ["track_id", "from", "to", "format"]
     static let rankingParameters: Set<String> = ["from", "to", "limit", "format"]
     static let breakdownParameters: Set<String> = ["by", "from", "to", "format"]
+
+    /// `signal` (SPEC §11): one of `Signal`'s names, `plays` when absent.
+    func signal() throws(APIError) -> Signal {
+        guard let text = self["signal"] else { return .plays }
+        guard let signal = Signal(named: text) else {
+            throw APIError.badRequest("invalid_signal", "'signal' must be one of "
+                + Signal.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ", not '\(Self.printable(text))'")
+        }
+        return signal
+    }
 
     /// `from`/`to` as an hour range, both floored to the hour; absent means all time on
     /// that side (or `defaultRange`'s bound when one is given).

@@ -33,6 +33,9 @@ struct Route: Sendable {
             try reader.counts.trackPlays(track, request.query, store: store, round: request.round, receivedAt: request.receivedAt)
                 .map(HTTPResponse.json) ?? .later
         },
+        Route("/v1/tracks/{id}/counts") { reader, request, track, store in
+            try reader.counts.trackCounts(track, request.query, accept: request.header("Accept"), store: store)
+        },
         Route("/v1/tracks/{id}/timeline") { reader, request, track, store in
             try reader.counts.timeline(track, request.query, accept: request.header("Accept"), store: store)
         },

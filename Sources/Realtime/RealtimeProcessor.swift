@@ -108,13 +108,9 @@ final class RealtimeProcessor: KafkaConsumerHandler {
                 continue
             }
             switch EventParser.parse(value, dimensions: &playDimensions) {
-            case .success(let event) where event.type == .play:
-                tables.counts.add(trackID: event.trackID, hour: event.hour)
-                tables.dimensions.add(trackID: event.trackID, hour: event.hour, playDimensions)
-                tables.listeners.add(trackID: event.trackID, hour: event.hour, listenerID: playDimensions.listenerID)
-                valid += 1
             case .success(let event):
-                reject(.notCountedYet(event.type), partition: partition, offset: offset, value: value)
+                tables.add(event, playDimensions)
+                valid += 1
             case .failure(let rejection):
                 reject(rejection, partition: partition, offset: offset, value: value)
             }

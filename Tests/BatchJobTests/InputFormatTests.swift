@@ -50,7 +50,7 @@ struct InputFormatTests {
         }
     }
 
-    @Test("a valid event of another signal is rejected as not counted yet, and a bad creator_id as invalid_field; plays with a creator count")
+    @Test("a valid event of another signal counts, and a bad creator_id is invalid_field; plays with a creator count")
     func otherSignalsAndCreators() throws {
         try Workspace.with(.sqlite) { workspace in
             let ten = hour(10)
@@ -65,10 +65,9 @@ struct InputFormatTests {
 
             let summary = try workspace.run()
 
-            #expect(summary.eventsRead == 4 && summary.valid == 2)
-            #expect(summary.rejections.counts == [.unsupportedType: 1, .invalidField: 1])
-            #expect(summary.rejections.samples.map(\.source) == [2, 3].map { "\(path):\($0)" })
-            #expect(summary.rejections.samples.first?.message == #"event type "like" is valid but not counted yet: this version counts plays only"#)
+            #expect(summary.eventsRead == 4 && summary.valid == 3)
+            #expect(summary.rejections.counts == [.invalidField: 1])
+            #expect(summary.rejections.samples.map(\.source) == ["\(path):3"])
             #expect(summary.rejections.samples.last?.message == "creator_id must be an integer between 1 and 9007199254740991")
             #expect(try workspace.plays(1, at: ten) == 2)
         }

@@ -47,7 +47,7 @@ struct DimensionStoreTests {
 
     /// Counts and dimension rows of `plays` as an aggregation would hand them to a store.
     static func rows(_ plays: [(track: Int64, hour: Int64, play: Play)]) -> ([CountRow], [DimensionRow]) {
-        var counts = PlayCounts()
+        var counts = HourCounts()
         var dimensions = DimensionCounts()
         for (track, hourIndex, play) in plays {
             counts.add(trackID: track, hour: Hour(index: hourIndex))

@@ -34,7 +34,7 @@ struct ListenerStoreTests {
 
     /// Counts and sketch rows of `plays` as an aggregation hands them to a store.
     static func rows(_ plays: [Play]) -> ([CountRow], [SketchRow]) {
-        var counts = PlayCounts()
+        var counts = HourCounts()
         var listeners = ListenerCounts()
         for play in plays {
             counts.add(trackID: play.track, hour: Hour(index: play.hour))

@@ -58,7 +58,7 @@ struct MergeRuleTests {
             // Uncovered: 0,1,3,4,6,7,9 → 7 realtime plays; covered: 100 + 0 + 50.
             #expect(try reader.plays(track: 1, in: hours(0, 10)) == TrackPlays(trackID: 1, batchPlays: 150, realtimePlays: 7))
             #expect(try reader.plays(tracks: [1], in: hours(0, 10)).first?.plays == 157)
-            #expect(try reader.timeline(track: 1, in: hours(0, 10), step: .hour).map(\.plays) == [1, 1, 100, 1, 1, 0, 1, 1, 50, 1])
+            #expect(try reader.timeline(track: 1, in: hours(0, 10), step: .hour).map(\.count) == [1, 1, 100, 1, 1, 0, 1, 1, 50, 1])
             #expect(try reader.top(in: hours(0, 10), limit: 1).first?.plays == 157)
         }
     }
@@ -69,11 +69,11 @@ struct MergeRuleTests {
             let reader = try makeStore(stores)
             let points = try reader.timeline(track: 2, in: hours(4, 14), step: .hour)
             #expect(points.map(\.start) == (4..<14).map { hour($0) })
-            #expect(points.map(\.plays) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+            #expect(points.map(\.count) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
             #expect(points.map(\.source) == Array(repeating: .batch, count: 8) + [.realtime, .realtime])
 
             let track1 = try reader.timeline(track: 1, in: hours(2, 14), step: .hour)
-            #expect(track1.map(\.plays) == [0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2])
+            #expect(track1.map(\.count) == [0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2])
         }
     }
 
@@ -83,17 +83,17 @@ struct MergeRuleTests {
             let reader = try makeStore(stores)
             let points = try reader.timeline(track: 1, in: hours(0, 72), step: .day)
             #expect(points == [
-                TimelinePoint(start: hour(0), plays: 12, source: .mixed),
-                TimelinePoint(start: hour(24), plays: 2, source: .realtime),
-                TimelinePoint(start: hour(48), plays: 0, source: .realtime),
+                TimelinePoint(start: hour(0), count: 12, source: .mixed),
+                TimelinePoint(start: hour(24), count: 2, source: .realtime),
+                TimelinePoint(start: hour(48), count: 0, source: .realtime),
             ])
             // Only covered hours of a day inside the range: batch.
             let covered = try reader.timeline(track: 2, in: hours(1, 12), step: .day)
-            #expect(covered == [TimelinePoint(start: hour(0), plays: 0, source: .batch)])
+            #expect(covered == [TimelinePoint(start: hour(0), count: 0, source: .batch)])
             // A range starting mid-day: the first bucket starts at the day and counts hours in range.
             let partial = try reader.timeline(track: 1, in: hours(4, 31), step: .day)
-            #expect(partial == [TimelinePoint(start: hour(0), plays: 2, source: .mixed),
-                                TimelinePoint(start: hour(24), plays: 2, source: .realtime)])
+            #expect(partial == [TimelinePoint(start: hour(0), count: 2, source: .mixed),
+                                TimelinePoint(start: hour(24), count: 2, source: .realtime)])
             #expect(try reader.timeline(track: 1, in: hours(5, 5), step: .day).isEmpty)
         }
     }

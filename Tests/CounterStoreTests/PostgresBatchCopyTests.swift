@@ -81,7 +81,7 @@ struct PostgresBatchCopyTests {
     static func write(_ plays: [Play], to writer: BatchRowWriter) throws {
         let groups = 3
         for group in 0..<groups {
-            var counts = PlayCounts()
+            var counts = HourCounts()
             var dimensions = DimensionCounts()
             var listeners = ListenerCounts()
             for play in plays.indices.filter({ $0 % groups == group }).map({ plays[$0] }) {

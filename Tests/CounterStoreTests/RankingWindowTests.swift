@@ -21,15 +21,21 @@ struct RankingWindowTests {
         func beginSnapshots() throws -> SnapshotState { try base.beginSnapshots() }
         func endSnapshots() { base.endSnapshots() }
         func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 { try base.batchSum(track: track, over: part) }
-        func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
-            try base.batchBuckets(track: track, in: span, visit)
+        func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+            try base.batchBuckets(track: track, in: span, signal: signal, visit)
+        }
+        func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts {
+            try base.batchCounts(track: track, over: part)
         }
         func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
             try base.batchRanked(level: level, key: key, after: after, limit: limit)
         }
         func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 { try base.realtimeSum(track: track, over: gaps) }
-        func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
-            try base.realtimeHours(track: track, in: gap, visit)
+        func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
+            try base.realtimeHours(track: track, in: gap, signal: signal, visit)
+        }
+        func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts {
+            try base.realtimeCounts(track: track, over: gaps)
         }
         func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
             try base.realtimeRows(in: gap) { track, plays in

@@ -39,7 +39,7 @@ struct RealtimeRowsTests {
     }
 
     struct Tables {
-        var counts = PlayCounts()
+        var counts = HourCounts()
         var dimensions = DimensionCounts()
         var listeners = ListenerCounts()
 
@@ -68,7 +68,7 @@ struct RealtimeRowsTests {
         rows.dimensions.withBlobs { dimension in
             rows.listeners.withBlobs { sketch in
                 rows.indices.map {
-                    Row(hour: rows.firstKeys[$0], track: rows.secondKeys[$0], plays: rows.plays[$0], dimensions: Array(dimension($0)),
+                    Row(hour: rows.firstKeys[$0], track: rows.secondKeys[$0], plays: rows.counts[$0].plays, dimensions: Array(dimension($0)),
                         listenerPlays: rows.listenerPlays[$0], listeners: Array(sketch($0)))
                 }
             }

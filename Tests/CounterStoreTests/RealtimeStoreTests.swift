@@ -109,7 +109,7 @@ struct RealtimeStoreTests {
             #expect(deleted.reduce(0, +) == coveredRows)
             let reader = try stores.reader()
             #expect(try reader.plays(track: 1, in: .allTime).plays == 240 - (24 * 9 + 3 - 5))
-            #expect(try reader.timeline(track: 2, in: hours(0, 240), step: .hour).map(\.plays)
+            #expect(try reader.timeline(track: 2, in: hours(0, 240), step: .hour).map(\.count)
                     == (0..<240).map { covered.contains(hour(Int64($0))) ? 0 : 1 })
         }
     }
@@ -121,7 +121,7 @@ struct RealtimeStoreTests {
             try flush(realtime, (0..<Int64(10)).map { (1, $0, 1) }, from: nil, to: 1)
             #expect(try realtime.compact(coverage: Coverage([hours(0, 10)]), maxRows: 4) == 4)
             let reader = try StoreBackend.sqlite(location).openReader()
-            #expect(try reader.timeline(track: 1, in: hours(0, 10), step: .hour).map(\.plays) == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
+            #expect(try reader.timeline(track: 1, in: hours(0, 10), step: .hour).map(\.count) == [0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
         }
     }
 

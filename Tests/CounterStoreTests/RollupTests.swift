@@ -110,7 +110,7 @@ struct RollupTests {
                     guard range != .allTime else { continue }
                     let days = HourRange(range.lower.startOfDay, range.upper.advanced(by: 23).startOfDay)
                     let timeline = try reader.timeline(track: 1, in: days, step: .day)
-                    #expect(timeline.map(\.plays) == timeline.map { point in
+                    #expect(timeline.map(\.count) == timeline.map { point in
                         model.total(track: 1, in: HourRange(point.start, point.start.advanced(by: 24)))
                     })
                 }
@@ -143,7 +143,7 @@ struct RollupTests {
             }
             #expect(try reader.top(in: .allTime, limit: 3).map(\.plays) == expected.values.sorted(by: >))
             let days = try reader.timeline(track: 1, in: hoursOfTwoMonths, step: .day)
-            #expect(days.reduce(0) { $0 + $1.plays } == expected[1])
+            #expect(days.reduce(0) { $0 + $1.count } == expected[1])
         }
     }
 }

@@ -59,7 +59,7 @@ struct AggregationTests {
 
     @Test("plays add up per track and hour, through growth, and a copy is independent")
     func playCounts() {
-        var counts = PlayCounts(minimumCapacity: 1)
+        var counts = HourCounts(minimumCapacity: 1)
         var reference: [String: Int64] = [:]
         var rng = SeededRandom(seed: 11)
         for _ in 0..<10_000 {
@@ -73,7 +73,7 @@ struct AggregationTests {
         #expect(Dictionary(uniqueKeysWithValues: counts.map { ("\($0.trackID)@\($0.hour.index)", $0.plays) }) == reference)
 
         var doubled = counts
-        for element in counts { doubled.add(trackID: element.trackID, hour: element.hour, plays: element.plays) }
+        for element in counts { doubled.add(trackID: element.trackID, hour: element.hour, weight: element.plays) }
         #expect(doubled.totalPlays == 20_000)
         #expect(doubled.count == counts.count)
         let some = counts.first { _ in true }!
@@ -84,5 +84,34 @@ struct AggregationTests {
         #expect(doubled.totalPlays == 0)
         #expect(Array(doubled).isEmpty)
         #expect(counts.count == reference.count) // a copy is independent
+    }
+
+    @Test("every signal's net count per track and hour, retractions included, comes out merged in both key orders")
+    func signalCounts() {
+        var counts = HourCounts(minimumCapacity: 4)
+        var reference: [CountKey: SignalCounts] = [:]
+        var rng = SeededRandom(seed: 12)
+        for _ in 0..<20_000 {
+            let track = Int64.random(in: 1...300, using: &rng)
+            let hour = Hour(index: Int64.random(in: -3...40, using: &rng))
+            // One event in four is not a play; retractions weigh −1.
+            let type = Int.random(in: 0..<4, using: &rng) == 0 ? EventType.allCases.randomElement(using: &rng)! : .play
+            counts.add(trackID: track, hour: hour, signal: type.signal, weight: type.weight)
+            reference[CountKey(trackID: track, hour: hour.index), default: SignalCounts()][type.signal] += type.weight
+        }
+        #expect(counts.totalPlays == reference.values.reduce(0) { $0 + $1.plays })
+        for order in [KeyOrder.trackThenHour, .hourThenTrack] {
+            let rows = counts.sortedElements(order)
+            let keys = rows.map { order == .trackThenHour ? [$0.trackID, $0.hour.index] : [$0.hour.index, $0.trackID] }
+            #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) }, "rows in \(order) order")
+            #expect(Set(rows.map { CountKey(trackID: $0.trackID, hour: $0.hour.index) }).count == rows.count, "one row per key")
+            #expect(Dictionary(uniqueKeysWithValues: rows.map { (CountKey(trackID: $0.trackID, hour: $0.hour.index), $0.counts) }) == reference)
+        }
+        #expect(reference.values.contains { $0.likes < 0 }, "some hour nets negative likes")
+    }
+
+    private struct CountKey: Hashable {
+        var trackID: Int64
+        var hour: Int64
     }
 }

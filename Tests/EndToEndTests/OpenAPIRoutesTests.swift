@@ -42,7 +42,7 @@ extension EndToEnd {
         func documentedPathsEqualRouteTemplates() throws {
             let documented = try Self.documentedPaths()
             let templates = try Self.routeTemplates()
-            #expect(documented.count == 13, "\(documented)")
+            #expect(documented.count == 14, "\(documented)")
             #expect(Set(documented).count == documented.count, "no path documented twice")
             #expect(Set(documented) == Set(templates))
             #expect(templates.count == Set(templates).count)

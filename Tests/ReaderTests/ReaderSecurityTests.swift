@@ -33,7 +33,7 @@ struct ReaderSecurityTests {
 
     @Test("with a password file, every route but /healthz and /readyz answers 401 without credentials or with wrong ones, and 200 with right ones")
     func everyRouteNeedsCredentials() throws {
-        #expect(Self.routeTargets.count == 13)
+        #expect(Self.routeTargets.count == 14)
         try Self.withGuardedReader { reader in
             let right = ["Authorization: " + basicHeader("dashboard", "s3cret: with a colon")]
             let wrongOnes = [

@@ -38,6 +38,44 @@ struct CountingTests {
         }
     }
 
+    @Test("every signal's events count by their weight, retractions at −1, in the same flushes as the plays", arguments: StoreKind.allCases)
+    func everySignal(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let cluster = try Fixtures.cluster(partitions: 2)
+            let configuration = Fixtures.configuration(cluster, store: store)
+            let types = ["play", "download", "like", "unlike", "repost", "unrepost", "comment", "comment_deleted"]
+            let signals = ["plays", "downloads", "likes", "likes", "reposts", "reposts", "comments", "comments"]
+            var truth: [String: Int64] = [:]  // "track@hour offset@signal"
+            var values: [[UInt8]?] = []
+            var random = SystemRandomNumberGenerator()
+            for index in 0..<3_000 {
+                let type = Int.random(in: 0..<8, using: &random)
+                let (track, offset) = (Int64.random(in: 1...6, using: &random), Int.random(in: 10...12, using: &random))
+                truth["\(track)@\(offset)@\(signals[type])", default: 0] += [3, 5, 7].contains(type) ? -1 : 1
+                values.append(Array(#"{"event_id":"s\#(index)","type":"\#(types[type])","track_id":\#(track),"occurred_at":"2026-11-20T\#(offset):30:00Z","creator_id":4}"#.utf8))
+            }
+            try Fixtures.produce(values, to: cluster)
+            let consumer = try await Fixtures.consumeUntilStored(values.count, configuration: configuration)
+            #expect(consumer.status().rejections.total == 0)
+            try consumer.stop()
+
+            let reader = try configuration.store.openReader()
+            var found: [String: Int64] = [:]
+            let ten = Hour(epochMilliseconds: 1_795_168_800_000)  // 2026-11-20T10:00:00Z
+            for track in 1...6 as ClosedRange<Int64> {
+                for offset in 10...12 {
+                    let hour = ten.advanced(by: Int64(offset - 10))
+                    let counts = try reader.counts(track: track, in: HourRange(hour, hour.advanced(by: 1)))
+                    #expect(counts.batch == .zero)
+                    for signal in Signal.allCases where counts.realtime[signal] != 0 {
+                        found["\(track)@\(offset)@\(signal.rawValue)"] = counts.realtime[signal]
+                    }
+                }
+            }
+            #expect(found == truth.filter { $0.value != 0 })
+        }
+    }
+
     @Test("rejected messages are counted by reason with samples naming topic/partition@offset, and consumption goes on", arguments: StoreKind.allCases)
     func rejectedMessages(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
@@ -51,7 +89,7 @@ struct CountingTests {
                 (.invalidUTF8, [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D]),
                 (.tooLarge, oversized),
                 (.malformedJSON, Array(#"{"event_id":"x","type":"play""#.utf8)),
-                (.unsupportedType, Array(#"{"event_id":"l1","type":"like","track_id":7,"occurred_at":"2026-11-20T10:00:00Z"}"#.utf8)),
+                (.unsupportedType, Array(#"{"event_id":"l1","type":"hug","track_id":7,"occurred_at":"2026-11-20T10:00:00Z"}"#.utf8)),
             ]
             // valid, bad, valid, bad, …: offsets 1, 3, 5, 7, 9 are the bad ones.
             var values: [[UInt8]?] = []

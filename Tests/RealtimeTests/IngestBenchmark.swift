@@ -105,7 +105,7 @@ struct IngestBenchmark {
         var synthesizer = EventSynthesizer(configuration: configuration)
         var bytes: [UInt8] = []
         var ends: [Int] = []
-        var truth = PlayCounts()
+        var truth = HourCounts()
         while let event = synthesizer.appendNext(to: &bytes) {
             ends.append(bytes.count)
             truth.add(trackID: event.trackID, hour: event.hour)
@@ -141,7 +141,7 @@ struct IngestBenchmark {
                 if case .success = EventParser.parse(event, dimensions: &dimensions) { valid += 1 }
             })
             #expect(valid == events)
-            var counts = PlayCounts(minimumCapacity: 1 << 16)
+            var counts = HourCounts(minimumCapacity: 1 << 16)
             var dimensionCounts = DimensionCounts(minimumCapacity: 1 << 16)
             var listeners = ListenerCounts(minimumCapacity: 1 << 16)
             counting.append(nanosecondsPerEvent { event in

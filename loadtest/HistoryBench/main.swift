@@ -44,7 +44,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     let hours = Int64(days) * 24
     let batchEnd = firstHour.advanced(by: hours - realtimeHours)
     var rowsWritten = 0
-    var counts = PlayCounts()
+    var counts = HourCounts()
     var listeners = ListenerCounts()
     /// The (track, hour) rows of one hour's plays, with their listener sketches (in the same order).
     func playsOfHour(_ hour: Hour) -> (counts: [CountRow], listeners: [SketchRow]) {

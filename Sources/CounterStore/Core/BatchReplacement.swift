@@ -29,7 +29,7 @@ enum BatchReplacement {
         return try target.finishReplacement(run, sources: sources, in: db)
     }
 
-    /// Takes the hours of every piece — plays, dimension counts and listener plays — out of
+    /// Takes the hours of every piece — every signal, dimension counts and listener plays — out of
     /// their day and month rows, and notes the sketches they held (`ListenerRollups`). A
     /// first run over new hours finds nothing; a rerun reads each old row once. A month's sums
     /// are added up over its pieces and written once (a run over a month would otherwise
@@ -41,14 +41,14 @@ enum BatchReplacement {
         var piece = RowBuffer()
         for (index, current) in pieces.enumerated() {
             try db.query("""
-                SELECT track_id, hour, plays, dimensions, listener_plays, listeners
+                SELECT dimensions, listener_plays, listeners, track_id, hour, \(Catalogue.signalColumns.joined(separator: ", "))
                 FROM \(hours.name) WHERE hour >= $1 AND hour < $2
                 """, [.integer(current.hours.lower.index), .integer(current.hours.upper.index)]) { row in
-                let trackID = row.int64(at: 0)
-                let hour = Hour(index: row.int64(at: 1))
-                row.withBytes(at: 3) { piece.append(CountRow(trackID: trackID, hour: hour, plays: row.int64(at: 2)),
-                                                    dimensions: $0, listenerPlays: row.int64(at: 4)) }
-                row.withBytes(at: 5) { sketch in
+                let trackID = row.int64(at: 3)
+                let hour = Hour(index: row.int64(at: 4))
+                row.withBytes(at: 0) { piece.append(CountRow(trackID: trackID, hour: hour, counts: row.signalCounts(from: 5)),
+                                                    dimensions: $0, listenerPlays: row.int64(at: 1)) }
+                row.withBytes(at: 2) { sketch in
                     if !sketch.isEmpty { staleListeners.noteReplaced(trackID: trackID, hour: hour, sketch: sketch, piece: current) }
                 }
             }
@@ -58,7 +58,7 @@ enum BatchReplacement {
                 days.dimensions.withBlobs { blob in
                     for row in days.indices {
                         month.append(CountRow(trackID: days.firstKeys[row], hour: RollupLevel.day.firstHour(ofKey: days.secondKeys[row]),
-                                              plays: days.plays[row]), dimensions: blob(row), listenerPlays: days.listenerPlays[row])
+                                              counts: days.counts[row]), dimensions: blob(row), listenerPlays: days.listenerPlays[row])
                     }
                 }
                 piece.removeAll()
@@ -71,13 +71,13 @@ enum BatchReplacement {
         }
     }
 
-    /// Removes rollup rows left at 0 (a track that no longer plays in a rebuilt bucket), so
-    /// that every rollup row, like every hour row, has plays > 0.
+    /// Removes rollup rows left at 0 in every signal (a track with nothing left in a rebuilt
+    /// bucket), so that every rollup row, like every hour row, holds a count that is not 0.
     private static func dropEmptyBuckets<D: StoreDialect>(_ pieces: [RollupPiece], _ db: D) throws {
         for (level, keys) in [(RollupLevel.day, Set(pieces.map(\.day))), (.month, Set(pieces.map(\.month)))] {
             let table = Catalogue.batch(level)
             for key in keys.sorted() {
-                try db.run("DELETE FROM \(table.name) WHERE \(table.keys.second) = $1 AND plays = 0", .integer(key))
+                try db.run("DELETE FROM \(table.name) WHERE \(table.keys.second) = $1 AND \(Catalogue.allSignalsZero)", .integer(key))
             }
         }
     }
@@ -164,7 +164,7 @@ struct RowBuffer {
         rows.reserveCapacity(entries.count)
         try arena.withUnsafeBytes { arena in
             for entry in entries {
-                try rows.append(entry.row.trackID, entry.row.hour.index, plays: entry.row.plays,
+                try rows.append(entry.row.trackID, entry.row.hour.index, counts: entry.row.counts,
                                 dimensions: UnsafeRawBufferPointer(rebasing: arena[entry.dimensions]),
                                 listenerPlays: entry.listenerPlays, listeners: UnsafeRawBufferPointer(rebasing: arena[entry.listeners]),
                                 sign: sign)

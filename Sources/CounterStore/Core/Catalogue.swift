@@ -58,8 +58,12 @@ enum Catalogue {
         let sumExpressionBySlots: [String]
         /// `dimensionsBySlots[mask]`: the non-NULL dimension blobs over the same slots.
         let dimensionsBySlots: [String]
-        /// Per level: (bucket key, plays) of the track (1) in [2, 3).
-        let buckets: [String]
+        /// Per signal (`Signal.ordinal`), per level: (bucket key, count) of the track (1) in [2, 3),
+        /// the rows where the signal is not 0.
+        let buckets: [[String]]
+        /// `countsBySlots[mask]`: every signal's sum (`Catalogue.signalColumns`' order) of the
+        /// track (1) over the slots set in `mask`, as `sumBySlots`, one row per slot.
+        let countsBySlots: [String]
         /// Per level: the dimension blobs of the track (1) in [2, 3).
         let dimensions: [String]
         /// Per level: (track, plays) of bucket 1 by plays descending, ties by track, LIMIT 2: the
@@ -102,8 +106,19 @@ enum Catalogue {
                 }
             }
             dimensionsBySlots = blobsBySlots("dimensions", "dimensions")
-            buckets = Catalogue.batchTables.map { table in
-                "SELECT \(table.keys.second), plays FROM \(table.name) WHERE \(condition(table, 0))"
+            buckets = Signal.allCases.map { signal in
+                Catalogue.batchTables.map { table in
+                    "SELECT \(table.keys.second), \(signal.rawValue) FROM \(table.name) WHERE \(condition(table, 0))"
+                        + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0")
+                }
+            }
+            let sums = Catalogue.signalColumns.map { "CAST(coalesce(sum(\($0)), 0) AS bigint)" }.joined(separator: ", ")
+            countsBySlots = masks.map { mask in
+                let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
+                    let table = Catalogue.batch(level)
+                    return "SELECT \(sums) FROM \(table.name) WHERE \(condition(table, index))"
+                }
+                return parts.isEmpty ? "SELECT \(sums) FROM \(Catalogue.batch(.hour).name) WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
             }
             dimensions = Catalogue.batchTables.map { table in
                 "SELECT dimensions FROM \(table.name) WHERE \(condition(table, 0)) AND dimensions IS NOT NULL"
@@ -130,8 +145,10 @@ extension Catalogue {
     /// in both dialects), in a dialect's placeholders (`placeholder(n)`); each reads the track
     /// (parameter 1) in the hours [2, 3) through the by-track index.
     struct RealtimeStatements {
-        /// (hour, plays) rows.
-        let hours: String
+        /// Per signal (`Signal.ordinal`): (hour, count) rows where the signal is not 0.
+        let hours: [String]
+        /// Every signal's sum (`Catalogue.signalColumns`' order).
+        let counts: String
         /// The non-NULL dimension blobs.
         let dimensions: String
         /// (hour, listener plays, sketch) of the rows with a sketch.
@@ -141,7 +158,11 @@ extension Catalogue {
             let table = Catalogue.realtime
             let (hour, track) = (table.keys.first, table.keys.second)
             let condition = "\(track) = \(p(1)) AND \(hour) >= \(p(2)) AND \(hour) < \(p(3))"
-            hours = "SELECT \(hour), plays FROM \(table.name) WHERE \(condition)"
+            hours = Signal.allCases.map { signal in
+                "SELECT \(hour), \(signal.rawValue) FROM \(table.name) WHERE \(condition)" + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0")
+            }
+            counts = "SELECT " + Catalogue.signalColumns.map { "CAST(coalesce(sum(\($0)), 0) AS bigint)" }.joined(separator: ", ")
+                + " FROM \(table.name) WHERE \(condition)"
             dimensions = "SELECT dimensions FROM \(table.name) WHERE \(condition) AND dimensions IS NOT NULL"
             listeners = "SELECT \(hour), listener_plays, listeners FROM \(table.name) WHERE \(condition) AND listeners IS NOT NULL"
         }
@@ -178,4 +199,54 @@ extension Catalogue {
                 "ALTER TABLE \($0.name) ADD COLUMN listeners \(types.blob);"
         }.joined(separator: "\n")
     }
+}
+
+extension Catalogue {
+    /// The count columns of every counters table of both layers: one per signal, named as the
+    /// signal (`plays`, `downloads`, …), in `Signal.allCases` order — the order `SignalCounts`
+    /// is bound and read in. Every statement that writes or sums counts iterates these.
+    static let signalColumns: [String] = Signal.allCases.map(\.rawValue)
+
+    /// True of a row whose every signal is 0.
+    static let allSignalsZero = signalColumns.map { "\($0) = 0" }.joined(separator: " AND ")
+
+    /// The count columns of `signals` added to `tables` (a migration; plays came with the tables).
+    static func addSignalColumns(_ signals: [Signal], to tables: [CounterTable], _ types: ColumnTypes) -> String {
+        tables.flatMap { table in
+            signals.map { "ALTER TABLE \(table.name) ADD COLUMN \($0.rawValue) \(types.integer) NOT NULL DEFAULT 0;" }
+        }.joined(separator: "\n")
+    }
+}
+
+extension SQLRow {
+    /// The signal columns read from `column` on, in `Catalogue.signalColumns` order.
+    func signalCounts(from column: Int) -> SignalCounts {
+        var counts = SignalCounts()
+        for (offset, signal) in Signal.allCases.enumerated() { counts[signal] = int64(at: column + offset) }
+        return counts
+    }
+}
+
+extension Catalogue {
+    /// The name of the ranked index of `signal` on a batch table: (bucket, signal DESC,
+    /// track_id), the rankings' sorted access (`ThresholdTopK`). Plays' index holds every row;
+    /// another signal's holds only the rows where it is not 0 (`rankedIndexes`).
+    static func rankedIndex(_ table: CounterTable, _ signal: Signal) -> String {
+        signal == .plays ? "\(table.name)_ranked" : "\(table.name)_ranked_\(signal.rawValue)"
+    }
+
+    /// The partial ranked indexes of `signals` on every batch table (a migration): a row is in
+    /// a signal's index only where that signal is not 0, so they cost writes only where the
+    /// signal is counted.
+    static func rankedIndexes(_ signals: [Signal]) -> String {
+        batchTables.flatMap { table in
+            signals.map { signal in
+                "CREATE INDEX \(rankedIndex(table, signal)) ON \(table.name) (\(table.keys.second), \(signal.rawValue) DESC, track_id) " +
+                    "WHERE \(signal.rawValue) <> 0;"
+            }
+        }.joined(separator: "\n")
+    }
+
+    /// The signals that came after plays, added by one migration of each schema.
+    static let signalsOfSchema7: [Signal] = [.downloads, .likes, .reposts, .comments]
 }

@@ -1,10 +1,11 @@
 import CounterpointCore
 
 /// The one row type every counter write of both backends carries: rows keyed by two bigint
-/// columns (a `CounterTable`'s keys), each with plays and its optional payloads — the dimension
+/// columns (a `CounterTable`'s keys), each with every signal's count (`SignalCounts`, one column
+/// per signal) and the optional payloads of its plays — the dimension
 /// counts (`DimensionEncoding` blobs) and the listeners (the plays that carried a listener id,
 /// and their `HyperLogLog` sketch). Rows are appended in ascending key order; a row of the last
-/// row's key adds its plays and merges its payloads into it, so the rows a dialect receives are
+/// row's key adds its counts and merges its payloads into it, so the rows a dialect receives are
 /// summed and sorted.
 ///
 /// A payload is a `BlobColumn` with its merge rule (`Payload`): counts merge by adding (and can
@@ -16,7 +17,7 @@ public struct CounterRows: Sendable {
     let replacesListeners: Bool
     private(set) var firstKeys: [Int64] = []
     private(set) var secondKeys: [Int64] = []
-    private(set) var plays: [Int64] = []
+    private(set) var counts: [SignalCounts] = []
     private(set) var listenerPlays: [Int64] = []
     private(set) var dimensions = BlobColumn(.dimensions)
     private(set) var listeners = BlobColumn(.listeners)
@@ -34,7 +35,7 @@ public struct CounterRows: Sendable {
 
     /// Whether the row holds anything to write.
     func hasContent(_ row: Int) -> Bool {
-        plays[row] != 0 || listenerPlays[row] != 0 || !dimensions.isEmpty(row) || !listeners.isEmpty(row) || replacesListeners
+        !counts[row].isZero || listenerPlays[row] != 0 || !dimensions.isEmpty(row) || !listeners.isEmpty(row) || replacesListeners
     }
 
     /// Whether the row carries a blob (the dialects merge those under locks or SQL functions).
@@ -43,7 +44,7 @@ public struct CounterRows: Sendable {
     mutating func reserveCapacity(_ rows: Int) {
         firstKeys.reserveCapacity(rows)
         secondKeys.reserveCapacity(rows)
-        plays.reserveCapacity(rows)
+        counts.reserveCapacity(rows)
         listenerPlays.reserveCapacity(rows)
         dimensions.reserveCapacity(rows)
         listeners.reserveCapacity(rows)
@@ -54,11 +55,19 @@ public struct CounterRows: Sendable {
     /// Adds `sign` × the row; rows must come in ascending key order. A row of the last row's key
     /// adds to it. Throws `malformedDimensions` or `malformedListeners` for a blob that cannot be
     /// read, and for a sketch with `sign` −1 (a union cannot be subtracted).
-    mutating func append(_ first: Int64, _ second: Int64, plays rowPlays: Int64, dimensions blob: UnsafeRawBufferPointer,
+    mutating func append(_ first: Int64, _ second: Int64, plays: Int64, dimensions blob: UnsafeRawBufferPointer,
+                         listenerPlays rowListenerPlays: Int64 = 0, listeners sketch: UnsafeRawBufferPointer = noBlob,
+                         sign: Int64 = 1) throws {
+        try append(first, second, counts: SignalCounts(plays: plays), dimensions: blob, listenerPlays: rowListenerPlays,
+                   listeners: sketch, sign: sign)
+    }
+
+    /// `append` with every signal's count.
+    mutating func append(_ first: Int64, _ second: Int64, counts rowCounts: SignalCounts, dimensions blob: UnsafeRawBufferPointer,
                          listenerPlays rowListenerPlays: Int64 = 0, listeners sketch: UnsafeRawBufferPointer = noBlob,
                          sign: Int64 = 1) throws {
         if let last = firstKeys.indices.last, firstKeys[last] == first, secondKeys[last] == second {
-            plays[last] += sign * rowPlays
+            counts[last].add(rowCounts, sign: sign)
             listenerPlays[last] += sign * rowListenerPlays
             guard try dimensions.mergeIntoLast(blob, sign: sign) else {
                 throw CounterStoreError.malformedDimensions(trackID: trackID(last))
@@ -71,7 +80,9 @@ public struct CounterRows: Sendable {
                          "CounterRows: rows out of key order")
             firstKeys.append(first)
             secondKeys.append(second)
-            plays.append(sign * rowPlays)
+            var signed = SignalCounts()
+            signed.add(rowCounts, sign: sign)
+            counts.append(signed)
             listenerPlays.append(sign * rowListenerPlays)
             guard dimensions.append(blob, sign: sign) else {
                 throw CounterStoreError.malformedDimensions(trackID: trackID(firstKeys.count - 1))
@@ -85,7 +96,7 @@ public struct CounterRows: Sendable {
     mutating func removeAll() {
         firstKeys.removeAll(keepingCapacity: true)
         secondKeys.removeAll(keepingCapacity: true)
-        plays.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
         listenerPlays.removeAll(keepingCapacity: true)
         dimensions.removeAll()
         listeners.removeAll()
@@ -114,7 +125,7 @@ public struct CounterRows: Sendable {
                     if let last = rows.indices.last, rows.firstKeys[last] != firstKeys[row] || rows.secondKeys[last] != key {
                         try endBucket()
                     }
-                    try rows.append(firstKeys[row], key, plays: plays[row], dimensions: blob(row), listenerPlays: listenerPlays[row])
+                    try rows.append(firstKeys[row], key, counts: counts[row], dimensions: blob(row), listenerPlays: listenerPlays[row])
                     bucket.add(sketch(row))
                 }
             }

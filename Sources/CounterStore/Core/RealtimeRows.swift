@@ -1,10 +1,9 @@
 import CounterpointCore
 
 extension CounterRows {
-    /// A flush's increments, dimension counts and listener sketches as the realtime table's
-    /// rows: checked by the one validity rule, summed and merged per (hour, track), in the key
-    /// order every writer locks and sweeps them in; increments of 0 plays and empty blobs are
-    /// left out. Throws `malformedListeners` for a sketch that does not decode.
+    /// A flush's increments (every signal), dimension counts and listener sketches as the realtime
+    /// table's rows: checked by the one validity rule, summed and merged per (hour, track), in the
+    /// key order every writer locks and sweeps them in; increments of 0 and empty blobs are left out. Throws `malformedListeners` for a sketch that does not decode.
     public static func realtime(_ increments: some Collection<CountRow>, dimensions: [DimensionRow] = [],
                                 listeners: [SketchRow] = []) throws -> CounterRows {
         var dimensionBlobs = EncodedRows()
@@ -20,7 +19,7 @@ extension CounterRows {
     }
 
     /// The same rows from sources already in (hour, track) order — the increments
-    /// (`PlayCounts.sortedElements(.hourThenTrack)`) and one blob per key of each payload
+    /// (`HourCounts.sortedElements(.hourThenTrack)`, every signal) and one blob per key of each payload
     /// (`EncodedRows` of `DimensionCounts` and `ListenerCounts`) — by one merging sweep: a
     /// key's plays and blobs go into its row as they are, with no blob merge and no array per
     /// row (the realtime consumer's flush). A key repeated within a source merges into its row
@@ -42,10 +41,10 @@ extension CounterRows {
                     if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.trackIDs[nextListeners]) }
                     guard let (hour, track) = key else { break }
 
-                    var plays: Int64 = 0
+                    var counts = SignalCounts()
                     if next < increments.count, increments[next].hour.index == hour, increments[next].trackID == track {
-                        plays = increments[next].plays
-                        try RowRule.check(trackID: track, hour: Hour(index: hour), plays: plays)
+                        counts = increments[next].counts
+                        try RowRule.check(trackID: track, hour: Hour(index: hour), plays: counts.plays)
                         next += 1
                     }
                     var dimensionBlob = noBlob
@@ -63,9 +62,9 @@ extension CounterRows {
                         }
                         nextListeners += 1
                     }
-                    // Increments of 0 plays and empty blobs add nothing.
-                    guard plays > 0 || !dimensionBlob.isEmpty || !sketch.isEmpty else { continue }
-                    try rows.append(hour, track, plays: plays, dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
+                    // Increments of 0 and empty blobs add nothing.
+                    guard !counts.isZero || !dimensionBlob.isEmpty || !sketch.isEmpty else { continue }
+                    try rows.append(hour, track, counts: counts, dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
                 }
             }
         }

@@ -20,13 +20,13 @@ struct ReplaceTarget {
     }
 
     /// Whether a batch row sink keeps `row`: throws for a row outside the target's hours or with
-    /// an invalid track or plays; false for a row of 0 plays, which adds nothing.
+    /// an invalid track or plays; false for a row whose every signal is 0, which adds nothing.
     func admits(_ row: CountRow) throws -> Bool {
         guard coverage.contains(row.hour) else {
             throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: coverage.ranges[0])
         }
         try RowRule.check(trackID: row.trackID, hour: row.hour, plays: row.plays)
-        return row.plays > 0
+        return !row.counts.isZero
     }
 }
 

@@ -57,7 +57,7 @@ extension StoreDialect {
 }
 
 /// The one validity rule of every counter row both layers take: a track id of at least 1 and
-/// plays that are not negative.
+/// plays that are not negative (the signals with retractions may be: SPEC §11).
 enum RowRule {
     static func check(trackID: Int64, hour: Hour, plays: Int64) throws {
         guard trackID >= 1, plays >= 0 else { throw CounterStoreError.invalidRow(trackID: trackID, hour: hour, plays: plays) }

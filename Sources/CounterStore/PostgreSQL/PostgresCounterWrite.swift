@@ -44,7 +44,7 @@ struct PostgresCounterWrite {
     private var table: CounterTable { counters.table }
     private var firstKeys: [Int64] { counters.firstKeys }
     private var secondKeys: [Int64] { counters.secondKeys }
-    private var plays: [Int64] { counters.plays }
+    private var counts: [SignalCounts] { counters.counts }
     private var listenerPlays: [Int64] { counters.listenerPlays }
 
     /// Adds the rows to their table (see the type's comment), inside the caller's transaction.
@@ -54,10 +54,10 @@ struct PostgresCounterWrite {
         var start = 0
         while start < count {
             let end = min(count, start + max(1, chunkRows))
-            // Rows without blobs only add plays: one upsert the server adds up itself (and rows
+            // Rows without blobs only add counts: one upsert the server adds up itself (and rows
             // with nothing add nothing).
-            let plain = (start..<end).filter { !counters.hasBlob($0) && (plays[$0] != 0 || listenerPlays[$0] != 0) }
-            if !plain.isEmpty { try addPlays(plain, db) }
+            let plain = (start..<end).filter { !counters.hasBlob($0) && (!counts[$0].isZero || listenerPlays[$0] != 0) }
+            if !plain.isEmpty { try addCounts(plain, db) }
             var pending = (start..<end).filter { counters.hasBlob($0) }
             // Each step hands the other the rows it could not write: the insert its conflicts,
             // the merge the keys it found no row for (new, or compacted meanwhile).
@@ -97,15 +97,15 @@ struct PostgresCounterWrite {
     private func copyInto(_ rows: [Int]) throws {
         guard !rows.isEmpty else { return }
         let (first, second) = table.keys
-        let sql = "COPY \(table.name) (\(first), \(second), plays, dimensions, listener_plays, listeners) FROM STDIN (FORMAT binary)"
+        let sql = "COPY \(table.name) (\(first), \(second), \(Statements.valueColumns)) FROM STDIN (FORMAT binary)"
         try counters.dimensions.withBlobs { dimensions in
             try counters.listeners.withBlobs { listeners in
                 _ = try db.copyIn(sql) { copy in
                     for row in rows {
-                        try copy.startRow(fields: 6)
+                        try copy.startRow(fields: 5 + Signal.allCases.count)
                         copy.append(bigint: firstKeys[row])
                         copy.append(bigint: secondKeys[row])
-                        copy.append(bigint: plays[row])
+                        for signal in Signal.allCases { copy.append(bigint: counts[row][signal]) }
                         copy.append(bytea: Self.nullIfEmpty(dimensions(row)))
                         copy.append(bigint: listenerPlays[row])
                         copy.append(bytea: Self.nullIfEmpty(listeners(row)))
@@ -117,19 +117,17 @@ struct PostgresCounterWrite {
 
     private static func nullIfEmpty(_ blob: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? { blob.isEmpty ? nil : blob }
 
-    /// Adds the plays and listener plays of `rows` (which have no blobs), inserting the keys the
+    /// Adds the counts and listener plays of `rows` (which have no blobs), inserting the keys the
     /// table lacks; their blobs, if any, stay as they are.
-    private func addPlays(_ rows: [Int], _ db: PostgresConnection) throws {
-        var parameters = keyArrays(rows)
-        parameters.append(PostgresInt64Array(rows.map { plays[$0] }))
+    private func addCounts(_ rows: [Int], _ db: PostgresConnection) throws {
+        var parameters = keyArrays(rows) + signalArrays(rows)
         parameters.append(PostgresInt64Array(rows.map { listenerPlays[$0] }))
-        try db.query(sql.addPlays, parameters)
+        try db.query(sql.addCounts, parameters)
     }
 
     /// Inserts the rows of keys the table lacks; returns the others (in key order).
     private func insertNew(_ rows: [Int], _ db: PostgresConnection) throws -> [Int] {
-        var parameters = keyArrays(rows)
-        parameters.append(PostgresInt64Array(rows.map { plays[$0] }))
+        var parameters = keyArrays(rows) + signalArrays(rows)
         parameters.append(try blobArray(rows) { row, body in
             try counters.dimensions.withBlobs { try body($0(row)) }
         })
@@ -176,8 +174,7 @@ struct PostgresCounterWrite {
             next += 1
         }
         if !merged.isEmpty {
-            var parameters = keyArrays(merged.map(\.row))
-            parameters.append(PostgresInt64Array(merged.map { plays[$0.row] }))
+            var parameters = keyArrays(merged.map(\.row)) + signalArrays(merged.map(\.row))
             parameters.append(try blobArray(merged.indices) { index, body in try merged[index].dimensions.withUnsafeBytes(body) })
             parameters.append(PostgresInt64Array(merged.map { listenerPlays[$0.row] }))
             parameters.append(try blobArray(merged.indices) { index, body in try merged[index].listeners.withUnsafeBytes(body) })
@@ -188,6 +185,11 @@ struct PostgresCounterWrite {
 
     private func keyArrays(_ rows: [Int]) -> [any PostgresParameter] {
         [PostgresInt64Array(rows.map { firstKeys[$0] }), PostgresInt64Array(rows.map { secondKeys[$0] })]
+    }
+
+    /// One array per signal (`Catalogue.signalColumns`' order).
+    private func signalArrays(_ rows: [Int]) -> [any PostgresParameter] {
+        Signal.allCases.map { signal in PostgresInt64Array(rows.map { counts[$0][signal] }) }
     }
 
     /// The blobs of `rows` as one `bytea[]`; an empty blob is NULL where the table allows it.
@@ -205,17 +207,24 @@ struct PostgresCounterWrite {
 
     /// The statements of a table.
     struct Statements {
-        var addPlays: String
+        var addCounts: String
         var insert: String
         var lock: String
         /// `lock` without the locks, for the sole writer.
         var read: String
         var update: String
 
+        /// The columns after the keys, in the order every statement and the COPY take them.
+        static let valueColumns = (Catalogue.signalColumns + ["dimensions", "listener_plays", "listeners"]).joined(separator: ", ")
+
         static func of(_ table: CounterTable) -> Statements {
             let (first, second) = table.keys
-            let valueColumns = "plays, dimensions, listener_plays, listeners"
-            let valueTypes = "$3::bigint[], $4::bytea[], $5::bigint[], $6::bytea[]"
+            let signals = Catalogue.signalColumns
+            // $3… one bigint[] per signal, then dimensions, listener plays and listeners.
+            let signalTypes = signals.indices.map { "$\($0 + 3)::bigint[]" }
+            let next = 3 + signals.count
+            let valueTypes = (signalTypes + ["$\(next)::bytea[]", "$\(next + 1)::bigint[]", "$\(next + 2)::bytea[]"]).joined(separator: ", ")
+            let valueColumns = Self.valueColumns
             let insert = """
                 WITH input AS (
                     SELECT * FROM unnest($1::bigint[], $2::bigint[], \(valueTypes)) WITH ORDINALITY
@@ -236,19 +245,19 @@ struct PostgresCounterWrite {
                 JOIN \(table.name) AS t USING (\(first), \(second)) ORDER BY u.ordinal
                 """
             let lock = read + " FOR UPDATE OF t"
+            let sums = (signals + ["listener_plays"]).map { "\($0) = t.\($0) + u.\($0)" }.joined(separator: ", ")
             let update = """
-                UPDATE \(table.name) AS t SET dimensions = u.dimensions, plays = t.plays + u.plays,
-                    listeners = u.listeners, listener_plays = t.listener_plays + u.listener_plays
+                UPDATE \(table.name) AS t SET dimensions = u.dimensions, listeners = u.listeners, \(sums)
                 FROM unnest($1::bigint[], $2::bigint[], \(valueTypes)) AS u (\(first), \(second), \(valueColumns))
                 WHERE t.\(first) = u.\(first) AND t.\(second) = u.\(second)
                 """
-            let addPlays = """
-                INSERT INTO \(table.name) AS t (\(first), \(second), plays, listener_plays)
-                SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[])
-                ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = t.plays + excluded.plays,
-                    listener_plays = t.listener_plays + excluded.listener_plays
+            let added = signals + ["listener_plays"]
+            let addCounts = """
+                INSERT INTO \(table.name) AS t (\(first), \(second), \(added.joined(separator: ", ")))
+                SELECT * FROM unnest($1::bigint[], $2::bigint[], \((signalTypes + ["$\(next)::bigint[]"]).joined(separator: ", ")))
+                ON CONFLICT (\(first), \(second)) DO UPDATE SET \(added.map { "\($0) = t.\($0) + excluded.\($0)" }.joined(separator: ", "))
                 """
-            return Statements(addPlays: addPlays, insert: insert, lock: lock, read: read, update: update)
+            return Statements(addCounts: addCounts, insert: insert, lock: lock, read: read, update: update)
         }
     }
 }

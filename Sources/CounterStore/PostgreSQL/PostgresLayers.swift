@@ -94,8 +94,17 @@ public final class PostgresLayers: LayerReads {
         return try query(Self.batchSQL.sumBySlots[mask], parameters).singleInt64 ?? 0
     }
 
-    public func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
-        let result = try query(Self.batchSQL.buckets[span.level.rawValue], [track, span.lower, span.upper])
+    public func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts {
+        let (mask, parameters) = Self.slots(of: part, track: track)
+        guard mask != 0 else { return .zero }
+        var counts = SignalCounts()
+        let result = try query(Self.batchSQL.countsBySlots[mask], parameters)
+        for row in 0..<result.rowCount { counts.add(PostgresRow(result: result, row: row).signalCounts(from: 0)) }
+        return counts
+    }
+
+    public func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+        let result = try query(Self.batchSQL.buckets[signal.ordinal][span.level.rawValue], [track, span.lower, span.upper])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
@@ -136,8 +145,17 @@ public final class PostgresLayers: LayerReads {
         }
     }
 
-    public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
-        let result = try query(Self.realtimeSQL.hours, [track, gap.lower.index, gap.upper.index])
+    public func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts {
+        var counts = SignalCounts()
+        for gap in gaps {
+            let result = try query(Self.realtimeSQL.counts, [track, gap.lower.index, gap.upper.index])
+            for row in 0..<result.rowCount { counts.add(PostgresRow(result: result, row: row).signalCounts(from: 0)) }
+        }
+        return counts
+    }
+
+    public func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
+        let result = try query(Self.realtimeSQL.hours[signal.ordinal], [track, gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1)) }
     }
 

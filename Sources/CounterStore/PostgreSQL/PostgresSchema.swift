@@ -111,6 +111,10 @@ enum PostgresSchema {
         INSERT INTO realtime_hours (hour, changes) SELECT DISTINCT hour, 0 FROM realtime_counts;
         ALTER TABLE realtime_flushes ADD COLUMN stamps boolean NOT NULL DEFAULT false;
         """,
+        // Every signal of SPEC §11 beside plays, a column each in the same rows (a constant-time
+        // ALTER), and the batch tables' partial ranked indexes (docs/creators-and-signals.md).
+        Catalogue.addSignalColumns(Catalogue.signalsOfSchema7, to: [Catalogue.realtime] + Catalogue.batchTables, types) + "\n"
+            + Catalogue.rankedIndexes(Catalogue.signalsOfSchema7),
     ]
 
     static var version: Int { migrations.count }

@@ -45,10 +45,11 @@ public enum StoreCopy {
             _ = try batchSource.read { db in
                 try batchTarget.replace(ranges: coverage.ranges, startedAt: latest?.startedAt ?? 0) { writer in
                     try db.cachedStatement("""
-                        SELECT track_id, hour, plays, dimensions, listener_plays, listeners FROM \(Catalogue.batch(.hour).name)
+                        SELECT track_id, hour, dimensions, listener_plays, listeners, \(Catalogue.signalColumns.joined(separator: ", "))
+                        FROM \(Catalogue.batch(.hour).name)
                         """).forEachRow { row in
-                        try writer.write(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), plays: row.int64(at: 2),
-                                         dimensions: row.bytes(at: 3), listenerPlays: row.int64(at: 4), listeners: row.bytes(at: 5))
+                        try writer.write(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), counts: row.signalCounts(from: 5),
+                                         dimensions: row.bytes(at: 2), listenerPlays: row.int64(at: 3), listeners: row.bytes(at: 4))
                         summary.batchRows += 1
                         if summary.batchRows & 0xFFFF == 0 { progress(Progress(batchRows: summary.batchRows, batchRowsInAll: inAll)) }
                     }
@@ -65,11 +66,13 @@ public enum StoreCopy {
             var rows: [CountRow] = []
             var dimensions: [DimensionRow] = []
             var listeners: [SketchRow] = []
-            try db.cachedStatement("SELECT track_id, hour, plays, dimensions, listener_plays, listeners FROM realtime_counts").forEachRow { row in
+            try db.cachedStatement(
+                "SELECT track_id, hour, dimensions, listener_plays, listeners, \(Catalogue.signalColumns.joined(separator: ", ")) FROM realtime_counts"
+            ).forEachRow { row in
                 let (trackID, hour) = (row.int64(at: 0), Hour(index: row.int64(at: 1)))
-                rows.append(CountRow(trackID: trackID, hour: hour, plays: row.int64(at: 2)))
-                dimensions.append(DimensionRow(trackID: trackID, hour: hour, encoded: row.bytes(at: 3)))
-                listeners.append(SketchRow(trackID: trackID, hour: hour, listenerPlays: row.int64(at: 4), encoded: row.bytes(at: 5)))
+                rows.append(CountRow(trackID: trackID, hour: hour, counts: row.signalCounts(from: 5)))
+                dimensions.append(DimensionRow(trackID: trackID, hour: hour, encoded: row.bytes(at: 2)))
+                listeners.append(SketchRow(trackID: trackID, hour: hour, listenerPlays: row.int64(at: 3), encoded: row.bytes(at: 4)))
             }
             var progress: [PartitionProgress] = []
             try db.cachedStatement("SELECT topic, partition, next_offset, high_watermark FROM partition_offsets").forEachRow { row in

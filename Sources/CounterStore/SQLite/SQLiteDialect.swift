@@ -63,23 +63,30 @@ final class SQLiteDialect: StoreDialect {
             return "CASE WHEN excluded.\(column) IS NULL THEN \(column) ELSE \(Self.mergeFunction(payload))(\(column), excluded.\(column)) END"
         }
         let listenersUpdate = rows.replacesListeners ? "excluded.listeners" : merged(.listeners)
-        // Every table of both layers keeps the payloads in columns of the counts row.
-        let upsert = try GroupedUpsert(db, columns: 6) { values in
+        // Every table of both layers keeps every signal and the payloads in columns of one row.
+        let signals = Catalogue.signalColumns
+        let columns = [first, second] + signals + ["dimensions", "listener_plays", "listeners"]
+        let sums = (signals + ["listener_plays"]).map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")
+        let upsert = try GroupedUpsert(db, columns: columns.count) { values in
             """
-            INSERT INTO \(table.name) (\(first), \(second), plays, dimensions, listener_plays, listeners) VALUES \(values)
-            ON CONFLICT (\(first), \(second)) DO UPDATE SET plays = plays + excluded.plays, dimensions = \(merged(.dimensions)),
-                listener_plays = listener_plays + excluded.listener_plays, listeners = \(listenersUpdate)
+            INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES \(values)
+            ON CONFLICT (\(first), \(second)) DO UPDATE SET \(sums), dimensions = \(merged(.dimensions)),
+                listeners = \(listenersUpdate)
             """
         }
+        let payloadColumn = 2 + signals.count
         try rows.dimensions.withBlobs { blob in
             try rows.listeners.withBlobs { sketch in
                 try upsert.write(rows.indices.lazy.filter { rows.hasContent($0) }) { statement, row, at in
                     try statement.bind(rows.firstKeys[row], at: at)
                     try statement.bind(rows.secondKeys[row], at: at + 1)
-                    try statement.bind(rows.plays[row], at: at + 2)
-                    try Self.bind(blob(row), statement, at: at + 3)
-                    try statement.bind(rows.listenerPlays[row], at: at + 4)
-                    try Self.bind(sketch(row), statement, at: at + 5)
+                    let counts = rows.counts[row]
+                    for (offset, signal) in Signal.allCases.enumerated() {
+                        try statement.bind(counts[signal], at: at + 2 + offset)
+                    }
+                    try Self.bind(blob(row), statement, at: at + payloadColumn)
+                    try statement.bind(rows.listenerPlays[row], at: at + payloadColumn + 1)
+                    try Self.bind(sketch(row), statement, at: at + payloadColumn + 2)
                 }
             }
         }

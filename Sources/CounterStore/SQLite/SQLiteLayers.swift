@@ -69,8 +69,22 @@ public final class SQLiteLayers: LayerReads {
         return try sum.singleInt64() ?? 0
     }
 
-    public func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws {
-        let rows = try batch.cachedStatement(Self.batchSQL.buckets[span.level.rawValue])
+    public func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts {
+        let (mask, spans) = Catalogue.nonEmptySlots(of: part)
+        guard mask != 0 else { return .zero }
+        let rows = try batch.cachedStatement(Self.batchSQL.countsBySlots[mask])
+        try rows.bind(track, at: 1)
+        for (index, span) in spans.enumerated() {
+            try rows.bind(span.lower, at: 2 * index + 2)
+            try rows.bind(span.upper, at: 2 * index + 3)
+        }
+        var counts = SignalCounts()
+        try rows.forEachRow { counts.add($0.signalCounts(from: 0)) }
+        return counts
+    }
+
+    public func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+        let rows = try batch.cachedStatement(Self.batchSQL.buckets[signal.ordinal][span.level.rawValue])
         try rows.bind(track, at: 1)
         try rows.bind(span.lower, at: 2)
         try rows.bind(span.upper, at: 3)
@@ -110,8 +124,20 @@ public final class SQLiteLayers: LayerReads {
         return try sum.singleInt64() ?? 0
     }
 
-    public func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws {
-        let rows = try realtime.cachedStatement(Self.realtimeSQL.hours)
+    public func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts {
+        var counts = SignalCounts()
+        for gap in gaps {
+            let rows = try realtime.cachedStatement(Self.realtimeSQL.counts)
+            try rows.bind(track, at: 1)
+            try rows.bind(gap.lower.index, at: 2)
+            try rows.bind(gap.upper.index, at: 3)
+            try rows.forEachRow { counts.add($0.signalCounts(from: 0)) }
+        }
+        return counts
+    }
+
+    public func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
+        let rows = try realtime.cachedStatement(Self.realtimeSQL.hours[signal.ordinal])
         try rows.bind(track, at: 1)
         try rows.bind(gap.lower.index, at: 2)
         try rows.bind(gap.upper.index, at: 3)

@@ -120,6 +120,8 @@ extension SQLiteSchema {
         );
         ALTER TABLE last_flush ADD COLUMN stamped INTEGER NOT NULL DEFAULT 0;
         """,
+        // Every signal of SPEC §11 beside plays, a column each in the same rows (docs/creators-and-signals.md).
+        Catalogue.addSignalColumns(Catalogue.signalsOfSchema7, to: [Catalogue.realtime], types),
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
@@ -213,6 +215,10 @@ extension SQLiteSchema {
         CREATE INDEX batch_days_by_track ON batch_days (track_id, day, plays);
         CREATE INDEX batch_months_by_track ON batch_months (track_id, month, plays);
         """,
+        // Every signal of SPEC §11 beside plays, a column each in the same rows, and its partial
+        // ranked index (docs/creators-and-signals.md).
+        Catalogue.addSignalColumns(Catalogue.signalsOfSchema7, to: Catalogue.batchTables, types) + "\n"
+            + Catalogue.rankedIndexes(Catalogue.signalsOfSchema7),
     ])
 }
 

@@ -109,29 +109,40 @@ public final class CounterReader {
         try layers.trackSums(tracks: tracks, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps)
     }
 
+    /// Every signal's merged total of `track` over `range`, with each layer's part (SPEC §11).
+    public func counts(track: Int64, in range: HourRange) throws -> MergedCounts {
+        try withSnapshot { state in
+            let plan = plan(range, state)
+            var batch = SignalCounts()
+            for part in plan.batchParts { batch.add(try layers.batchCounts(track: track, over: part)) }
+            return MergedCounts(batch: batch, realtime: try layers.realtimeCounts(track: track, over: plan.realtimeGaps))
+        }
+    }
+
     // MARK: Timeline
 
-    /// Every bucket of `range`, zero-filled. A day bucket sums the merged hours of the day that
-    /// lie in `range` and starts at the day's first hour. The caller bounds the bucket count.
-    public func timeline(track: Int64, in range: HourRange, step: TimelineStep) throws -> [TimelinePoint] {
+    /// Every bucket of `range`, zero-filled, of `signal`'s net count. A day bucket sums the merged
+    /// hours of the day that lie in `range` and starts at the day's first hour. The caller bounds
+    /// the bucket count.
+    public func timeline(track: Int64, in range: HourRange, step: TimelineStep, signal: Signal = .plays) throws -> [TimelinePoint] {
         guard !range.isEmpty else { return [] }
         let buckets = TimelineBuckets(range: range, step: step)
         return try withSnapshot { state in
             let plan = self.plan(range, state, coarsest: step == .day ? .day : .hour)
-            var plays = [Int64](repeating: 0, count: buckets.count)
+            var counts = [Int64](repeating: 0, count: buckets.count)
             for span in plan.batchSpans {
-                try layers.batchBuckets(track: track, in: span) { key, count in
-                    plays[buckets.index(of: span.level.firstHour(ofKey: key))] &+= count
+                try layers.batchBuckets(track: track, in: span, signal: signal) { key, count in
+                    counts[buckets.index(of: span.level.firstHour(ofKey: key))] &+= count
                 }
             }
             for gap in plan.realtimeGaps {
-                try layers.realtimeHours(track: track, in: gap) { hour, count in
-                    plays[buckets.index(of: hour)] &+= count
+                try layers.realtimeHours(track: track, in: gap, signal: signal) { hour, count in
+                    counts[buckets.index(of: hour)] &+= count
                 }
             }
             let sources = buckets.sources(state.coverage)
             return (0..<buckets.count).map { index in
-                TimelinePoint(start: buckets.start(index), plays: plays[index], source: sources[index])
+                TimelinePoint(start: buckets.start(index), count: counts[index], source: sources[index])
             }
         }
     }

@@ -105,19 +105,26 @@ public struct BatchRowWriter {
     /// ranges.
     public func write(trackID: Int64, hour: Hour, plays: Int64, dimensions: [UInt8] = [], listenerPlays: Int64 = 0,
                       listeners: [UInt8] = []) throws {
+        try write(trackID: trackID, hour: hour, counts: SignalCounts(plays: plays), dimensions: dimensions,
+                  listenerPlays: listenerPlays, listeners: listeners)
+    }
+
+    /// The same with every signal's count (SPEC §11).
+    public func write(trackID: Int64, hour: Hour, counts: SignalCounts, dimensions: [UInt8] = [], listenerPlays: Int64 = 0,
+                      listeners: [UInt8] = []) throws {
         try dimensions.withUnsafeBytes { dimensions in
             try listeners.withUnsafeBytes { listeners in
-                try write(trackID: trackID, hour: hour, plays: plays, borrowingDimensions: dimensions,
+                try write(trackID: trackID, hour: hour, counts: counts, borrowingDimensions: dimensions,
                           listenerPlays: listenerPlays, borrowingListeners: listeners)
             }
         }
     }
 
-    /// `write(trackID:hour:plays:dimensions:listenerPlays:listeners:)` with the blobs lent, not
+    /// `write(trackID:hour:counts:dimensions:listenerPlays:listeners:)` with the blobs lent, not
     /// copied into arrays: what a run's rows come in, back to back in one buffer (`EncodedRows`).
-    public func write(trackID: Int64, hour: Hour, plays: Int64, borrowingDimensions dimensions: UnsafeRawBufferPointer,
+    public func write(trackID: Int64, hour: Hour, counts: SignalCounts, borrowingDimensions dimensions: UnsafeRawBufferPointer,
                       listenerPlays: Int64, borrowingListeners listeners: UnsafeRawBufferPointer) throws {
-        try sink(Row(counts: CountRow(trackID: trackID, hour: hour, plays: plays), dimensions: dimensions,
+        try sink(Row(counts: CountRow(trackID: trackID, hour: hour, counts: counts), dimensions: dimensions,
                      listenerPlays: listenerPlays, listeners: listeners))
     }
 }
@@ -161,8 +168,10 @@ public protocol LayerReads: AnyObject {
 
     /// Σ batch plays of `track` over the spans of `part`.
     func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64
-    /// The batch rollup rows of `track` in `span`: (bucket key, plays), any order.
-    func batchBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64) -> Void) throws
+    /// The batch rollup rows of `track` in `span`: (bucket key, count of `signal`), any order.
+    func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws
+    /// Every signal's batch sum of `track` over the spans of `part`.
+    func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts
     /// Sorted access for rankings: the tracks of one rollup bucket by plays descending (ties by
     /// track id), `limit` entries ranked after `after` (from the first when nil), sought through
     /// the bucket's ranked index.
@@ -175,8 +184,10 @@ public protocol LayerReads: AnyObject {
     /// part, then `realtimeSum`, track by track; a store whose reads are round trips asks for
     /// every track and both layers in one.
     func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays]
-    /// The realtime rows of `track` in `gap`: (hour, plays), any order.
-    func realtimeHours(track: Int64, in gap: HourRange, _ visit: (Hour, Int64) -> Void) throws
+    /// The realtime rows of `track` in `gap`: (hour, count of `signal`), any order.
+    func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws
+    /// Every signal's realtime sum of `track` over `gaps`.
+    func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts
     /// Every realtime row in `gap`: (track, plays), several per track, in runs of strictly
     /// ascending track ids (a run ends where the next id is not larger: on SQLite one run per
     /// hour, on PostgreSQL one run of per-track sums). The realtime layer holds only the

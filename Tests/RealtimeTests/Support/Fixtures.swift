@@ -181,7 +181,7 @@ struct StoreContents {
         var tracks = Set<Int64>()
         try layers.realtimeRows(in: allHours) { track, _ in tracks.insert(track) }
         for track in tracks {
-            try layers.realtimeHours(track: track, in: allHours) { hour, plays in
+            try layers.realtimeHours(track: track, in: allHours, signal: .plays) { hour, plays in
                 contents.counts[CountKey(trackID: track, hour: hour.index), default: 0] += plays
             }
         }

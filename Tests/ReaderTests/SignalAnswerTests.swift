@@ -1,0 +1,122 @@
+import CounterpointCore
+import CounterStore
+import Foundation
+import HTTPTestClient
+import Testing
+
+/// The routes of SPEC §11 for a track's signals, over HTTP: `counts` with its split, `signal=`
+/// on timelines, CSV twins, and a 400 naming a bad `signal`. The rows are written by hand with
+/// every signal, retractions as negative hours; the expected answers are worked out below from
+/// those rows, not by the reader's code.
+@Suite("A track's every signal over HTTP", .onTestThreads)
+struct SignalAnswerTests {
+    /// Track 6: batch hours 2 and 3 (covered [−24, 10)); realtime hours 3 (covered, never read)
+    /// and 30 (uncovered).
+    static func stores(_ batch: any BatchWriter, _ realtime: any RealtimeWriter) throws {
+        try standardStores(batch, realtime)
+        try batch.replace(range: hours(-24, 10), run: standardRun(hours(-24, 10), reasons: [:])) {
+            var two = SignalCounts(plays: 4)
+            two.likes = 3
+            two.downloads = 1
+            try $0.write(trackID: 6, hour: hour(2), counts: two)
+            var three = SignalCounts()
+            three.likes = -1
+            three.comments = 2
+            try $0.write(trackID: 6, hour: hour(3), counts: three)
+        }
+        var covered = SignalCounts(plays: 100)
+        covered.likes = 100
+        var late = SignalCounts(plays: 1)
+        late.likes = -2
+        late.comments = 1
+        late.reposts = 5
+        _ = try realtime.apply(
+            increments: [CountRow(trackID: 6, hour: hour(3), counts: covered), CountRow(trackID: 6, hour: hour(30), counts: late)],
+            progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 100, nextOffset: 101, highWatermark: 130)],
+            flushedAt: standardFlushedAt)
+    }
+
+    struct CountsAnswer: Decodable {
+        struct Split: Decodable, Equatable { var total: Int64; var batch: Int64; var realtime: Int64 }
+        var trackId: Int64
+        var counts: [String: Split]
+    }
+
+    struct SignalTimeline: Decodable {
+        var signal: String
+        var points: [[String: StringOrNumber]]
+    }
+
+    enum StringOrNumber: Decodable, Equatable {
+        case string(String), number(Int64)
+        init(from decoder: Decoder) throws {
+            let value = try decoder.singleValueContainer()
+            if let number = try? value.decode(Int64.self) { self = .number(number) } else { self = .string(try value.decode(String.self)) }
+        }
+    }
+
+    @Test("counts gives every signal's total with its batch and realtime parts, as JSON and as CSV")
+    func countsWithSplit() throws {
+        try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
+            let answer = try reader.json("/v1/tracks/6/counts", as: CountsAnswer.self)
+            typealias Split = CountsAnswer.Split
+            #expect(answer.trackId == 6)
+            #expect(answer.counts == [
+                "plays": Split(total: 5, batch: 4, realtime: 1),
+                "downloads": Split(total: 1, batch: 1, realtime: 0),
+                "likes": Split(total: 0, batch: 2, realtime: -2),
+                "reposts": Split(total: 5, batch: 0, realtime: 5),
+                "comments": Split(total: 3, batch: 2, realtime: 1),
+            ])
+            // A range of the covered hour 3 alone: its negative likes, and nothing of realtime.
+            let three = try reader.json("/v1/tracks/6/counts?from=\(time(3))&to=\(time(4))", as: CountsAnswer.self)
+            #expect(three.counts["likes"] == Split(total: -1, batch: -1, realtime: 0))
+
+            let response = try reader.get("/v1/tracks/6/counts?format=csv")
+            #expect(response.status == 200)
+            #expect(response.header("Content-Type") == "text/csv; charset=utf-8")
+            #expect(response.header("Content-Disposition") == #"attachment; filename="track-6-counts-all-time.csv""#)
+            #expect(response.text == "signal,total,batch,realtime\r\nplays,5,4,1\r\ndownloads,1,1,0\r\nlikes,0,2,-2\r\n"
+                + "reposts,5,0,5\r\ncomments,3,2,1\r\n")
+            // A track with no events answers zeros, not 404.
+            let none = try reader.json("/v1/tracks/77/counts", as: CountsAnswer.self)
+            #expect(none.counts.count == 5 && none.counts.values.allSatisfy { $0 == Split(total: 0, batch: 0, realtime: 0) })
+        }
+    }
+
+    @Test("a timeline of a signal names it in the answer and in each point, as JSON and as CSV")
+    func signalTimeline() throws {
+        try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
+            let range = "from=\(time(2))&to=\(time(4))"
+            let likes = try reader.json("/v1/tracks/6/timeline?\(range)&signal=likes", as: SignalTimeline.self)
+            #expect(likes.signal == "likes")
+            #expect(likes.points == [
+                ["start": .string(time(2)), "likes": .number(3), "source": .string("batch")],
+                ["start": .string(time(3)), "likes": .number(-1), "source": .string("batch")],
+            ])
+            let csv = try reader.get("/v1/tracks/6/timeline?\(range)&signal=likes&format=csv")
+            #expect(csv.text == "start,likes,source\r\n\(time(2)),3,batch\r\n\(time(3)),-1,batch\r\n")
+            #expect(csv.header("Content-Disposition")?.contains("track-6-likes-by-hour-") == true)
+            // By day, over the covered day and the realtime one.
+            let days = try reader.json("/v1/tracks/6/timeline?from=\(time(0))&to=\(time(48))&step=day&signal=reposts",
+                                       as: SignalTimeline.self)
+            #expect(days.points.map { $0["reposts"] } == [.number(0), .number(5)])
+            // Without `signal`, the timeline of plays as before.
+            let plays = try reader.json("/v1/tracks/6/timeline?\(range)", as: SignalTimeline.self)
+            #expect(plays.signal == "plays" && plays.points.map { $0["plays"] } == [.number(4), .number(0)])
+        }
+    }
+
+    @Test("an unknown signal, and counts given a parameter it does not take, are 400s naming them")
+    func badSignal() throws {
+        try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
+            let bad = try reader.get("/v1/tracks/6/timeline?signal=hearts")
+            #expect(bad.status == 400)
+            #expect(bad.text.contains(#""code":"invalid_signal""#) && bad.text.contains("hearts"))
+            let unknown = try reader.get("/v1/tracks/6/counts?step=day")
+            #expect(unknown.status == 400 && unknown.text.contains("unknown_parameter"))
+            let badFormat = try reader.get("/v1/tracks/6/counts?format=xml")
+            #expect(badFormat.status == 400 && badFormat.text.contains("invalid_format"))
+        }
+    }
+}
