@@ -137,7 +137,7 @@ extension EndToEnd {
                     [],                                                                           // 6 blank: skipped
                     Array(#"{"event_id":"m1","track_id":8,"occurred_at":"2026-11-20T03:00:00Z"}"#.utf8), // 7 missing_field
                     event("z1", track: "0", at: #""2026-11-20T03:00:00Z""#),                      // 8 invalid_field
-                    event("l1", track: "8", at: #""2026-11-20T03:00:00Z""#, type: #""like""#),    // 9 unsupported_type
+                    event("l1", track: "8", at: #""2026-11-20T03:00:00Z""#, type: #""skip""#),    // 9 unsupported_type
                     oversized,                                                                    // 10 too_large
                     Array(#"{"event_id":"u"#.utf8) + [0xFF, 0xFE] + Array(#"1","type":"play","track_id":8,"occurred_at":"2026-11-20T03:00:00Z"}"#.utf8), // 11 invalid_utf8
                     event("e1", track: "7", at: #""2026-11-20T03:10:00Z""#),                      // 12 duplicate of 1

@@ -116,14 +116,14 @@ struct RunMergeTests {
         }
     }
 
-    /// Valid events per (track, hour), every copy counted — what the realtime layer sees.
+    /// Valid plays per (track, hour), every copy counted — what the realtime layer sees.
     static func countEveryCopy(logs: URL) throws -> [Int64: [Int64: Int]] {
         var counts: [Int64: [Int64: Int]] = [:]
         let files = (FileManager.default.enumerator(at: logs, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL } ?? []).filter { $0.lastPathComponent.hasSuffix(".ndjson") }
         for file in files {
             for line in try Data(contentsOf: file).split(separator: 0x0A) {
-                guard let event = LogTruth.validEvent(Data(line)) else { continue }
+                guard let event = LogTruth.validEvent(Data(line)), event.type == "play" else { continue }
                 let hour = event.occurredAt / LogTruth.millisecondsPerHour
                 counts[event.trackID, default: [:]][hour, default: 0] += 1
             }

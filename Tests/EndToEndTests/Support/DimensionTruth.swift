@@ -54,7 +54,7 @@ struct DimensionTruth {
             .compactMap { $0 as? URL } ?? []).filter { $0.lastPathComponent.hasSuffix(".ndjson") }
         for file in files {
             for line in try Data(contentsOf: file).split(separator: 0x0A) where line.count <= LogTruth.maxEventBytes {
-                guard let event = LogTruth.validEvent(Data(line)) else { continue }
+                guard let event = LogTruth.validEvent(Data(line)), event.type == "play" else { continue }
                 let hour = event.occurredAt / LogTruth.millisecondsPerHour
                 everyCopy[event.trackID, default: [:]][hour, default: Tally()].add(event)
                 if seen.insert("\(hour) \(event.id)").inserted {

@@ -18,6 +18,11 @@ struct LogTruth {
     var rejected: Int { linesRead - valid }
     /// Distinct plays: [track: [hour index since epoch: plays]].
     var plays: [Int64: [Int64: Int]] = [:]
+    /// Every signal's net count of the distinct events (SPEC §11; plays too):
+    /// [track: [hour index since epoch: [signal: count]]].
+    var signals: [Int64: [Int64: [String: Int]]] = [:]
+    /// Distinct valid events of every type.
+    var counted = 0
     /// Distinct listener ids of the distinct plays: [track: [day index since epoch: listeners]].
     var listeners: [Int64: [Int64: Set<Int64>]] = [:]
     /// The same by hour: [track: [hour index since epoch: listeners]].
@@ -25,8 +30,8 @@ struct LogTruth {
     /// Distinct plays without a listener id, per track.
     var playsWithoutListener: [Int64: Int] = [:]
 
-    var counted: Int { plays.values.reduce(0) { $0 + $1.values.reduce(0, +) } }
-    var rows: Int { plays.values.reduce(0) { $0 + $1.count } }
+    /// The (track, hour)s with a count that is not 0: the batch's rows.
+    var rows: Int { signals.values.reduce(0) { $0 + $1.values.filter { $0.values.contains { $0 != 0 } }.count } }
     var trackIDs: [Int64] { plays.keys.sorted() }
 
     /// Reads every `*.ndjson` file under `root`, and every `*.ndjson.gz` (as the archiver leaves
@@ -71,6 +76,10 @@ struct LogTruth {
             duplicates += 1
             return
         }
+        counted += 1
+        let (signal, weight) = Self.signalAndWeight[event.type]!
+        signals[event.trackID, default: [:]][hour, default: [:]][signal, default: 0] += weight
+        guard event.type == "play" else { return }
         plays[event.trackID, default: [:]][hour, default: 0] += 1
         if let listener = event.listener {
             listeners[event.trackID, default: [:]][hour / 24, default: []].insert(listener)
@@ -117,8 +126,20 @@ struct LogTruth {
 
     // MARK: The rules of docs/event-format.md, written out plainly.
 
+    /// Each type's signal and weight (SPEC §11), written out.
+    static let signalAndWeight: [String: (String, Int)] = [
+        "play": ("plays", 1), "download": ("downloads", 1), "like": ("likes", 1), "unlike": ("likes", -1),
+        "repost": ("reposts", 1), "unrepost": ("reposts", -1), "comment": ("comments", 1), "comment_deleted": ("comments", -1),
+    ]
+
+    /// Net count of `signal` of one track in the hours [from, to).
+    func count(_ signal: String, of track: Int64, hours: Range<Int64>) -> Int {
+        (signals[track] ?? [:]).reduce(0) { hours.contains($1.key) ? $0 + ($1.value[signal] ?? 0) : $0 }
+    }
+
     struct Event {
         var id: String
+        var type: String
         var trackID: Int64
         var occurredAt: Int64
         var position: Int64?
@@ -132,7 +153,10 @@ struct LogTruth {
         guard let object = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else { return nil }
         guard let id = object["event_id"] as? String, (1...64).contains(id.utf8.count),
               id.utf8.allSatisfy({ isIDByte($0) }) else { return nil }
-        guard let type = object["type"] as? String, type == "play" else { return nil }
+        guard let type = object["type"] as? String, signalAndWeight[type] != nil else { return nil }
+        if let creator = object["creator_id"], !(creator is NSNull) {
+            guard let id = integer(creator), (1...maxTrackID).contains(id) else { return nil }
+        }
         guard let trackID = integer(object["track_id"]), (1...maxTrackID).contains(trackID) else { return nil }
         let occurredAt: Int64
         if let text = object["occurred_at"] as? String {
@@ -158,7 +182,7 @@ struct LogTruth {
                 texts[name] = text
             }
         }
-        return Event(id: id, trackID: trackID, occurredAt: occurredAt, position: numbers["position_ms"],
+        return Event(id: id, type: type, trackID: trackID, occurredAt: occurredAt, position: numbers["position_ms"],
                      duration: numbers["duration_ms"], client: texts["client"], country: texts["country"],
                      listener: numbers["listener_id"])
     }
