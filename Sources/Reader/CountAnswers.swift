@@ -155,12 +155,13 @@ struct CountAnswers {
     func top(_ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.rankingParameters)
         let format = try ListFormat(values, accept: accept)
+        let signal = try values.signal()
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
         // Ranked from the same snapshots as every other answer: a batch commit or a flush
         // shows in the next ranking, at most the snapshot age later.
-        let (tracks, freshness) = try store.read { try $0.top(in: range, limit: limit) }
-        return trackList(tracks, format, filename: "top-tracks-plays-\(fileNameRange(range))", freshness)
+        let (tracks, freshness) = try store.read { try $0.top(in: range, limit: limit, signal: signal) }
+        return trackList(tracks, format, signal: signal, filename: "top-tracks-\(signal.rawValue)-\(fileNameRange(range))", freshness)
     }
 
     /// Every signal's merged total of a track with its split (SPEC §11): `{"track_id":…,
@@ -206,20 +207,28 @@ struct CountAnswers {
         Column("realtime") { .integer($0.counts.realtime[$0.signal]) },
     ]
 
-    static let trackPlaysColumns: [Column<TrackPlays>] = [
-        Column("track_id") { .integer($0.trackID) },
-        Column("plays") { .integer($0.plays) },
-        Column("batch_plays") { .integer($0.batchPlays) },
-        Column("realtime_plays") { .integer($0.realtimePlays) },
-    ]
+    /// Per signal: a track's id and its merged count with each layer's part (`plays`,
+    /// `batch_plays`, `realtime_plays` for plays; `likes`, `batch_likes`, … for likes).
+    static let trackColumns: [[Column<TrackPlays>]] = Signal.allCases.map { signal in
+        [
+            Column("track_id") { .integer($0.trackID) },
+            Column(signal.rawValue) { .integer($0.plays) },
+            Column("batch_\(signal.rawValue)") { .integer($0.batchPlays) },
+            Column("realtime_\(signal.rawValue)") { .integer($0.realtimePlays) },
+        ]
+    }
 
-    /// `{"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers, or its
-    /// tracks as CSV.
-    private func trackList(_ tracks: [TrackPlays], _ format: ListFormat, filename: @autoclosure () -> String,
+    static var trackPlaysColumns: [Column<TrackPlays>] { trackColumns[Signal.plays.ordinal] }
+
+    /// `{"signal":…,"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers
+    /// (`signal` in rankings), or its tracks as CSV.
+    private func trackList(_ tracks: [TrackPlays], _ format: ListFormat, signal: Signal? = nil, filename: @autoclosure () -> String,
                            _ freshness: Freshness) -> HTTPResponse {
-        listResponse(format, rows: tracks, columns: Self.trackPlaysColumns, filename: filename()) { json in
+        let columns = Self.trackColumns[(signal ?? .plays).ordinal]
+        return listResponse(format, rows: tracks, columns: columns, filename: filename()) { json in
             json.beginObject()
-            json.key("tracks"); json.rows(tracks, Self.trackPlaysColumns)
+            if let signal { json.key("signal"); json.value(signal.rawValue) }
+            json.key("tracks"); json.rows(tracks, columns)
             writeFreshness(freshness, into: &json)
             json.endObject()
         }

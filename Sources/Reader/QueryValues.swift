@@ -33,7 +33,7 @@ struct QueryValues {
     static let signalStepParameters: Set<String> = ["from", "to", "step", "format", "signal"]
     static let listRangeParameters: Set<String> = ["from", "to", "format"]
     static let multiTrackParameters: Set<String> = ["track_id", "from", "to", "format"]
-    static let rankingParameters: Set<String> = ["from", "to", "limit", "format"]
+    static let rankingParameters: Set<String> = ["from", "to", "limit", "format", "signal"]
     static let breakdownParameters: Set<String> = ["by", "from", "to", "format"]
 
     /// `signal` (SPEC §11): one of `Signal`'s names, `plays` when absent.

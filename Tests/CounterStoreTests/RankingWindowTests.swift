@@ -27,8 +27,8 @@ struct RankingWindowTests {
         func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts {
             try base.batchCounts(track: track, over: part)
         }
-        func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
-            try base.batchRanked(level: level, key: key, after: after, limit: limit)
+        func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+            try base.batchRanked(level: level, key: key, signal: signal, after: after, limit: limit)
         }
         func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 { try base.realtimeSum(track: track, over: gaps) }
         func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
@@ -37,8 +37,8 @@ struct RankingWindowTests {
         func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts {
             try base.realtimeCounts(track: track, over: gaps)
         }
-        func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
-            try base.realtimeRows(in: gap) { track, plays in
+        func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+            try base.realtimeRows(in: gap, signal: signal) { track, plays in
                 rowsRead += 1
                 visit(track, plays)
             }
@@ -247,7 +247,7 @@ struct RankingWindowTests {
             _ = try layers.beginSnapshots()
             defer { layers.endSnapshots() }
             var rows: [(Int64, Int64)] = []
-            try layers.realtimeRows(in: hours(0, 5)) { rows.append(($0, $1)) }
+            try layers.realtimeRows(in: hours(0, 5), signal: .plays) { rows.append(($0, $1)) }
             var runs = 1
             for index in rows.indices.dropFirst() where rows[index].0 <= rows[index - 1].0 { runs += 1 }
             #expect(runs <= 5, "\(runs) runs for 5 hours")

@@ -5,8 +5,8 @@ import Generator
 import Testing
 
 /// Every signal of SPEC §11 through both layers of both stores: net counts with retractions
-/// (negative hours included), totals with their split, timelines per signal by hour and by day,
-/// the merge rule and a batch rerun that must take the replaced hours out of the rollups. The
+/// (negative hours included), totals with their split, timelines and rankings per signal by
+/// hour, day and month, the merge rule and a batch rerun that must take the replaced hours out of the rollups. The
 /// truth is summed from the events themselves, by type and weight, without the store's code.
 @Suite("Every signal in both layers", .onTestThreads)
 struct SignalStoreTests {
@@ -84,6 +84,26 @@ struct SignalStoreTests {
                 }
                 // Plays' total is what the plays route says.
                 #expect(try reader.plays(track: track, in: hours(range.lowerBound, range.upperBound)).plays == counts.total.plays)
+            }
+        }
+        // Rankings by every signal over ranges of hours, days and months: the tracks whose merged
+        // net count is positive, by count descending, ties by track id.
+        for range in [0..<96 as Range<Int64>, 5..<40, 30..<70, 47..<49] {
+            for signal in Signal.allCases {
+                var totals: [(track: Int64, count: Int64)] = []
+                for track in 1...12 as ClosedRange<Int64> {
+                    let count = sum(batchTruth, track, range, signal) + sum(realtimeTruth, track, range, signal)
+                    if count > 0 { totals.append((track, count)) }
+                }
+                let expected = totals.sorted { (a: (track: Int64, count: Int64), b: (track: Int64, count: Int64)) -> Bool in
+                    a.count != b.count ? a.count > b.count : a.track < b.track
+                }
+                for limit in [1, 4, 12] {
+                    let ranked = try reader.top(in: hours(range.lowerBound, range.upperBound), limit: limit, signal: signal)
+                    #expect(ranked.map { [$0.trackID, $0.plays] } == expected.prefix(limit).map { [$0.track, $0.count] },
+                            "top \(limit) by \(signal) in \(range)")
+                    #expect(ranked.allSatisfy { $0.batchPlays + $0.realtimePlays == $0.plays })
+                }
             }
         }
         for track in [1, 3, 7] as [Int64] {

@@ -10,8 +10,8 @@ import Testing
 /// those rows, not by the reader's code.
 @Suite("A track's every signal over HTTP", .onTestThreads)
 struct SignalAnswerTests {
-    /// Track 6: batch hours 2 and 3 (covered [−24, 10)); realtime hours 3 (covered, never read)
-    /// and 30 (uncovered).
+    /// The standard data, then a batch run over [−24, 10) holding track 6 alone (hours 2 and 3),
+    /// and realtime rows of track 6 in hours 3 (covered, never read) and 30 (uncovered).
     static func stores(_ batch: any BatchWriter, _ realtime: any RealtimeWriter) throws {
         try standardStores(batch, realtime)
         try batch.replace(range: hours(-24, 10), run: standardRun(hours(-24, 10), reasons: [:])) {
@@ -107,12 +107,38 @@ struct SignalAnswerTests {
         }
     }
 
+    struct RankingAnswer: Decodable {
+        var signal: String
+        var tracks: [[String: Int64]]
+    }
+
+    @Test("the ranking by a signal lists the tracks whose net count is positive, its members named after the signal")
+    func rankingBySignal() throws {
+        try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
+            // Track 6 nets 0 likes (2 batch, −2 realtime): no track is ranked by likes.
+            let likes = try reader.json("/v1/top?signal=likes", as: RankingAnswer.self)
+            #expect(likes.signal == "likes" && likes.tracks.isEmpty)
+            let reposts = try reader.json("/v1/top?signal=reposts", as: RankingAnswer.self)
+            #expect(reposts.tracks == [["track_id": 6, "reposts": 5, "batch_reposts": 0, "realtime_reposts": 5]])
+            let comments = try reader.get("/v1/top?signal=comments&format=csv")
+            #expect(comments.text == "track_id,comments,batch_comments,realtime_comments\r\n6,3,2,1\r\n")
+            #expect(comments.header("Content-Disposition") == #"attachment; filename="top-tracks-comments-all-time.csv""#)
+            // Plays as before, now naming the signal. (This data's batch run over [−24, 10) holds
+            // track 6 alone, so track 1 has its 13 uncovered realtime plays and track 4 its 8.)
+            let plays = try reader.json("/v1/top?limit=2", as: RankingAnswer.self)
+            #expect(plays.signal == "plays" && plays.tracks.map { $0["track_id"] } == [1, 4])
+            #expect(plays.tracks.map { $0["plays"] } == [13, 8])
+        }
+    }
+
     @Test("an unknown signal, and counts given a parameter it does not take, are 400s naming them")
     func badSignal() throws {
         try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
-            let bad = try reader.get("/v1/tracks/6/timeline?signal=hearts")
-            #expect(bad.status == 400)
-            #expect(bad.text.contains(#""code":"invalid_signal""#) && bad.text.contains("hearts"))
+            for target in ["/v1/tracks/6/timeline?signal=hearts", "/v1/top?signal=hearts"] {
+                let bad = try reader.get(target)
+                #expect(bad.status == 400)
+                #expect(bad.text.contains(#""code":"invalid_signal""#) && bad.text.contains("hearts"))
+            }
             let unknown = try reader.get("/v1/tracks/6/counts?step=day")
             #expect(unknown.status == 400 && unknown.text.contains("unknown_parameter"))
             let badFormat = try reader.get("/v1/tracks/6/counts?format=xml")

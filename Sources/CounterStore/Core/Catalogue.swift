@@ -66,22 +66,25 @@ enum Catalogue {
         let countsBySlots: [String]
         /// Per level: the dimension blobs of the track (1) in [2, 3).
         let dimensions: [String]
-        /// Per level: (track, plays) of bucket 1 by plays descending, ties by track, LIMIT 2: the
-        /// first chunk of a ranked list.
-        let ranked: [String]
-        /// Per level: the next chunk, seeking from the last entry read: (track, plays) of bucket 1
-        /// ranked after plays 2 and track 3, LIMIT 4. `plays <= 2` is the index range (bucket,
-        /// plays DESC, track_id) is entered by, in both dialects; only the entries tied with the
-        /// last one at its plays and read already are stepped over, never the whole prefix
-        /// (`LIMIT … OFFSET` stepped over every entry read before the chunk).
-        let rankedAfter: [String]
+        /// Per signal (`Signal.ordinal`), per level: (track, count) of bucket 1 by the signal's
+        /// count descending, ties by track, LIMIT 2: the first chunk of a ranked list. Plays' lists
+        /// hold every row; another signal's only its positive counts (its partial ranked index,
+        /// `Catalogue.rankedIndexes`): a ranking lists positive totals, and a track's negative or
+        /// zero hours can only lower its total, so its positive ones bound it.
+        let ranked: [[String]]
+        /// Per signal, per level: the next chunk, seeking from the last entry read: (track, count)
+        /// of bucket 1 ranked after count 2 and track 3, LIMIT 4. `count <= 2` is the index range
+        /// (bucket, count DESC, track_id) is entered by, in both dialects; only the entries tied
+        /// with the last one at its count and read already are stepped over, never the whole
+        /// prefix (`LIMIT … OFFSET` stepped over every entry read before the chunk).
+        let rankedAfter: [[String]]
         /// `listenersBySlots[mask]`: (listener plays, sketch) of the rows with a sketch over the
         /// slots of `sumBySlots[mask]`.
         let listenersBySlots: [String]
         /// Per level: (bucket key, listener plays, sketch) of the track (1) in [2, 3), rows with a sketch.
         let listeners: [String]
 
-        init(placeholder p: (Int) -> String, rankedHint: (CounterTable) -> String = { _ in "" }) {
+        init(placeholder p: (Int) -> String, rankedHint: (CounterTable, Signal) -> String = { _, _ in "" }) {
             func condition(_ table: CounterTable, _ index: Int) -> String {
                 let key = table.keys.second
                 return "track_id = \(p(1)) AND \(key) >= \(p(2 * index + 2)) AND \(key) < \(p(2 * index + 3))"
@@ -127,14 +130,23 @@ enum Catalogue {
             listeners = Catalogue.batchTables.map { table in
                 "SELECT \(table.keys.second), listener_plays, listeners FROM \(table.name) WHERE \(condition(table, 0)) AND listeners IS NOT NULL"
             }
-            ranked = Catalogue.batchTables.map { table in
-                "SELECT track_id, plays FROM \(table.name)\(rankedHint(table)) WHERE \(table.keys.second) = \(p(1)) " +
-                    "ORDER BY plays DESC, track_id LIMIT \(p(2))"
+            /// The condition a partial ranked index is entered by (its own `WHERE`, which SQLite
+            /// wants in the query to use it).
+            func positive(_ signal: Signal) -> String { signal == .plays ? "" : "AND \(signal.rawValue) > 0 " }
+            ranked = Signal.allCases.map { signal in
+                let count = signal.rawValue
+                return Catalogue.batchTables.map { table in
+                    "SELECT track_id, \(count) FROM \(table.name)\(rankedHint(table, signal)) WHERE \(table.keys.second) = \(p(1)) " +
+                        positive(signal) + "ORDER BY \(count) DESC, track_id LIMIT \(p(2))"
+                }
             }
-            rankedAfter = Catalogue.batchTables.map { table in
-                "SELECT track_id, plays FROM \(table.name)\(rankedHint(table)) WHERE \(table.keys.second) = \(p(1)) " +
-                    "AND plays <= \(p(2)) AND (plays < \(p(2)) OR track_id > \(p(3))) " +
-                    "ORDER BY plays DESC, track_id LIMIT \(p(4))"
+            rankedAfter = Signal.allCases.map { signal in
+                let count = signal.rawValue
+                return Catalogue.batchTables.map { table in
+                    "SELECT track_id, \(count) FROM \(table.name)\(rankedHint(table, signal)) WHERE \(table.keys.second) = \(p(1)) " +
+                        positive(signal) + "AND \(count) <= \(p(2)) AND (\(count) < \(p(2)) OR track_id > \(p(3))) " +
+                        "ORDER BY \(count) DESC, track_id LIMIT \(p(4))"
+                }
             }
         }
     }
@@ -230,19 +242,19 @@ extension SQLRow {
 extension Catalogue {
     /// The name of the ranked index of `signal` on a batch table: (bucket, signal DESC,
     /// track_id), the rankings' sorted access (`ThresholdTopK`). Plays' index holds every row;
-    /// another signal's holds only the rows where it is not 0 (`rankedIndexes`).
+    /// another signal's holds only the rows where it is positive (`rankedIndexes`).
     static func rankedIndex(_ table: CounterTable, _ signal: Signal) -> String {
         signal == .plays ? "\(table.name)_ranked" : "\(table.name)_ranked_\(signal.rawValue)"
     }
 
     /// The partial ranked indexes of `signals` on every batch table (a migration): a row is in
-    /// a signal's index only where that signal is not 0, so they cost writes only where the
-    /// signal is counted.
+    /// a signal's index only where that signal is positive — what a ranking reads
+    /// (`BatchStatements.ranked`) — so they cost writes only where the signal is counted.
     static func rankedIndexes(_ signals: [Signal]) -> String {
         batchTables.flatMap { table in
             signals.map { signal in
                 "CREATE INDEX \(rankedIndex(table, signal)) ON \(table.name) (\(table.keys.second), \(signal.rawValue) DESC, track_id) " +
-                    "WHERE \(signal.rawValue) <> 0;"
+                    "WHERE \(signal.rawValue) > 0;"
             }
         }.joined(separator: "\n")
     }

@@ -108,9 +108,10 @@ public final class PostgresLayers: LayerReads {
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
-    public func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
-        let result = try after.map { try query(Self.batchSQL.rankedAfter[level.rawValue], [key, $0.plays, $0.trackID, limit]) }
-            ?? query(Self.batchSQL.ranked[level.rawValue], [key, limit])
+    public func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+        let result = try after.map {
+            try query(Self.batchSQL.rankedAfter[signal.ordinal][level.rawValue], [key, $0.plays, $0.trackID, limit])
+        } ?? query(Self.batchSQL.ranked[signal.ordinal][level.rawValue], [key, limit])
         return (0..<result.rowCount).map {
             RankedEntry(trackID: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
         }
@@ -193,11 +194,9 @@ public final class PostgresLayers: LayerReads {
         return plays
     }
 
-    public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
+    public func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
         // Summed per track by the server: a row per track crosses the wire, not one per (track, hour).
-        let result = try query("""
-            SELECT track_id, sum(plays)::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2 GROUP BY track_id ORDER BY track_id
-            """, [gap.lower.index, gap.upper.index])
+        let result = try query(Self.realtimeRowsSQL[signal.ordinal], [gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
@@ -283,6 +282,11 @@ extension PostgresLayers: Sendable {}
 
 extension PostgresLayers {
     static let batchSQL = Catalogue.BatchStatements(placeholder: { "$\($0)" })
+    /// Per signal: (track, Σ count) of the realtime rows in [$1, $2) that hold it, by track.
+    static let realtimeRowsSQL = Signal.allCases.map { signal in
+        "SELECT track_id, sum(\(signal.rawValue))::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2"
+            + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0") + " GROUP BY track_id ORDER BY track_id"
+    }
     static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "$\($0)" })
 
     /// What a read of one batch part and the realtime gaps asks for in one statement: the part's

@@ -91,16 +91,16 @@ public final class SQLiteLayers: LayerReads {
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
     }
 
-    public func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+    public func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
         let rows: Statement
         if let after {
-            rows = try batch.cachedStatement(Self.batchSQL.rankedAfter[level.rawValue])
+            rows = try batch.cachedStatement(Self.batchSQL.rankedAfter[signal.ordinal][level.rawValue])
             try rows.bind(key, at: 1)
             try rows.bind(after.plays, at: 2)
             try rows.bind(after.trackID, at: 3)
             try rows.bind(Int64(limit), at: 4)
         } else {
-            rows = try batch.cachedStatement(Self.batchSQL.ranked[level.rawValue])
+            rows = try batch.cachedStatement(Self.batchSQL.ranked[signal.ordinal][level.rawValue])
             try rows.bind(key, at: 1)
             try rows.bind(Int64(limit), at: 2)
         }
@@ -144,9 +144,8 @@ public final class SQLiteLayers: LayerReads {
         try rows.forEachRow { visit(Hour(index: $0.int64(at: 0)), $0.int64(at: 1)) }
     }
 
-    public func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws {
-        let rows = try realtime.cachedStatement(
-            "SELECT track_id, plays FROM realtime_counts WHERE hour >= ?1 AND hour < ?2 ORDER BY hour, track_id")
+    public func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+        let rows = try realtime.cachedStatement(Self.realtimeRowsSQL[signal.ordinal])
         try rows.bind(gap.lower.index, at: 1)
         try rows.bind(gap.upper.index, at: 2)
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
@@ -250,7 +249,12 @@ extension SQLiteLayers {
     /// The batch statements in SQLite's placeholders; rankings read the (bucket, plays DESC,
     /// track_id) index by name, so the planner never sorts a bucket instead.
     static let batchSQL = Catalogue.BatchStatements(placeholder: { "?\($0)" },
-                                                    rankedHint: { " INDEXED BY \($0.name)_ranked" })
+                                                    rankedHint: { " INDEXED BY \(Catalogue.rankedIndex($0, $1))" })
+    /// Per signal: (track, count) of the realtime rows in [1, 2) that hold it, in key order.
+    static let realtimeRowsSQL = Signal.allCases.map { signal in
+        "SELECT track_id, \(signal.rawValue) FROM realtime_counts WHERE hour >= ?1 AND hour < ?2"
+            + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0") + " ORDER BY hour, track_id"
+    }
     static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "?\($0)" })
 }
 

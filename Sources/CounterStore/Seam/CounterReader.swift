@@ -27,8 +27,8 @@ public final class CounterReader {
     /// When the held snapshots were opened; `nil` when none are held.
     public private(set) var snapshotsHeldSince: ContinuousClock.Instant?
     private var heldState: SnapshotState?
-    /// The realtime window rankings read, kept up to date from snapshot to snapshot.
-    private var window = RealtimeWindowCache()
+    /// The realtime window rankings read, one per signal, kept up to date from snapshot to snapshot.
+    private var windows = Signal.allCases.map { RealtimeWindowCache(signal: $0) }
     /// The last merge plan worked out, and what it was worked out from (see `plan`).
     private var lastPlan: (coarsest: RollupLevel, coverage: Coverage, plan: MergePlan)?
 
@@ -149,26 +149,28 @@ public final class CounterReader {
 
     // MARK: Ranking
 
-    /// The `limit` tracks with the most merged plays over `range`, most first, ties by track id
-    /// ascending; tracks with 0 plays are left out. Exact and as fresh as the snapshot.
+    /// The `limit` tracks with the most merged plays (or net count of `signal`) over `range`, most
+    /// first, ties by track id ascending; tracks whose count is not positive are left out. Exact
+    /// and as fresh as the snapshot. For another signal than plays, each answer's `plays`,
+    /// `batchPlays` and `realtimePlays` hold that signal's counts.
     ///
     /// Every rollup bucket of the plan's batch spans is one ranked list (sorted access through
     /// its (bucket, plays DESC, track_id) index, each chunk seeking from the last entry read), and the realtime window — summed per track in memory,
     /// since it holds only what is not batched yet — one more; `ThresholdTopK` merges them and
     /// stops as soon as no unseen track can enter the ranking. Its cost follows the depth it
     /// reads and the buckets of the range (a few dozen for a year), not the rows of the range.
-    public func top(in range: HourRange, limit: Int) throws -> [TrackPlays] {
+    public func top(in range: HourRange, limit: Int, signal: Signal = .plays) throws -> [TrackPlays] {
         guard limit > 0, !range.isEmpty else { return [] }
         return try withSnapshot { state in
             let plan = self.plan(range, state)
-            let window = try self.window.window(plan.realtimeGaps, state: state, layers: layers)
+            let window = try windows[signal.ordinal].window(plan.realtimeGaps, state: state, layers: layers)
             let realtimeTotals = window.totals
             var lists: [RankedList] = []
             for span in plan.batchSpans {
                 for key in span.lower..<span.upper {
                     let level = span.level
                     lists.append(RankedList { [layers] (after: RankedEntry?, limit: Int) in
-                        try layers.batchRanked(level: level, key: key, after: after, limit: limit)
+                        try layers.batchRanked(level: level, key: key, signal: signal, after: after, limit: limit)
                     })
                 }
             }
@@ -178,7 +180,8 @@ public final class CounterReader {
             return try ThresholdTopK.top(limit: limit, lists: &lists) { track in
                 var batchPlays: Int64 = 0
                 for part in plan.batchParts {
-                    batchPlays += try layers.batchSum(track: track, over: part)
+                    batchPlays += signal == .plays
+                        ? try layers.batchSum(track: track, over: part) : try layers.batchCounts(track: track, over: part)[signal]
                 }
                 return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimeTotals.plays(of: track))
             }

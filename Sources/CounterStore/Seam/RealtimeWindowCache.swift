@@ -1,7 +1,7 @@
 import CounterpointCore
 
-/// The realtime layer's rows over some gaps, summed per track and ranked by plays, and the
-/// snapshot version they were read at.
+/// The realtime layer's rows over some gaps, summed per track and ranked by one signal's count,
+/// and the snapshot version they were read at.
 struct RealtimeWindow {
     var version: String?
     var gaps: [HourRange]
@@ -27,6 +27,11 @@ struct RealtimeWindowCache {
     /// The most hours kept unsettled: flushes write to the newest one or two.
     static let maxUnsettledHours = 4
 
+    /// The signal this window sums (a reader keeps one window per signal it ranks by).
+    let signal: Signal
+
+    init(signal: Signal = .plays) { self.signal = signal }
+
     /// One hour's rows summed per track, by ascending track id, and the stamp they were read at.
     private struct HourRun {
         var stamp: Int64
@@ -50,7 +55,7 @@ struct RealtimeWindowCache {
             for run in runs.values { totals.add(run: run.entries) }
         } else {
             forget()
-            for gap in gaps { try layers.realtimeRows(in: gap) { totals.add($0, $1) } }
+            for gap in gaps { try layers.realtimeRows(in: gap, signal: signal) { totals.add($0, $1) } }
         }
         totals.finish()
         let ranked = PartialRanking(totals.entries.filter { $0.plays > 0 })
@@ -83,7 +88,7 @@ struct RealtimeWindowCache {
         // without holding every hour's run at once.)
         if settledHold && stamps.count - settled.stamps.count <= 2 * Self.maxUnsettledHours {
             for (hour, stamp) in stamps where settled.stamps[hour] == nil && runs[hour]?.stamp != stamp {
-                runs[hour] = HourRun(stamp: stamp, entries: try Self.read(hour, layers))
+                runs[hour] = HourRun(stamp: stamp, entries: try read(hour, layers))
             }
             guard runs.count > Self.maxUnsettledHours else { return }
             // New hours arrived: the oldest unsettled ones join the settled sums.
@@ -106,9 +111,9 @@ struct RealtimeWindowCache {
         var settledStamps: [Int64: Int64] = [:]
         for (hour, stamp) in stamps {
             if unsettled.contains(hour) {
-                if runs[hour]?.stamp != stamp { runs[hour] = HourRun(stamp: stamp, entries: try Self.read(hour, layers)) }
+                if runs[hour]?.stamp != stamp { runs[hour] = HourRun(stamp: stamp, entries: try read(hour, layers)) }
             } else {
-                try layers.realtimeRows(in: Self.range(hour)) { sums.add($0, $1) }
+                try layers.realtimeRows(in: Self.range(hour), signal: signal) { sums.add($0, $1) }
                 settledStamps[hour] = stamp
                 runs[hour] = nil
             }
@@ -120,9 +125,9 @@ struct RealtimeWindowCache {
     private static func range(_ hour: Int64) -> HourRange { HourRange(Hour(index: hour), Hour(index: hour).advanced(by: 1)) }
 
     /// One hour's rows summed per track.
-    private static func read(_ hour: Int64, _ layers: any LayerReads) throws -> [RankedEntry] {
+    private func read(_ hour: Int64, _ layers: any LayerReads) throws -> [RankedEntry] {
         var totals = WindowTotals()
-        try layers.realtimeRows(in: range(hour)) { totals.add($0, $1) }
+        try layers.realtimeRows(in: Self.range(hour), signal: signal) { totals.add($0, $1) }
         totals.finish()
         return totals.entries
     }

@@ -172,10 +172,11 @@ public protocol LayerReads: AnyObject {
     func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws
     /// Every signal's batch sum of `track` over the spans of `part`.
     func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts
-    /// Sorted access for rankings: the tracks of one rollup bucket by plays descending (ties by
-    /// track id), `limit` entries ranked after `after` (from the first when nil), sought through
-    /// the bucket's ranked index.
-    func batchRanked(level: RollupLevel, key: Int64, after: RankedEntry?, limit: Int) throws -> [RankedEntry]
+    /// Sorted access for rankings: the tracks of one rollup bucket by `signal`'s count descending
+    /// (ties by track id; for a signal other than plays, its positive counts only), `limit`
+    /// entries ranked after `after` (from the first when nil), sought through the bucket's ranked
+    /// index of the signal.
+    func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry]
 
     /// Σ realtime plays of `track` over `gaps`.
     func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64
@@ -188,11 +189,11 @@ public protocol LayerReads: AnyObject {
     func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws
     /// Every signal's realtime sum of `track` over `gaps`.
     func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts
-    /// Every realtime row in `gap`: (track, plays), several per track, in runs of strictly
+    /// Every realtime row in `gap` (that holds `signal`): (track, count of `signal`), several per track, in runs of strictly
     /// ascending track ids (a run ends where the next id is not larger: on SQLite one run per
     /// hour, on PostgreSQL one run of per-track sums). The realtime layer holds only the
     /// uncovered window, so this reads what has not been batched yet, never history.
-    func realtimeRows(in gap: HourRange, _ visit: (Int64, Int64) -> Void) throws
+    func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws
     /// The hours of `gap` that hold realtime rows, ascending, each with its stamp: the number of
     /// the last commit that changed its rows (`RealtimeHourStamps`), so that the same stamp in
     /// two snapshots means the same rows. nil when this snapshot cannot vouch for its stamps (a
