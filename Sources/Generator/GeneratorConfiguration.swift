@@ -48,7 +48,8 @@ public struct GeneratorConfiguration: Sendable {
     public var gzipLevel: Int = 1
     /// Write `<HH>.closed` markers, so that `batch` treats the generated hours as complete.
     public var closeHours: Bool = true
-    /// Return the per-(track, hour) count of valid unique events in `GeneratorSummary.truth`.
+    /// Return the per-(track, hour) count of valid unique plays in `GeneratorSummary.truth`, and
+    /// the other signals' net counts in `otherSignalsTruth`.
     public var recordTruth: Bool = false
     /// Hours to leave as they are: nothing is written for them (no file, no marker, nothing in
     /// the summary), but their events are still drawn, so every other hour holds the same bytes
@@ -117,7 +118,8 @@ public enum GeneratorError: Error, CustomStringConvertible, Equatable {
 
 extension GeneratorConfiguration {
     /// Bytes of NDJSON an event line takes on average (docs/event-format.md's fields, a
-    /// `creator_id` on most; the generator's tests measure about 215), rounded up.
+    /// `creator_id` on most; the generator's tests measure about 215, and the same with the
+    /// realistic signal mix, whose events mostly lack `position_ms`), rounded up.
     static let averageLineBytes = 232
 
     /// About how many bytes `Generator.generate` will write: every line (duplicates and
