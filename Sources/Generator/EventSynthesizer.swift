@@ -2,14 +2,21 @@ import CounterpointCore
 
 /// What the synthesizer says about the event whose line it just wrote.
 public struct SyntheticEvent: Sendable, Hashable {
+    /// The line's `type`: which signal the event counts for, and with what weight.
+    public var type: EventType
     public var trackID: Int64
     /// The `creator_id` the line carries, 0 when it carries none.
     public var creatorID: Int64
     public var hour: Hour
     public var occurredAtMilliseconds: Int64
+    /// The line's `position_ms` and `duration_ms`, `nil` where it carries none: the waveform
+    /// bucket of a play or a comment (`WaveformBucket`).
+    public var positionMilliseconds: Int64?
+    public var durationMilliseconds: Int64?
 }
 
-/// A deterministic stream of valid docs/event-format.md play events, formatted straight into bytes:
+/// A deterministic stream of valid docs/event-format.md events — plays, and the other signals'
+/// events beside them (`SignalMix`) — formatted straight into bytes:
 ///
 /// ```
 /// {"event_id":"01KAJ3Z8R0Y7XGQK2M9P0R1S3T","type":"play","track_id":17,"listener_id":48213,
@@ -25,6 +32,10 @@ public struct SyntheticEvent: Sendable, Hashable {
 ///   few "drops" of each track, some anywhere; 3 clients and 20 countries with a real-world
 ///   skew; a few events without position, duration, client or country).
 /// - Every track has one creator (`Catalogues`), named by `creatorShare` of its events.
+/// - `signalShare` of the events are of the other types (`SignalMix`), with the same fields as
+///   a play but for the position: a `comment` always sits somewhere on the waveform
+///   (`position_ms` and `duration_ms`, `Waveform.commentPosition`), a `comment_deleted` too but
+///   for 1 in 8 that carry neither, and the others carry no `position_ms`.
 ///
 /// `appendNext` follows the configuration's schedule (`plan`): hour by hour, events in time
 /// order within their hour. `appendEvent(occurredAtMilliseconds:)` makes one event at any time,
@@ -42,6 +53,7 @@ public struct EventSynthesizer {
     private let catalogues: Catalogues?
     /// Events naming their creator, of 256.
     private let creatorShare256: UInt64
+    private let signalMix: SignalMix
     private var random: SeededRandom
     private let streamTag: UInt64
     private var sequence: UInt64 = 0
@@ -64,6 +76,7 @@ public struct EventSynthesizer {
         let creators = configuration.resolvedCreators
         catalogues = creators > 0 ? Catalogues(creators: creators, skew: configuration.catalogueSkew, seed: configuration.seed) : nil
         creatorShare256 = UInt64((configuration.creatorShare * 256).rounded())
+        signalMix = configuration.signalMix
         random = SeededRandom(seed: SeededRandom.mix(configuration.seed ^ (UInt64(stream) << 48)))
         precondition(stream < 0x8000, "stream numbers have 15 bits")
         streamTag = (UInt64(stream) ^ (SeededRandom.mix(configuration.seed) >> 49)) & 0x7FFF
@@ -100,15 +113,33 @@ public struct EventSynthesizer {
         let waveform = Waveform(trackID: trackID, seed: configuration.seed)
         let choice = random.next()
         let shape = random.next()
-        let positionMilliseconds = waveform.position(choice: choice)
         let client = Self.clients[Int((choice >> 40) % UInt64(Self.clients.count))]
         let country = Self.countries[Int(choice >> 58)]
         // Of 256ths: 5 without position, 3 without duration, 4 without client, 6 without country.
-        let hasPosition = shape & 0xFF >= 5
-        let hasDuration = shape >> 8 & 0xFF >= 3
+        var hasPosition = shape & 0xFF >= 5
+        var hasDuration = shape >> 8 & 0xFF >= 3
         let hasClient = shape >> 16 & 0xFF >= 4
         let hasCountry = shape >> 24 & 0xFF >= 6
         let creatorID = shape >> 32 & 0xFF < creatorShare256 ? catalogues?.creator(of: trackID) ?? 0 : 0
+        // Bits 40…55: the type, of 65,536ths (`SignalMix`); bits 56…58: whether a deleted
+        // comment still carries its position (7 in 8).
+        let type = signalMix.type(draw: shape >> 40 & 0xFFFF)
+        let positionMilliseconds: Int64
+        switch type {
+        case .play:
+            positionMilliseconds = waveform.position(choice: choice)
+        case .comment:
+            positionMilliseconds = waveform.commentPosition(choice: choice)
+            hasPosition = true
+            hasDuration = true
+        case .commentDeleted:
+            positionMilliseconds = waveform.commentPosition(choice: choice)
+            hasPosition = shape >> 56 & 7 != 0
+            hasDuration = hasPosition
+        default:
+            positionMilliseconds = 0
+            hasPosition = false
+        }
         let eventSequence = sequence
         sequence += 1
         let hour = Hour(epochMilliseconds: time)
@@ -120,7 +151,9 @@ public struct EventSynthesizer {
             out.appendCrockford(UInt64(time), digits: 10)
             out.appendCrockford(streamTag, digits: 3)
             out.appendCrockford(SeededRandom.mix(eventSequence ^ configuration.seed), digits: 13)
-            out.append(#"","type":"play","track_id":"#)
+            out.append(#"","type":""#)
+            out.append(Self.typeNames[Int(type.rawValue)])
+            out.append(#"","track_id":"#)
             out.appendDecimal(trackID)
             out.append(#","listener_id":"#)
             out.appendDecimal(listenerID)
@@ -159,8 +192,28 @@ public struct EventSynthesizer {
             out.appendByte(UInt8(ascii: "}"))
             line.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: out.count))
         }
-        return SyntheticEvent(trackID: trackID, creatorID: creatorID, hour: hour, occurredAtMilliseconds: time)
+        return SyntheticEvent(type: type, trackID: trackID, creatorID: creatorID, hour: hour, occurredAtMilliseconds: time,
+                              positionMilliseconds: hasPosition ? positionMilliseconds : nil,
+                              durationMilliseconds: hasDuration ? waveform.durationMilliseconds : nil)
     }
+
+    /// `EventType.name` of each type, by raw value, as static bytes.
+    private static let typeNames: [StaticString] = {
+        let names = EventType.allCases.map { type -> StaticString in
+            switch type {
+            case .play: "play"
+            case .download: "download"
+            case .like: "like"
+            case .unlike: "unlike"
+            case .repost: "repost"
+            case .unrepost: "unrepost"
+            case .comment: "comment"
+            case .commentDeleted: "comment_deleted"
+            }
+        }
+        precondition(EventType.allCases.allSatisfy { names[Int($0.rawValue)].description == $0.name })
+        return names
+    }()
 
     /// 45% ios, 40% android, 15% web, in twentieths.
     private static let clients: [StaticString] =
@@ -221,6 +274,19 @@ struct Waveform {
         if kind < 141 { return 0 }
         let jitter = Int64((choice >> 8) % 8_000)
         if kind < 205 {
+            let which = (choice >> 24) % 3
+            let drop = which == 0 ? drops.0 : which == 1 ? drops.1 : drops.2
+            return min(durationMilliseconds - 1, drop + jitter)
+        }
+        return Int64((choice >> 8) % UInt64(durationMilliseconds))
+    }
+
+    /// Where a comment sits, of 256ths of `choice`'s low byte: half within a few seconds after
+    /// one of the drops (what listeners comment on), half anywhere; never past the last
+    /// millisecond.
+    func commentPosition(choice: UInt64) -> Int64 {
+        let jitter = Int64((choice >> 8) % 8_000)
+        if choice & 0xFF < 128 {
             let which = (choice >> 24) % 3
             let drop = which == 0 ? drops.0 : which == 1 ? drops.1 : drops.2
             return min(durationMilliseconds - 1, drop + jitter)

@@ -22,8 +22,10 @@ public struct TruthKey: Hashable, Sendable {
 
 /// What `Generator.generate` wrote.
 public struct GeneratorSummary: Sendable {
-    /// Valid unique events (exactly `configuration.events`).
+    /// Valid unique events (exactly `configuration.events`), of every type.
     public var events = 0
+    /// Valid unique events by type (`configuration.signalShare` and `signals`); they sum to `events`.
+    public var eventsByType: [EventType: Int] = [:]
     /// Extra copies of valid events.
     public var duplicates = 0
     /// Lines that must be rejected, in total and by kind.
@@ -41,14 +43,19 @@ public struct GeneratorSummary: Sendable {
     public var hours = 0
     public var start: Hour
     public var seconds = 0.0
-    /// Valid unique events per (track, hour), when `configuration.recordTruth` is set: what an
-    /// exact batch run over the generated logs must count.
+    /// Valid unique plays per (track, hour), when `configuration.recordTruth` is set: what an
+    /// exact batch run over the generated logs must count as plays.
     public var truth: [TruthKey: Int]?
+    /// The net count (the sum of the weights, SPEC §11) of every other signal per (track, hour),
+    /// when `configuration.recordTruth` is set: one entry per (track, hour) that has events of the
+    /// signal, so a net count may be 0 or negative. Empty for plays-only data.
+    public var otherSignalsTruth: [Signal: [TruthKey: Int]]?
 
     public init(start: Hour) { self.start = start }
 }
 
-/// Writes synthetic play-event logs in the `LogLayout` layout.
+/// Writes synthetic event logs (plays, and the other signals' events of `SignalMix`) in the
+/// `LogLayout` layout.
 public enum Generator {
     /// Writes one file per hour of `configuration` under `root` (replacing files of the same
     /// names) but for its `keptHours`, plus the hour's closed marker when `closeHours` is set.
@@ -111,7 +118,7 @@ public enum Generator {
                     let event = synthesizer.appendNext(to: &line)!
                     try writer?.write(line: line)
                     summary.uncompressedBytes += Int64(line.count + 1)
-                    if !kept { tally.count(event.trackID) }
+                    if !kept { tally.count(event) }
 
                     if duplicatesLeft > 0 && placement.next(below: validLeft) < duplicatesLeft {
                         duplicatesLeft -= 1
@@ -158,6 +165,8 @@ public enum Generator {
         summary.tracks = tally.distinctTracks
         summary.hours = configuration.hours
         summary.truth = tally.truth
+        summary.otherSignalsTruth = tally.otherSignalsTruth
+        summary.eventsByType = tally.eventsByType
         let elapsed = ContinuousClock.now - began
         summary.seconds = elapsed.seconds
         return summary
@@ -169,30 +178,45 @@ public enum Generator {
     }
 }
 
-/// Counts valid events per track: distinct tracks always, per-(track, hour) truth on request.
+/// Counts valid events per track: distinct tracks and events by type always, per-(track, hour)
+/// truth on request (plays in arrays, the fewer other events in dictionaries).
 private struct TrackTally {
     private var played: [Bool]
     private var thisHour: [Int32]
     private var touched: [Int] = []
+    private var byType = [Int](repeating: 0, count: EventType.allCases.count)
     private(set) var distinctTracks = 0
     private(set) var truth: [TruthKey: Int]?
+    private(set) var otherSignalsTruth: [Signal: [TruthKey: Int]]?
 
     init(tracks: Int, recordTruth: Bool) {
         played = [Bool](repeating: false, count: tracks + 1)
         thisHour = recordTruth ? [Int32](repeating: 0, count: tracks + 1) : []
         truth = recordTruth ? [:] : nil
+        otherSignalsTruth = recordTruth ? [:] : nil
+    }
+
+    var eventsByType: [EventType: Int] {
+        Dictionary(uniqueKeysWithValues: EventType.allCases.compactMap { type in
+            byType[Int(type.rawValue)] > 0 ? (type, byType[Int(type.rawValue)]) : nil
+        })
     }
 
     @inline(__always)
-    mutating func count(_ trackID: Int64) {
-        let index = Int(trackID)
+    mutating func count(_ event: SyntheticEvent) {
+        let index = Int(event.trackID)
         if !played[index] {
             played[index] = true
             distinctTracks += 1
         }
-        if truth != nil {
+        byType[Int(event.type.rawValue)] += 1
+        guard truth != nil else { return }
+        if event.type == .play {
             if thisHour[index] == 0 { touched.append(index) }
             thisHour[index] += 1
+        } else {
+            otherSignalsTruth![event.type.signal, default: [:]][TruthKey(trackID: event.trackID, hour: event.hour), default: 0]
+                += Int(event.type.weight)
         }
     }
 

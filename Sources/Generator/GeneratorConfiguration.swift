@@ -10,7 +10,8 @@ import Runtime
 
 /// What `Generator.generate` writes. The defaults make a two-day, 1 M-event data set.
 public struct GeneratorConfiguration: Sendable {
-    /// Valid, unique play events in total (duplicates and malformed lines come on top).
+    /// Valid, unique events in total, plays and the other signals' (duplicates and malformed
+    /// lines come on top).
     public var events: Int = 1_000_000
     /// Track ids are `1…tracks`; track 1 is the most popular.
     public var tracks: Int = 10_000
@@ -29,6 +30,13 @@ public struct GeneratorConfiguration: Sendable {
     public var catalogueSkew: Double = 1.0
     /// Fraction of events that name their track's creator (the rest carry no `creator_id`). 0…1.
     public var creatorShare: Double = 0.97
+    /// Fraction of events that are not plays when every signal is on (SPEC §11), 0…1: each
+    /// other event type takes its fixed part of it (`SignalMix`); a signal left out of `signals`
+    /// leaves its part to plays. 0 writes plays only.
+    public var signalShare: Double = Self.defaultSignalShare
+    /// The signals generated beside plays (plays are always generated, whether `.plays` is in
+    /// the set or not). Turning one off removes both its types, retractions included.
+    public var signals: Set<Signal> = Set(Signal.allCases)
     /// Fraction of events written twice (same `event_id`, same bytes) in the same hour file, half
     /// of them right after the original, half at a random later position. 0…1.
     public var duplicateRate: Double = 0.0
@@ -40,7 +48,8 @@ public struct GeneratorConfiguration: Sendable {
     public var gzipLevel: Int = 1
     /// Write `<HH>.closed` markers, so that `batch` treats the generated hours as complete.
     public var closeHours: Bool = true
-    /// Return the per-(track, hour) count of valid unique events in `GeneratorSummary.truth`.
+    /// Return the per-(track, hour) count of valid unique plays in `GeneratorSummary.truth`, and
+    /// the other signals' net counts in `otherSignalsTruth`.
     public var recordTruth: Bool = false
     /// Hours to leave as they are: nothing is written for them (no file, no marker, nothing in
     /// the summary), but their events are still drawn, so every other hour holds the same bytes
@@ -51,6 +60,14 @@ public struct GeneratorConfiguration: Sendable {
     public var clock = WallClock.system
 
     public init() {}
+
+    /// The default `signalShare` (of `generate`, the demo's history and live traffic, `replay`'s
+    /// synthetic events). 0 for now, so that generated data stays plays-only and byte for byte
+    /// what it was before the other signals were generated (for the same seed): the consumer and
+    /// the batch still reject the other types as "valid but not counted yet"
+    /// (docs/event-format.md). Becomes `SignalMix.realisticShare` (0.09) once the stores count
+    /// every signal.
+    public static let defaultSignalShare: Double = 0
 
     /// `creators`, resolving the `nil` default against `tracks`.
     public var resolvedCreators: Int { creators ?? max(1, tracks / 10) }
@@ -74,6 +91,7 @@ public struct GeneratorConfiguration: Sendable {
                   "creators must be between 0 and \(EventLimits.maxCreatorID)")
         try check(catalogueSkew >= 0 && catalogueSkew.isFinite, "catalogue skew must be a finite number ≥ 0")
         try check(creatorShare >= 0 && creatorShare <= 1, "creator share must be between 0 and 1")
+        try check(signalShare >= 0 && signalShare <= 1, "signal share must be between 0 and 1")
         try check(duplicateRate >= 0 && duplicateRate <= 1, "duplicate rate must be between 0 and 1")
         try check(malformedRate >= 0 && malformedRate.isFinite, "malformed rate must be a finite number ≥ 0")
         try check((0...9).contains(gzipLevel), "gzip level must be between 0 and 9")
@@ -100,7 +118,8 @@ public enum GeneratorError: Error, CustomStringConvertible, Equatable {
 
 extension GeneratorConfiguration {
     /// Bytes of NDJSON an event line takes on average (docs/event-format.md's fields, a
-    /// `creator_id` on most; the generator's tests measure about 215), rounded up.
+    /// `creator_id` on most; the generator's tests measure about 215, and the same with the
+    /// realistic signal mix, whose events mostly lack `position_ms`), rounded up.
     static let averageLineBytes = 232
 
     /// About how many bytes `Generator.generate` will write: every line (duplicates and

@@ -12,7 +12,7 @@ public enum MalformedKind: String, CaseIterable, Sendable {
     case invalidTrackID
     /// `occurred_at` is not a time, outside 2000…2100, hour 25, or not UTC (`invalid_field`).
     case invalidTimestamp
-    /// `type` is none of the event types (`unsupported_type`).
+    /// `type` is none of the eight types of docs/event-format.md (`unsupported_type`).
     case unsupportedType
     /// A valid event padded past 64 KiB with an unknown field (`too_large`).
     case oversized
@@ -68,7 +68,7 @@ struct MalformedLineMaker {
             }
             Self.replaceValue(of: "occurred_at", in: &line, with: Array(value.utf8))
         case .unsupportedType:
-            let value = [#""skip""#, #""Play""#, #""pause""#][variant % 3]
+            let value = [#""skip""#, #""share""#, #""pause""#][variant % 3]
             Self.replaceValue(of: "type", in: &line, with: Array(value.utf8))
         case .oversized:
             let padding = EventLimits.maxEventBytes + 1 + random.next(below: 8_192)

@@ -15,9 +15,10 @@ public enum ReplaySource: Sendable {
     /// Every line of these files, in this order, plain or gzip. Blank lines are skipped (they
     /// are not events, as for `batch`); every other line is produced as it is, invalid or not.
     case logFiles([LogFile])
-    /// Valid synthetic play events (`EventSynthesizer`, `stream` separating their ids from
-    /// generated logs), each occurring at the moment it is produced: demo traffic that lands
-    /// in the current hour. Never ends by itself.
+    /// Valid synthetic events (`EventSynthesizer`: plays, and the other signals' events at the
+    /// configuration's `signalShare`; `stream` separating their ids from generated logs), each
+    /// occurring at the moment it is produced: demo traffic that lands in the current hour.
+    /// Never ends by itself.
     case synthetic(GeneratorConfiguration, stream: UInt16 = 2)
 
     /// The log files under `paths` (files or directories, as `batch` finds them), in path order.

@@ -6,7 +6,7 @@ import Generator
 struct GenerateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
-        abstract: "Write synthetic waveform-play event logs for demos, tests and load tests.",
+        abstract: "Write synthetic event logs (plays and the other signals) for demos, tests and load tests.",
         discussion: """
         Events are written one file per UTC hour in the layout `batch` and the archiver use \
         (<logs>/<YYYY-MM-DD>/<HH>.ndjson[.gz] plus <HH>.closed markers). Track popularity follows \
@@ -15,7 +15,18 @@ struct GenerateCommand: ParsableCommand {
         thousands), and --creator-share of the events name it in `creator_id`. --duplicates and \
         --malformed add lines the batch layer must de-duplicate or reject. The same --seed gives \
         the same bytes.
+
+        Beside the plays, --signal-share of the events are of the other types (SPEC §11), each \
+        with its fixed part of that share: at 0.09, of all events, like 4 %, unlike 0.4 %, \
+        repost 1 %, unrepost 0.1 %, comment 1.5 % (with a position on the waveform), \
+        comment_deleted 0.2 % (most with a position), download 1.8 %. --no-signal NAME (downloads, \
+        likes, reposts or comments; repeatable) turns a signal off, retractions included: its part \
+        is written as plays, so the other signals keep their rates. \(defaultShareNote)
         """)
+
+    private static let defaultShareNote = GeneratorConfiguration.defaultSignalShare == 0
+        ? "The default share is 0, plays only: this version counts plays only (the consumer and the batch reject the other types as valid but not counted yet)."
+        : "The default share is \(GeneratorConfiguration.defaultSignalShare)."
 
     @Option(help: "Output directory (env COUNTERPOINT_LOGS).")
     var logs: String = Environment.string("logs", default: "./logs")
@@ -44,6 +55,14 @@ struct GenerateCommand: ParsableCommand {
     @Option(help: "Fraction of events that name their track's creator, 0…1 (env COUNTERPOINT_CREATOR_SHARE).")
     var creatorShare: Double = Environment.double("creator-share", default: 0.97)
 
+    @Option(help: "Fraction of events that are not plays (likes, reposts, comments, downloads and their retractions), 0…1 (env COUNTERPOINT_SIGNAL_SHARE).")
+    var signalShare: Double = Environment.double("signal-share", default: GeneratorConfiguration.defaultSignalShare)
+
+    @Option(name: .customLong("no-signal"), parsing: .singleValue,
+            help: ArgumentHelp("A signal not to generate: downloads, likes, reposts or comments; repeatable (env COUNTERPOINT_NO_SIGNAL, a comma list).",
+                               valueName: "signal"))
+    var noSignal: [String] = Environment.list("no-signal")
+
     @Option(help: "Fraction of events written twice, 0…1 (env COUNTERPOINT_DUPLICATES).")
     var duplicates: Double = Environment.double("duplicates", default: 0)
 
@@ -68,7 +87,23 @@ struct GenerateCommand: ParsableCommand {
         guard (creatorCount ?? 0) >= 0 else { throw ValidationError("--creators must be 0 or more") }
         guard catalogueSkew >= 0 else { throw ValidationError("--catalogue-skew must be 0 or more") }
         guard (0...1).contains(creatorShare) else { throw ValidationError("--creator-share must be between 0 and 1") }
+        guard (0...1).contains(signalShare) else { throw ValidationError("--signal-share must be between 0 and 1") }
+        _ = try signalsGenerated()
         _ = try parseHourFlag(firstHour, flag: "--start")
+    }
+
+    /// Every signal but those of `--no-signal`.
+    private func signalsGenerated() throws -> Set<Signal> {
+        let offered = Signal.allCases.filter { $0 != .plays }
+        var signals = Set(Signal.allCases)
+        for name in noSignal {
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            guard let signal = Signal(rawValue: trimmed), signal != .plays else {
+                throw ValidationError("--no-signal takes \(offered.map(\.rawValue).joined(separator: ", ")) (plays are always generated), not \"\(trimmed)\"")
+            }
+            signals.remove(signal)
+        }
+        return signals
     }
 
     /// `--creators`, falling back to the environment.
@@ -87,6 +122,8 @@ struct GenerateCommand: ParsableCommand {
         configuration.creators = creatorCount
         configuration.catalogueSkew = catalogueSkew
         configuration.creatorShare = creatorShare
+        configuration.signalShare = signalShare
+        configuration.signals = try signalsGenerated()
         configuration.duplicateRate = duplicates
         configuration.malformedRate = malformed
         configuration.seed = seed
@@ -96,13 +133,18 @@ struct GenerateCommand: ParsableCommand {
             progress.update("generate: \(written.formatted()) events")
         }
         progress.finish()
+        let otherTypes = summary.eventsByType.filter { $0.key != .play }
+        let mix = otherTypes.isEmpty ? "" : " (" + EventType.allCases.compactMap { type in
+            otherTypes[type].map { "\($0.formatted()) \(type.name)" }
+        }.joined(separator: ", ") + " beside the plays)"
         try output.print([
             "logs": logs, "events": summary.events, "duplicates": summary.duplicates,
+            "events_by_type": Dictionary(uniqueKeysWithValues: summary.eventsByType.map { ($0.key.name, $0.value) }),
             "malformed": summary.malformed, "lines": summary.lines, "files": summary.files,
             "bytes": summary.bytes, "tracks": summary.tracks, "hours": summary.hours,
             "seconds": summary.seconds,
         ], text: "generate: wrote \(summary.lines.formatted()) lines (\(summary.events.formatted()) events, " +
-                 "\(summary.duplicates.formatted()) duplicates, \(summary.malformed.formatted()) malformed) " +
+                 "\(summary.duplicates.formatted()) duplicates, \(summary.malformed.formatted()) malformed)\(mix) " +
                  "in \(summary.files) files, \(ByteCount(summary.bytes)), into \(logs) " +
                  "in \(String(format: "%.2f", summary.seconds)) s")
     }

@@ -22,10 +22,15 @@ extension TemporaryDirectory {
 /// An event as an independent docs/event-format.md check sees it (Foundation's JSON parser, not ours).
 struct CheckedEvent {
     var eventID: String
+    /// The `type` string, one of `eventTypeNames`.
+    var type: String
     var trackID: Int64
     var occurredAtMilliseconds: Int64
     var object: [String: Any]
 }
+
+/// docs/event-format.md's eight types, written out rather than taken from `EventType`.
+let eventTypeNames: Set<String> = ["play", "download", "like", "unlike", "repost", "unrepost", "comment", "comment_deleted"]
 
 /// Validates one line against docs/event-format.md with Foundation; `nil` when it must be rejected.
 func checkEvent(_ line: [UInt8]) -> CheckedEvent? {
@@ -34,7 +39,7 @@ func checkEvent(_ line: [UInt8]) -> CheckedEvent? {
           let eventID = object["event_id"] as? String,
           (1...64).contains(eventID.utf8.count),
           eventID.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || isAlphanumeric($0) }),
-          object["type"] as? String == "play",
+          let type = object["type"] as? String, eventTypeNames.contains(type),
           let trackNumber = object["track_id"] as? NSNumber, let trackID = exactInteger(trackNumber),
           trackID >= 1, trackID <= EventLimits.maxTrackID,
           let occurredAt = object["occurred_at"] as? String,
@@ -58,7 +63,7 @@ func checkEvent(_ line: [UInt8]) -> CheckedEvent? {
         guard let number = value as? NSNumber, let integer = exactInteger(number), integer >= 1,
               integer <= EventLimits.maxCreatorID else { return nil }
     }
-    return CheckedEvent(eventID: eventID, trackID: trackID, occurredAtMilliseconds: milliseconds, object: object)
+    return CheckedEvent(eventID: eventID, type: type, trackID: trackID, occurredAtMilliseconds: milliseconds, object: object)
 }
 
 private func isAlphanumeric(_ byte: UInt8) -> Bool {
@@ -100,7 +105,12 @@ struct LogCensus {
     var duplicates = 0
     var rejected: [[UInt8]] = []
     var lines = 0
+    /// Plays per (track, hour), as `GeneratorSummary.truth`.
     var truth: [TruthKey: Int] = [:]
+    /// Net counts of the other signals, as `GeneratorSummary.otherSignalsTruth` (the signal's
+    /// name → cells).
+    var otherSignalsTruth: [String: [TruthKey: Int]] = [:]
+    var perType: [String: Int] = [:]
     var perHour: [Hour: Int] = [:]
     var perTrack: [Int64: Int] = [:]
     var firstLineOfID: [String: (file: String, line: Int, bytes: [UInt8])] = [:]
@@ -147,7 +157,18 @@ struct LogCensus {
         if hour != file.hour { eventsOutsideTheirFileHour += 1 }
         if event.occurredAtMilliseconds < previousTime { eventsOutOfTimeOrder += 1 }
         previousTime = event.occurredAtMilliseconds
-        truth[TruthKey(trackID: event.trackID, hour: hour), default: 0] += 1
+        let key = TruthKey(trackID: event.trackID, hour: hour)
+        perType[event.type, default: 0] += 1
+        switch event.type {
+        case "play": truth[key, default: 0] += 1
+        case "download": otherSignalsTruth["downloads", default: [:]][key, default: 0] += 1
+        case "like": otherSignalsTruth["likes", default: [:]][key, default: 0] += 1
+        case "unlike": otherSignalsTruth["likes", default: [:]][key, default: 0] -= 1
+        case "repost": otherSignalsTruth["reposts", default: [:]][key, default: 0] += 1
+        case "unrepost": otherSignalsTruth["reposts", default: [:]][key, default: 0] -= 1
+        case "comment": otherSignalsTruth["comments", default: [:]][key, default: 0] += 1
+        default: otherSignalsTruth["comments", default: [:]][key, default: 0] -= 1
+        }
         perHour[hour, default: 0] += 1
         perTrack[event.trackID, default: 0] += 1
     }
