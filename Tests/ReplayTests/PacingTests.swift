@@ -117,7 +117,10 @@ struct PacingTests {
         #expect(summary.undelivered > 0, "messages still queued for the missing broker are reported")
         #expect(summary.delivered + summary.failed + summary.undelivered == summary.events,
                 "every event sent is delivered, failed or undelivered; the one refused for the stop is not counted")
-        try cluster.bringUp(broker: 1)
+        // The broker stays down: bringing a mock broker up listens on its old port again, which a
+        // test running beside this one may have taken as a client port meanwhile — librdkafka then
+        // aborts the whole test process ("Failed to create mock broker listener"). The tests that
+        // bring brokers back up run apart (scripts/test).
     }
 
     @Test("configurations out of range are refused before anything is sent")
