@@ -21,6 +21,7 @@ func generateDemoHistory(events: Int, into logDirectory: String, clock: WallCloc
     configuration.clock = clock
     configuration.duplicateRate = 0.01
     configuration.malformedRate = 0.001
+    configuration.signalShare = SignalMix.realisticShare  // every signal, as SPEC §11 asks of the demo
     if FileManager.default.fileExists(atPath: logDirectory) {
         let inventory = try LogDiscovery.inventory(of: [logDirectory])
         configuration.keptHours = Set(inventory.files.compactMap(\.hour) + inventory.closedHours)

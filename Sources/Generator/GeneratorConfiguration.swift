@@ -61,12 +61,10 @@ public struct GeneratorConfiguration: Sendable {
 
     public init() {}
 
-    /// The default `signalShare` (of `generate`, the demo's history and live traffic, `replay`'s
-    /// synthetic events). 0 for now, so that generated data stays plays-only and byte for byte
-    /// what it was before the other signals were generated (for the same seed): the consumer and
-    /// the batch still reject the other types as "valid but not counted yet"
-    /// (docs/event-format.md). Becomes `SignalMix.realisticShare` (0.09) once the stores count
-    /// every signal.
+    /// The default `signalShare` of the library: plays only, byte for byte what the generator
+    /// wrote before it had the mix (same seed) — what the suites that count plays generate. The
+    /// product's surfaces ask for the realistic mix (`SignalMix.realisticShare`, SPEC §11):
+    /// `counterpoint generate` by default, and `run --demo`'s history and live traffic.
     public static let defaultSignalShare: Double = 0
 
     /// `creators`, resolving the `nil` default against `tracks`.

@@ -16,10 +16,12 @@ public final class DemoTraffic: BlockingComponent {
     /// Completes when producing has ended: stopped, or failed.
     public var ended: Completion<Void> { job.ended }
 
-    /// A few thousand tracks with the usual popularity skew, so a dashboard shows a clear top list.
+    /// A few thousand tracks with the usual popularity skew, so a dashboard shows a clear top
+    /// list, and the other signals beside the plays at their realistic rates.
     public static var defaultGenerator: GeneratorConfiguration {
         var configuration = GeneratorConfiguration()
         configuration.tracks = 5_000
+        configuration.signalShare = SignalMix.realisticShare  // every signal (SPEC §11)
         configuration.seed = UInt64(UInt32(truncatingIfNeeded: WallClock.system.epochMilliseconds()))  // a different demo each run
         return configuration
     }

@@ -24,9 +24,7 @@ struct GenerateCommand: ParsableCommand {
         is written as plays, so the other signals keep their rates. \(defaultShareNote)
         """)
 
-    private static let defaultShareNote = GeneratorConfiguration.defaultSignalShare == 0
-        ? "The default share is 0, plays only: this version counts plays only (the consumer and the batch reject the other types as valid but not counted yet)."
-        : "The default share is \(GeneratorConfiguration.defaultSignalShare)."
+    private static let defaultShareNote = "The default share is \(SignalMix.realisticShare); 0 writes plays only."
 
     @Option(help: "Output directory (env COUNTERPOINT_LOGS).")
     var logs: String = Environment.string("logs", default: "./logs")
@@ -56,7 +54,7 @@ struct GenerateCommand: ParsableCommand {
     var creatorShare: Double = Environment.double("creator-share", default: 0.97)
 
     @Option(help: "Fraction of events that are not plays (likes, reposts, comments, downloads and their retractions), 0…1 (env COUNTERPOINT_SIGNAL_SHARE).")
-    var signalShare: Double = Environment.double("signal-share", default: GeneratorConfiguration.defaultSignalShare)
+    var signalShare: Double = Environment.double("signal-share", default: SignalMix.realisticShare)
 
     @Option(name: .customLong("no-signal"), parsing: .singleValue,
             help: ArgumentHelp("A signal not to generate: downloads, likes, reposts or comments; repeatable (env COUNTERPOINT_NO_SIGNAL, a comma list).",

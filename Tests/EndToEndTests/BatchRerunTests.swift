@@ -40,7 +40,7 @@ extension EndToEnd {
                         "--from", "2026-11-20T06:00:00Z", "--to", "2026-11-20T12:00:00Z",
                     ])
                     #expect(int(partial["hours"]) == 6)
-                    let expectedCounted = truthB.plays.keys.reduce(0) { $0 + truthB.plays(of: $1, hours: rebuilt) }
+                    let expectedCounted = truthB.counted(hours: rebuilt)
                     #expect(int(partial["counted"]) == expectedCounted)
 
                     func expectedPlays(_ track: Int64, hour: Int64) -> Int {

@@ -51,7 +51,7 @@ extension EndToEnd {
 
                 let truth = try LogTruth(logs: logs)
                 let hourRange = lateHour..<(lateHour + 1)
-                #expect(int(again["counted"]) == truth.plays.keys.reduce(0) { $0 + truth.plays(of: $1, hours: hourRange) })
+                #expect(int(again["counted"]) == truth.counted(hours: hourRange))
                 #expect(int(again["duplicates"]) >= 1)
 
                 try await withServer(dataDirectory: data, scratch: scratch) { server in

@@ -50,7 +50,7 @@ struct SignalMixTests {
         return configuration
     }
 
-    @Test("the default share is 0, so that generated data stays plays-only until the stores count the other signals")
+    @Test("the library's default share is 0 (plays only, what the suites that count plays generate); the product's surfaces ask for the realistic mix")
     func defaultIsPlaysOnly() {
         #expect(GeneratorConfiguration.defaultSignalShare == 0)
         #expect(GeneratorConfiguration().signalShare == 0 && GeneratorConfiguration().signals == Set(Signal.allCases))

@@ -23,6 +23,13 @@ struct LogTruth {
     var signals: [Int64: [Int64: [String: Int]]] = [:]
     /// Distinct valid events of every type.
     var counted = 0
+    /// The same per hour index since epoch.
+    var countedByHour: [Int64: Int] = [:]
+
+    /// Distinct valid events of every type in the hours [from, to): what a batch over them counts.
+    func counted(hours: Range<Int64>) -> Int {
+        countedByHour.reduce(0) { hours.contains($1.key) ? $0 + $1.value : $0 }
+    }
     /// Distinct listener ids of the distinct plays: [track: [day index since epoch: listeners]].
     var listeners: [Int64: [Int64: Set<Int64>]] = [:]
     /// The same by hour: [track: [hour index since epoch: listeners]].
@@ -77,6 +84,7 @@ struct LogTruth {
             return
         }
         counted += 1
+        countedByHour[hour, default: 0] += 1
         let (signal, weight) = Self.signalAndWeight[event.type]!
         signals[event.trackID, default: [:]][hour, default: [:]][signal, default: 0] += weight
         guard event.type == "play" else { return }
