@@ -59,7 +59,7 @@ extension RunEndToEnd {
                 #expect(try tab.text("#total") == Self.grouped(expectedTop[0].plays))
                 #expect(expectedTop[0].plays >= 1_000, "the top track's plays need a thousands separator to test it")
                 // All time in days: from the first covered day to the end, one mark each.
-                let days = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.plays)") as? [Int] ?? []
+                let days = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.count)") as? [Int] ?? []
                 #expect(Int64(days.count) == (Self.endHour - TestDay.firstHour) / 24, "\(days.count) day marks")
                 #expect(try tab.text("#range-label") == "until \(Hours.text(Self.endHour).prefix(10)) 00:00 UTC")
                 #expect(days.first == expectedTop[0].plays && days.dropFirst().allSatisfy { $0 == 0 })
@@ -74,7 +74,7 @@ extension RunEndToEnd {
                 #expect(try tab.text("#batch-plays") == Self.grouped(truth.plays(of: track)))
                 #expect(try tab.text("#realtime-plays") == "0")
                 #expect(try tab.text("#freshness")?.hasPrefix("exact until 2026-11-21 00:00 UTC") == true)
-                let marks = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => [m.dataset.start, +m.dataset.plays, m.dataset.source])") as? [[Any]] ?? []
+                let marks = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => [m.dataset.start, +m.dataset.count, m.dataset.source])") as? [[Any]] ?? []
                 #expect(Int64(marks.count) == Self.endHour - TestDay.firstHour, "\(marks.count) hour marks")
                 var mismatches: [String] = []
                 for (index, mark) in marks.enumerated() {
@@ -116,6 +116,61 @@ extension RunEndToEnd {
                 #expect(activity.requests.count > 10)
                 #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
                 #expect(activity.errors.isEmpty, "\(activity.errors)")
+            }
+        }
+
+        @Test("a track's view shows every signal's exact net total, and each signal's timeline on its tab (in the fragment, negative buckets below zero), with its CSV")
+        func trackSignals() async throws {
+            try await Self.withServedLogs { server, truth, browser, _ in
+                let origin = "http://127.0.0.1:\(server.port)"
+                let tab = try browser.openTab(width: 1280, height: 900)
+                let all = Int64.min..<Int64.max
+                // The track with the most likes: the logs hold every type (the generator's mix).
+                let track = try #require(truth.signals.keys.max { truth.count("likes", of: $0, hours: all) < truth.count("likes", of: $1, hours: all) })
+                #expect(truth.count("likes", of: track, hours: all) >= 5, "the logs hold likes")
+                try tab.navigate("\(origin)/#track=\(track)&period=all&step=day&\(Self.end)")
+                try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(track)' && document.getElementById('sig-likes').textContent !== '—'",
+                                   "track \(track)'s signals")
+                #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
+                for signal in ["downloads", "likes", "reposts", "comments"] {
+                    #expect(try tab.text("#sig-\(signal)") == Self.grouped(truth.count(signal, of: track, hours: all)), "\(signal)")
+                }
+
+                // The likes tab: in the fragment, and the day marks are the net likes of each day.
+                _ = try tab.evaluate("document.querySelector('#signal-tabs button[data-signal=likes]').click()")
+                try await tab.wait(until: "location.hash === '#track=\(track)&period=all&step=day&signal=likes&\(Self.end)' && document.getElementById('timeline-title').textContent === 'Timeline of likes'",
+                                   "the likes tab")
+                let days = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.count)") as? [Int] ?? []
+                let expected = (0..<(Self.endHour - TestDay.firstHour) / 24).map { day in
+                    truth.count("likes", of: track, hours: TestDay.firstHour + 24 * day..<TestDay.firstHour + 24 * day + 24)
+                }
+                #expect(days == expected)
+                #expect(try tab.evaluate("document.querySelector('#signal-tabs button[data-signal=likes]').getAttribute('aria-pressed')") as? String == "true")
+                let href = try tab.evaluate("document.getElementById('timeline-csv').getAttribute('href')") as? String ?? ""
+                #expect(href.contains("&signal=likes") && href.hasSuffix("&format=csv"), "\(href)")
+                let csv = try CSVRecords.parse(try server.request(href).text)
+                #expect(csv.first == ["start", "likes", "source"] && csv.dropFirst().map { Int($0[1]) ?? .min } == expected)
+
+                // A track whose likes net negative in a day draws that bar below the zero line.
+                let negative = truth.signals.keys.sorted().first { candidate in
+                    (0..<3 as Range<Int64>).contains { day in
+                        truth.count("likes", of: candidate, hours: TestDay.firstHour + 24 * day..<TestDay.firstHour + 24 * day + 24) < 0
+                    }
+                }
+                if let negative {
+                    try tab.navigate("\(origin)/#track=\(negative)&period=all&step=day&signal=likes&\(Self.end)")
+                    try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(negative)' && [...document.querySelectorAll('#chart-marks rect.mark')].some(m => +m.dataset.count < 0)",
+                                       "a negative day of track \(negative)")
+                    let below = try tab.evaluate("""
+                        (() => { const marks = [...document.querySelectorAll('#chart-marks rect.mark')];
+                          const neg = marks.find(m => +m.dataset.count < 0), zero = marks.find(m => +m.dataset.count === 0) || neg;
+                          return +neg.getAttribute('y') >= +zero.getAttribute('y') - 0.01 })()
+                        """) as? Bool
+                    #expect(below == true, "the negative bar starts at the zero line and goes down")
+                }
+                let activity = try tab.activity()
+                #expect(activity.errors.isEmpty, "\(activity.errors)")
+                #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") })
             }
         }
 
@@ -163,7 +218,7 @@ extension RunEndToEnd {
                 #expect(try tab.text("#total") == Self.grouped(plays))
                 #expect(try tab.text("#listeners") == Self.grouped(listeners))
                 #expect(try tab.text("#listeners-note")?.hasPrefix("exact") == true)
-                let marks = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.plays)") as? [Int] ?? []
+                let marks = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.count)") as? [Int] ?? []
                 #expect(marks == week.map { truth.plays[track]?[$0] ?? 0 })
 
                 // Every table and series: a download link to the same answer as CSV, on this origin.

@@ -1,5 +1,5 @@
 // MARK: the timeline chart
-const chart = { sel: null, points: [], step: 'hour', x0: 0, bw: 1 };
+const chart = { sel: null, points: [], step: 'hour', x0: 0, bw: 1, signal: 'plays' };
 function tickStep(v) {
   const raw = Math.max(1, v / 4);
   const p = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -37,29 +37,40 @@ function drawTimeline() {
   const padL = 52, padR = 6, padT = 8, bandH = 5, axisH = 18;
   const plotH = H - padT - bandH - 3 - axisH;
   setAttrs(svg, { viewBox: `0 0 ${W} ${H}` });
-  let max = 0, total = 0, peak = -1;
-  for (let i = 0; i < points.length; i++) { total += points[i].plays; if (points[i].plays > max) { max = points[i].plays; peak = i; } }
-  const stepY = tickStep(max);
-  const top = Math.max(stepY, Math.ceil(max / stepY) * stepY);
+  // The answer names its signal (plays when it does not); each point's count is under that name.
+  // A net count can be negative: the scale then reaches below a zero line.
+  const signal = body.signal || 'plays';
+  const count = (p) => p[signal] || 0;
+  let max = 0, min = 0, total = 0, peak = -1;
+  for (let i = 0; i < points.length; i++) {
+    const v = count(points[i]);
+    total += v;
+    if (v > max) { max = v; peak = i; }
+    if (v < min) min = v;
+  }
+  const stepY = tickStep(Math.max(max, -min, max - min));
+  const top = max > 0 || min === 0 ? Math.max(stepY, Math.ceil(max / stepY) * stepY) : 0;
+  const bottom = min < 0 ? -Math.ceil(-min / stepY) * stepY : 0;
+  const yOf = (v) => padT + plotH - ((v - bottom) / (top - bottom)) * plotH;
   const n = points.length, bw = (W - padL - padR) / Math.max(1, n);
   const gap = bw >= 5 ? Math.min(2, bw * 0.18) : 0;
-  chart.points = points; chart.step = step; chart.x0 = padL; chart.bw = bw;
+  chart.points = points; chart.step = step; chart.x0 = padL; chart.bw = bw; chart.signal = signal;
 
   const grid = $('chart-grid');
   grid.replaceChildren();
   setAttrs(grid, { class: 'grid' });
-  for (let v = 0; v <= top; v += stepY) {
-    const y = padT + plotH - (v / top) * plotH;
+  for (let v = bottom; v <= top; v += stepY) {
+    const y = yOf(v);
     grid.appendChild(svgEl('line', { x1: padL, x2: W - padR, y1: y, y2: y }));
     grid.appendChild(svgEl('text', { x: padL - 6, y: y + 4, 'text-anchor': 'end' }, fmt(v)));
   }
   const marks = fit($('chart-marks'), n, () => svgEl('rect', {}));
   const band = fit($('chart-band'), n, () => svgEl('rect', {}));
   for (let i = 0; i < n; i++) {
-    const p = points[i], x = padL + i * bw, h = (p.plays / top) * plotH;
+    const p = points[i], x = padL + i * bw, v = count(p);
     const src = SOURCES[p.source] ? p.source : 'batch';
-    setAttrs(marks[i], { class: `mark m-${src}`, x: x + gap / 2, y: padT + plotH - h, width: Math.max(0.6, bw - gap), height: h,
-      'data-start': p.start, 'data-plays': p.plays, 'data-source': src });
+    setAttrs(marks[i], { class: `mark m-${src}`, x: x + gap / 2, y: yOf(Math.max(v, 0)), width: Math.max(0.6, bw - gap),
+      height: yOf(Math.min(v, 0)) - yOf(Math.max(v, 0)), 'data-start': p.start, 'data-count': v, 'data-source': src });
     setAttrs(band[i], { class: `b-${src}`, x, y: padT + plotH + 3, width: bw + 0.3, height: bandH });
   }
   const axis = $('chart-axis');
@@ -77,7 +88,9 @@ function drawTimeline() {
     }
   }
   const what = step === 'day' ? 'day' : 'hour';
-  setText($('timeline-note'), `${fmt(n)} ${what} buckets, ${fmt(total)} plays${forced ? ' · hourly steps hold at most 10,000 buckets, so days are shown' : ''}`);
+  setText($('timeline-note'), `${fmt(n)} ${what} buckets, ${fmt(total)} ${signal}${forced ? ' · hourly steps hold at most 10,000 buckets, so days are shown' : ''}`);
+  setText($('timeline-title'), signal === 'plays' ? 'Timeline' : `Timeline of ${signal}`);
+  setAttrs(svg, { 'aria-label': `${signal[0].toUpperCase() + signal.slice(1)} per bucket. Use the left and right arrow keys to read each bucket.` });
   chart.peak = peak;
   if (chart.sel !== null && chart.sel >= n) chart.sel = n ? n - 1 : null;
   showChartSelection();
@@ -88,16 +101,16 @@ function showChartSelection() {
   if (chart.sel === null || !points.length) {
     setAttrs(c, { width: 0, height: 0 });
     if (!points.length) { setText($('chart-readout'), 'No buckets in this period.'); return; }
-    const p = points[Math.max(0, chart.peak)];
-    setText($('chart-readout'), chart.peak >= 0 && p.plays > 0
-      ? `Busiest: ${bucketLabel(p.start, chart.step)} — ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}. Hover, or focus and use the arrow keys, for any bucket.`
-      : 'No plays in this period.');
+    const p = points[Math.max(0, chart.peak)], v = p[chart.signal] || 0;
+    setText($('chart-readout'), chart.peak >= 0 && v > 0
+      ? `Busiest: ${bucketLabel(p.start, chart.step)} — ${fmt(v)} ${chart.signal}, from ${SOURCES[p.source] || p.source}. Hover, or focus and use the arrow keys, for any bucket.`
+      : `No ${chart.signal} in this period.`);
     return;
   }
   const p = points[chart.sel];
   const svg = $('chart');
   setAttrs(c, { x: chart.x0 + chart.sel * chart.bw, y: 2, width: Math.max(1, chart.bw), height: Math.max(0, (svg.clientHeight || 240) - 20) });
-  setText($('chart-readout'), `${bucketLabel(p.start, chart.step)}: ${fmt(p.plays)} plays, from ${SOURCES[p.source] || p.source}`);
+  setText($('chart-readout'), `${bucketLabel(p.start, chart.step)}: ${fmt(p[chart.signal] || 0)} ${chart.signal}, from ${SOURCES[p.source] || p.source}`);
 }
 function pointerIndex(svg, e, x0, bw, n) {
   const box = svg.getBoundingClientRect();

@@ -11,6 +11,9 @@ const PERIODS = {
   'all': { label: 'all time', step: 'day' },
 };
 const DEFAULT_PERIOD = '28d';
+// The signals of SPEC §11, in the API's order; plays lead, the others are net counts (likes,
+// reposts and comments can be taken back, so a bucket may be negative).
+const SIGNALS = ['plays', 'downloads', 'likes', 'reposts', 'comments'];
 // The fragment's key before the periods was `range`: its values open the nearest period.
 const OLD_RANGES = { '48h': '7d', '7d': '7d', '30d': '28d', 'all': 'all' };
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
@@ -58,12 +61,14 @@ function parseHash() {
   const text = location.hash.replace(/^#/, '');
   if (!text.includes('=')) return null;
   const p = new URLSearchParams(text);
-  const s = { track: null, period: DEFAULT_PERIOD, step: null, end: null };
+  const s = { track: null, period: DEFAULT_PERIOD, step: null, end: null, signal: 'plays' };
   const t = p.get('track');
   if (t && /^[0-9]{1,16}$/.test(t) && +t >= 1 && +t <= MAX_ID) s.track = +t;
   const period = p.get('period'), range = p.get('range');
   if (period && has(PERIODS, period)) s.period = period;
   else if (!period && range && has(OLD_RANGES, range)) { s.period = OLD_RANGES[range]; s.old = true; }
+  const sg = p.get('signal');
+  if (SIGNALS.includes(sg)) s.signal = sg;
   const st = p.get('step');
   s.step = (st === 'hour' || st === 'day') ? st : PERIODS[s.period].step;
   // The period's end, an hour (2026-11-22T00:00:00Z): a view that names it shows the same
@@ -72,13 +77,27 @@ function parseHash() {
   if (isFinite(e) && e % HOUR === 0 && /Z$/.test(p.get('end'))) s.end = e;
   return s;
 }
-const hashOf = (s) => '#' + (s.track ? `track=${s.track}&` : '') + `period=${s.period}&step=${s.step}` + (s.end ? `&end=${isoHour(s.end)}` : '');
+const hashOf = (s) => '#' + (s.track ? `track=${s.track}&` : '') + `period=${s.period}&step=${s.step}`
+  + (s.signal && s.signal !== 'plays' ? `&signal=${s.signal}` : '') + (s.end ? `&end=${isoHour(s.end)}` : '');
 // A fragment with the old key opens its period and is written anew in place (no new history entry).
 function adopt(s) {
   if (s && s.old) { delete s.old; history.replaceState(null, '', hashOf(s)); }
   return s;
 }
-let state = adopt(parseHash()) || { track: null, period: DEFAULT_PERIOD, step: PERIODS[DEFAULT_PERIOD].step, end: null };
+let state = adopt(parseHash()) || { track: null, period: DEFAULT_PERIOD, step: PERIODS[DEFAULT_PERIOD].step, end: null, signal: 'plays' };
+
+// The timeline's signal tabs and the summary's figure of each signal but plays, made once from SIGNALS.
+for (const signal of SIGNALS) {
+  const b = document.createElement('button');
+  setAttrs(b, { type: 'button', 'data-signal': signal, 'aria-pressed': 'false' });
+  b.textContent = signal[0].toUpperCase() + signal.slice(1);
+  $('signal-tabs').appendChild(b);
+  if (signal === 'plays') continue;
+  const item = document.createElement('div');
+  item.className = 'sig';
+  item.innerHTML = `<dt>${signal}</dt><dd><span id="sig-${signal}" class="num">—</span> <span id="sig-${signal}-change" class="change"><span class="chg"></span><span></span></span></dd>`;
+  $('signal-figures').appendChild(item);
+}
 
 function setState(patch) {
   const next = Object.assign({}, state, patch);
@@ -99,6 +118,7 @@ window.addEventListener('hashchange', () => {
 function syncControls() {
   for (const b of $('periods').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.period === state.period });
   for (const b of $('steps').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.step === state.step });
+  for (const b of $('signal-tabs').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.signal === state.signal });
   const input = $('track-input');
   if (document.activeElement !== input) input.value = state.track ? String(state.track) : '';
   setText($('range-label'), rangeLabel());
@@ -115,6 +135,7 @@ function rangeLabel() {
 
 $('periods').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ period: b.dataset.period }); });
 $('steps').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ step: b.dataset.step }); });
+$('signal-tabs').addEventListener('click', (e) => { const b = e.target.closest('button'); if (b) setState({ signal: b.dataset.signal }); });
 $('now').addEventListener('click', () => setState({ end: null }));
 // To the latest plays: the period ends with their UTC day (or now, if that is today).
 $('latest-go').addEventListener('click', () => {
@@ -189,7 +210,7 @@ let timelineBody = null, heatBody = null, shownTrack = null, latestDay = null;
 // The previous period's totals, asked for when the track or the period changes (a period
 // up to now moves with every hour) and again every COMPARE_MS, not on every refresh.
 const COMPARE_MS = 60000;
-let previous = { key: '', at: 0, plays: null, listeners: null };
+let previous = { key: '', at: 0, counts: null, listeners: null };
 
 function refreshSoon() { clearTimeout(timer); timer = setTimeout(refresh, 0); }
 
@@ -244,24 +265,29 @@ async function update(gen) {
     const key = prev ? `${id} ${prev.from} ${prev.to}` : '';
     const ask = prev && (key !== previous.key || Date.now() - previous.at >= COMPARE_MS);
     const none = Promise.resolve(null);
-    const [plays, timeline, waveform, countries, clients, listeners, listenerDays, prevPlays, prevListeners] = await Promise.all([
-      get(`${base}/plays${q}`),
-      get(`${base}/timeline?${span(w.from, w.to)}&step=${step}`),
+    const signal = state.signal === 'plays' ? '' : `&signal=${state.signal}`;
+    const [counts, timeline, waveform, countries, clients, listeners, listenerDays, prevCounts, prevListeners] = await Promise.all([
+      get(`${base}/counts${q}`),
+      get(`${base}/timeline?${span(w.from, w.to)}&step=${step}${signal}`),
       get(`${base}/waveform${q}`),
       get(`${base}/breakdown?by=country${w.query ? '&' + w.query : ''}`),
       get(`${base}/breakdown?by=client${w.query ? '&' + w.query : ''}`),
       get(`${base}/listeners${q}`),
       get(`${base}/listeners/timeline?${span(daysFrom, w.to)}&step=day`),
-      ask ? get(`${base}/plays?${span(prev.from, prev.to)}`) : none,
+      ask ? get(`${base}/counts?${span(prev.from, prev.to)}`) : none,
       ask ? get(`${base}/listeners?${span(prev.from, prev.to)}`) : none,
     ]).then((rs) => rs.map((r) => r && track(r)));
     if (gen !== generation) return;
-    if (ask && !failed(prevPlays) && !failed(prevListeners)) {
-      previous = { key, at: Date.now(), plays: prevPlays.status === 200 ? prevPlays.body : null,
+    if (ask && !failed(prevCounts) && !failed(prevListeners)) {
+      previous = { key, at: Date.now(), counts: prevCounts.status === 200 ? totalsOf(prevCounts.body) : null,
         listeners: prevListeners.status === 200 ? prevListeners.body : null };
     }
     const before = prev && previous.key === key ? previous : null;
-    if (!failed(plays)) { renderSummary(id, plays); renderChange('total-change', plays, before && before.plays, 'plays'); }
+    if (!failed(counts)) {
+      renderSummary(id, counts);
+      const now = counts.status === 200 ? { status: 200, body: totalsOf(counts.body) } : counts;
+      for (const s of SIGNALS) renderChange(s === 'plays' ? 'total-change' : `sig-${s}-change`, now, before && before.counts, s);
+    }
     if (!failed(timeline)) { renderTimeline(timeline, step, forced); csvLink('timeline-csv', timeline); }
     if (!failed(waveform)) renderHeat(waveform);
     if (!failed(countries)) { renderBreakdown('countries', countries); csvLink('countries-csv', countries); }
@@ -276,11 +302,20 @@ async function update(gen) {
   setText($('updated'), lastGoodAt ? `Updated ${clockText(lastGoodAt)} · refreshes every ${REFRESH_MS / 1000} s` : 'Waiting for the reader…');
 }
 
+// A counts answer's totals by signal: { plays: 9, likes: -1, … }.
+function totalsOf(body) {
+  const totals = {};
+  for (const s of SIGNALS) totals[s] = body && body.counts && body.counts[s] ? body.counts[s].total : null;
+  return totals;
+}
+
 // MARK: the change against the previous period
 // "+12 %", "−3 %" or "±0 %": (now − before) / before, rounded half away from zero to a whole
 // percent; "new" when the previous period held none. An estimate on either side makes it "≈".
+// A net count that was negative (more unlikes than likes) has no percentage: the difference then.
 function changeFigure(now, before) {
   if (!before) return now ? 'new' : '';
+  if (before < 0) return now === before ? '±0' : (now > before ? '+' : '−') + fmt(Math.abs(now - before));
   const pct = (100 * (now - before)) / before, r = Math.round(Math.abs(pct));
   return (r === 0 ? '±' : pct > 0 ? '+' : '−') + fmt(r) + ' %';
 }
@@ -326,13 +361,14 @@ function renderSummary(id, r) {
     setText($('freshness'), (r.body && r.body.error && r.body.error.message) || `the reader answered ${r.status}`);
     return;
   }
-  const b = r.body;
-  setText($('total'), fmt(b.plays));
-  setText($('batch-plays'), fmt(b.batch_plays));
-  setText($('realtime-plays'), fmt(b.realtime_plays));
-  const sum = (b.batch_plays || 0) + (b.realtime_plays || 0);
-  $('split-batch').style.width = sum ? `${(100 * b.batch_plays) / sum}%` : '0';
-  $('split-realtime').style.width = sum ? `${(100 * b.realtime_plays) / sum}%` : '0';
+  const b = r.body, plays = b.counts.plays;
+  setText($('total'), fmt(plays.total));
+  setText($('batch-plays'), fmt(plays.batch));
+  setText($('realtime-plays'), fmt(plays.realtime));
+  const sum = (plays.batch || 0) + (plays.realtime || 0);
+  $('split-batch').style.width = sum ? `${(100 * plays.batch) / sum}%` : '0';
+  $('split-realtime').style.width = sum ? `${(100 * plays.realtime) / sum}%` : '0';
+  for (const s of SIGNALS.slice(1)) setText($(`sig-${s}`), fmt(b.counts[s].total));
   setText($('freshness'), freshnessText(b.freshness));
 }
 // The period holds no plays: never say "no plays" of a store that holds some (/v1/status
@@ -349,7 +385,7 @@ function renderEmpty() {
     setText($('latest-go'), `Show ${day}`);
   }
   $('latest').hidden = latestDay === null;
-  for (const id of ['total', 'batch-plays', 'realtime-plays']) setText($(id), '0');
+  for (const id of ['total', 'batch-plays', 'realtime-plays', ...SIGNALS.slice(1).map((s) => `sig-${s}`)]) setText($(id), '0');
   setText($('freshness'), lastStatus ? freshnessText(lastStatus.freshness) : '—');
   timelineBody = null; heatBody = null;
   fit($('chart-marks'), 0); fit($('chart-band'), 0);
@@ -359,6 +395,8 @@ function renderEmpty() {
   for (const which of ['countries', 'clients']) fit($(which + '-list'), 0);
   setText($('listeners'), '0'); setText($('listeners-note'), '');
   fit($('listeners-list'), 0); setText($('listeners-days-note'), '');
-  for (const id of ['total-change', 'listeners-change']) { const el = $(id); setText(el.firstChild, ''); setText(el.lastChild, ''); }
+  for (const id of ['total-change', 'listeners-change', ...SIGNALS.slice(1).map((s) => `sig-${s}-change`)]) {
+    const el = $(id); setText(el.firstChild, ''); setText(el.lastChild, '');
+  }
   for (const id of ['timeline-csv', 'countries-csv', 'clients-csv', 'listeners-csv']) csvLink(id, null);
 }
