@@ -200,33 +200,66 @@ struct IngestBenchmark {
                 }
                 try producer.send(topic: "plays-without-listeners", key: key, value: bare)
             }
-
-            var ratios: [Double] = []
-            for round in 1...Self.rounds {
-                var rates: [String: Double] = [:]
-                for topic in round % 2 == 1 ? ["plays", "plays-without-listeners"] : ["plays-without-listeners", "plays"] {
-                    let location = StoreLocation(directory: directory.appendingPathComponent("round-\(round)-\(topic)").path)
-                    let run = try await Self.ingest(cluster, into: .sqlite(location), group: "bench-\(topic)-\(round)", topic: topic)
-                    rates[topic] = Double(Self.events) / run.duration.timeInterval
-                    print("round \(round): \(topic): \(Self.events) events into committed counts in \(run.duration): \(Int(rates[topic]!)) events/s; last flush \(run.lastFlush)")
-                }
+            try await Self.compare(cluster, "plays", over: "plays-without-listeners", in: directory, what: "ingest with / without listener sketches",
+                                   target: "≥ 0.9") { round in
                 let listeners = try Self.listenerTotal(StoreLocation(directory: directory.appendingPathComponent("round-\(round)-plays").path))
                 #expect(listeners > 0)
-                ratios.append(rates["plays"]! / rates["plays-without-listeners"]!)
-                print("round \(round): ingest with listener sketches / without: \(String(format: "%.2f", ratios.last!))")
             }
-            print("ingest with / without listener sketches over \(ratios.count) rounds: median \(String(format: "%.2f", ratios.sorted()[ratios.count / 2])), "
-                  + "range \(String(format: "%.2f", ratios.min()!))–\(String(format: "%.2f", ratios.max()!)) (target ≥ 0.9)")
         }
+    }
+
+    @Test("ingest into committed counts on SQLite of the full signal mix (97 % naming a creator, 9 % other signals) versus as many plays-only events")
+    func ingestOfTheFullMix() async throws {
+        try await withTemporaryDirectory { directory in
+            let cluster = try Fixtures.cluster(topic: "plays-only", partitions: Self.partitions)
+            try cluster.createTopic("full-mix", partitions: Self.partitions)
+            // Today's plays: no creator_id, no other type.
+            try Self.produceEvents(to: cluster, configure: { $0.signalShare = 0; $0.creators = 0 }) { producer, key, line in
+                try producer.send(topic: "plays-only", key: key, value: line)
+            }
+            try Self.produceEvents(to: cluster, configure: { $0.signalShare = SignalMix.realisticShare }) { producer, key, line in
+                try producer.send(topic: "full-mix", key: key, value: line)
+            }
+            try await Self.compare(cluster, "full-mix", over: "plays-only", in: directory, what: "ingest of the full mix / plays only",
+                                   target: "≥ 0.8") { round in
+                let location = StoreLocation(directory: directory.appendingPathComponent("round-\(round)-full-mix").path)
+                let likes = try Database(path: location.realtimePath, mode: .readOnly)
+                    .makeStatement("SELECT count(*) FROM realtime_counts WHERE likes <> 0").singleInt64() ?? 0
+                #expect(likes > 0, "the other signals were counted")
+            }
+        }
+    }
+
+    /// Ingests `first`'s and `second`'s events into fresh SQLite stores (`round-N-<topic>` under
+    /// `directory`), alternating which goes first every round, and prints each round's rates and
+    /// the ratio first ÷ second, then their median and range; `check` looks at each round's stores.
+    static func compare(_ cluster: KafkaMockCluster, _ first: String, over second: String, in directory: URL, what: String,
+                        target: String, check: (Int) throws -> Void) async throws {
+        var ratios: [Double] = []
+        for round in 1...Self.rounds {
+            var rates: [String: Double] = [:]
+            for topic in round % 2 == 1 ? [first, second] : [second, first] {
+                let location = StoreLocation(directory: directory.appendingPathComponent("round-\(round)-\(topic)").path)
+                let run = try await Self.ingest(cluster, into: .sqlite(location), group: "bench-\(topic)-\(round)", topic: topic)
+                rates[topic] = Double(Self.events) / run.duration.timeInterval
+                print("round \(round): \(topic): \(Self.events) events into committed counts in \(run.duration): \(Int(rates[topic]!)) events/s; last flush \(run.lastFlush)")
+            }
+            try check(round)
+            ratios.append(rates[first]! / rates[second]!)
+            print("round \(round): \(what): \(String(format: "%.2f", ratios.last!))")
+        }
+        print("\(what) over \(ratios.count) rounds: median \(String(format: "%.2f", ratios.sorted()[ratios.count / 2])), "
+              + "range \(String(format: "%.2f", ratios.min()!))–\(String(format: "%.2f", ratios.max()!)) (target \(target))")
     }
 
     /// Produces `events` synthetic events through `send` (given the producer, a distinct key per
     /// event and the line) and waits until all `copies` × `events` messages are delivered.
-    static func produceEvents(to cluster: KafkaMockCluster, copies: Int = 1,
+    static func produceEvents(to cluster: KafkaMockCluster, copies: Int = 1, configure: (inout GeneratorConfiguration) -> Void = { _ in },
                               _ send: (KafkaProducer, [UInt8], [UInt8]) throws -> Void) throws {
         var configuration = GeneratorConfiguration()
         configuration.events = Self.events
         configuration.start = Hour(epochSeconds: 1_795_000_000)
+        configure(&configuration)
         var synthesizer = EventSynthesizer(configuration: configuration)
         let producer = try Fixtures.producer(cluster)
         var line: [UInt8] = []
