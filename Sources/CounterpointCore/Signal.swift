@@ -11,7 +11,10 @@ public enum EventType: UInt8, Sendable, CaseIterable, Hashable {
     case play, download, like, unlike, repost, unrepost, comment, commentDeleted
 
     /// The `type` string of the event format.
-    public var name: String {
+    public var name: String { nameBytes.description }
+
+    /// The same as static bytes, for writers that copy it without a `String` (the generator).
+    public var nameBytes: StaticString {
         switch self {
         case .play: "play"
         case .download: "download"

@@ -197,23 +197,8 @@ public struct EventSynthesizer {
                               durationMilliseconds: hasDuration ? waveform.durationMilliseconds : nil)
     }
 
-    /// `EventType.name` of each type, by raw value, as static bytes.
-    private static let typeNames: [StaticString] = {
-        let names = EventType.allCases.map { type -> StaticString in
-            switch type {
-            case .play: "play"
-            case .download: "download"
-            case .like: "like"
-            case .unlike: "unlike"
-            case .repost: "repost"
-            case .unrepost: "unrepost"
-            case .comment: "comment"
-            case .commentDeleted: "comment_deleted"
-            }
-        }
-        precondition(EventType.allCases.allSatisfy { names[Int($0.rawValue)].description == $0.name })
-        return names
-    }()
+    /// `EventType.nameBytes` of each type, by raw value.
+    private static let typeNames: [StaticString] = EventType.allCases.map(\.nameBytes)
 
     /// 45% ios, 40% android, 15% web, in twentieths.
     private static let clients: [StaticString] =

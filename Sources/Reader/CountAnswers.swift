@@ -57,11 +57,14 @@ struct CountAnswers {
     func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.signalStepParameters)
         let format = try ListFormat(values, accept: accept)
-        let signal = try values.signal()
+        // An answer names its signal when the request did; without `signal` it is the plays'
+        // timeline, byte for byte as before the other signals.
+        let named = try values.signal()
+        let signal = named ?? .plays
         let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
         let (points, freshness) = try store.read { try $0.timeline(track: trackID, in: range, step: step, signal: signal) }
-        return timelineAnswer(trackID, format, signal.rawValue, signal: signal, step: step, range: range, points: points,
+        return timelineAnswer(trackID, format, signal.rawValue, signal: named, step: step, range: range, points: points,
                               columns: Self.timelineColumns[signal.ordinal], freshness: freshness)
     }
 
@@ -155,13 +158,15 @@ struct CountAnswers {
     func top(_ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.rankingParameters)
         let format = try ListFormat(values, accept: accept)
-        let signal = try values.signal()
+        let named = try values.signal()
+        let signal = named ?? .plays
         let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
         let range = try values.hourRange()
         // Ranked from the same snapshots as every other answer: a batch commit or a flush
         // shows in the next ranking, at most the snapshot age later.
         let (tracks, freshness) = try store.read { try $0.top(in: range, limit: limit, signal: signal) }
-        return trackList(tracks, format, signal: signal, filename: "top-tracks-\(signal.rawValue)-\(fileNameRange(range))", freshness)
+        return trackList(tracks, format, signal: named, columnsOf: signal, filename: "top-tracks-\(signal.rawValue)-\(fileNameRange(range))",
+                         freshness)
     }
 
     /// Every signal's merged total of a track with its split (SPEC §11): `{"track_id":…,
@@ -218,13 +223,14 @@ struct CountAnswers {
         ]
     }
 
-    static var trackPlaysColumns: [Column<TrackPlays>] { trackColumns[Signal.plays.ordinal] }
+    static let trackPlaysColumns = trackColumns[Signal.plays.ordinal]
 
     /// `{"signal":…,"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers
-    /// (`signal` in rankings), or its tracks as CSV.
-    private func trackList(_ tracks: [TrackPlays], _ format: ListFormat, signal: Signal? = nil, filename: @autoclosure () -> String,
-                           _ freshness: Freshness) -> HTTPResponse {
-        let columns = Self.trackColumns[(signal ?? .plays).ordinal]
+    /// (`signal` in a ranking the request named one for), or its tracks as CSV; the tracks'
+    /// members are named after `columnsOf`.
+    private func trackList(_ tracks: [TrackPlays], _ format: ListFormat, signal: Signal? = nil, columnsOf: Signal = .plays,
+                           filename: @autoclosure () -> String, _ freshness: Freshness) -> HTTPResponse {
+        let columns = Self.trackColumns[columnsOf.ordinal]
         return listResponse(format, rows: tracks, columns: columns, filename: filename()) { json in
             json.beginObject()
             if let signal { json.key("signal"); json.value(signal.rawValue) }

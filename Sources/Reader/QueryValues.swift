@@ -36,9 +36,10 @@ struct QueryValues {
     static let rankingParameters: Set<String> = ["from", "to", "limit", "format", "signal"]
     static let breakdownParameters: Set<String> = ["by", "from", "to", "format"]
 
-    /// `signal` (SPEC §11): one of `Signal`'s names, `plays` when absent.
-    func signal() throws(APIError) -> Signal {
-        guard let text = self["signal"] else { return .plays }
+    /// `signal` (SPEC §11): one of `Signal`'s names; nil when absent (plays, answered as
+    /// before the other signals: without naming the signal).
+    func signal() throws(APIError) -> Signal? {
+        guard let text = self["signal"] else { return nil }
         guard let signal = Signal(named: text) else {
             throw APIError.badRequest("invalid_signal", "'signal' must be one of "
                 + Signal.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ", not '\(Self.printable(text))'")

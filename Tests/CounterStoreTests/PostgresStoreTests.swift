@@ -136,7 +136,17 @@ final class Counter: Sendable {
 
 @Suite("SQLite to PostgreSQL copy", .onTestThreads)
 struct StoreCopyTests {
-    @Test("a copied store answers every query as the SQLite store did, and consumption resumes from its offsets")
+    /// The other signals of a row, from its key: likes that net −1, 0 or +1, a repost every
+    /// other hour, comments on some tracks.
+    static func otherSignals(_ track: Int64, _ hour: Int64, plays: Int64) -> SignalCounts {
+        var counts = SignalCounts(plays: plays)
+        counts.likes = track % 3 - 1
+        counts.reposts = hour % 2
+        counts.comments = track % 5 == 0 ? 2 : 0
+        return counts
+    }
+
+    @Test("a copied store answers every query as the SQLite store did, every signal too, and consumption resumes from its offsets")
     func copyAnswersAlike() throws {
         /// `plays` plays of `track` in hour `offset`, with positions, clients and countries (some missing).
         func plays(_ track: Int64, _ offset: Int64, _ plays: Int64) -> [(track: Int64, hour: Int64, play: DimensionStoreTests.Play)] {
@@ -151,7 +161,8 @@ struct StoreCopyTests {
             let (increments, dimensions) = DimensionStoreTests.rows((1...Int64(40)).flatMap { track in
                 (0..<Int64(60)).flatMap { plays(track, $0, track % 5 + 1) }
             })
-            #expect(try realtime.apply(increments: increments, dimensions: dimensions, progress: [
+            let withSignals = increments.map { CountRow(trackID: $0.trackID, hour: $0.hour, counts: Self.otherSignals($0.trackID, $0.hour.index, plays: $0.plays)) }
+            #expect(try realtime.apply(increments: withSignals, dimensions: dimensions, progress: [
                 PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 77, highWatermark: 90),
             ], flushedAt: 4_000) == .committed)
             let batch = try SQLiteBatchStore(location: location)
@@ -161,7 +172,7 @@ struct StoreCopyTests {
             try batch.replace(range: hours(0, 30), run: batchRun(hours(0, 30), rows: rows.count)) { writer in
                 let byKey = Dictionary(uniqueKeysWithValues: blobs.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
                 for row in rows {
-                    try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays,
+                    try writer.write(trackID: row.trackID, hour: row.hour, counts: Self.otherSignals(row.trackID, row.hour.index + 1, plays: row.plays),
                                      dimensions: byKey["\(row.trackID)/\(row.hour.index)"] ?? [])
                 }
             }
@@ -181,6 +192,18 @@ struct StoreCopyTests {
                 #expect(try copy.top(in: range, limit: 10) == source.top(in: range, limit: 10))
             }
             #expect(try copy.timeline(track: 7, in: hours(0, 72), step: .day) == source.timeline(track: 7, in: hours(0, 72), step: .day))
+            for range in [HourRange.allTime, hours(10, 40), hours(29, 31)] {
+                for track in [2, 5, 10, 40] as [Int64] {
+                    let counts = try copy.counts(track: track, in: range)
+                    #expect(counts == (try source.counts(track: track, in: range)), "track \(track), \(range)")
+                    #expect(range != .allTime || counts.total.likes != 0 || track % 3 == 1, "the signals were copied")
+                }
+                for signal in [Signal.likes, .reposts, .comments] {
+                    #expect(try copy.top(in: range, limit: 10, signal: signal) == source.top(in: range, limit: 10, signal: signal))
+                    #expect(try copy.timeline(track: 5, in: hours(0, 72), step: .hour, signal: signal)
+                        == source.timeline(track: 5, in: hours(0, 72), step: .hour, signal: signal))
+                }
+            }
             #expect(try copy.freshness() == source.freshness())
             // Waveforms and breakdowns: the blobs of both layers and the rebuilt rollups.
             for track in [1, 4, 7, 40, 41] as [Int64] {

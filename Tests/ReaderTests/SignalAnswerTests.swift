@@ -43,7 +43,7 @@ struct SignalAnswerTests {
     }
 
     struct SignalTimeline: Decodable {
-        var signal: String
+        var signal: String?
         var points: [[String: StringOrNumber]]
     }
 
@@ -101,14 +101,17 @@ struct SignalAnswerTests {
             let days = try reader.json("/v1/tracks/6/timeline?from=\(time(0))&to=\(time(48))&step=day&signal=reposts",
                                        as: SignalTimeline.self)
             #expect(days.points.map { $0["reposts"] } == [.number(0), .number(5)])
-            // Without `signal`, the timeline of plays as before.
+            // Without `signal`, the timeline of plays as before (not naming a signal); with
+            // `signal=plays`, the same points, the signal named.
             let plays = try reader.json("/v1/tracks/6/timeline?\(range)", as: SignalTimeline.self)
-            #expect(plays.signal == "plays" && plays.points.map { $0["plays"] } == [.number(4), .number(0)])
+            #expect(plays.signal == nil && plays.points.map { $0["plays"] } == [.number(4), .number(0)])
+            let named = try reader.json("/v1/tracks/6/timeline?\(range)&signal=plays", as: SignalTimeline.self)
+            #expect(named.signal == "plays" && named.points == plays.points)
         }
     }
 
     struct RankingAnswer: Decodable {
-        var signal: String
+        var signal: String?
         var tracks: [[String: Int64]]
     }
 
@@ -123,10 +126,11 @@ struct SignalAnswerTests {
             let comments = try reader.get("/v1/top?signal=comments&format=csv")
             #expect(comments.text == "track_id,comments,batch_comments,realtime_comments\r\n6,3,2,1\r\n")
             #expect(comments.header("Content-Disposition") == #"attachment; filename="top-tracks-comments-all-time.csv""#)
-            // Plays as before, now naming the signal. (This data's batch run over [−24, 10) holds
-            // track 6 alone, so track 1 has its 13 uncovered realtime plays and track 4 its 8.)
+            // Plays as before, naming no signal unless asked. (This data's batch run over [−24, 10)
+            // holds track 6 alone, so track 1 has its 13 uncovered realtime plays and track 4 its 8.)
             let plays = try reader.json("/v1/top?limit=2", as: RankingAnswer.self)
-            #expect(plays.signal == "plays" && plays.tracks.map { $0["track_id"] } == [1, 4])
+            #expect(plays.signal == nil && plays.tracks.map { $0["track_id"] } == [1, 4])
+            #expect(try reader.json("/v1/top?limit=2&signal=plays", as: RankingAnswer.self).signal == "plays")
             #expect(plays.tracks.map { $0["plays"] } == [13, 8])
         }
     }
