@@ -102,7 +102,7 @@ struct GroupProcessor {
 /// The rows of one unit, each list in (track, hour) order: the plays, and the dimension counts
 /// and listener sketches of the keys that have them, their blobs back to back (no array per row).
 struct UnitRows: Sendable {
-    var rows: [CountRow] = []
+    var rows = CountRowList()
     var dimensions = EncodedRows()
     /// Each row's value is the plays that carried a listener.
     var listeners = EncodedRows()

@@ -88,7 +88,7 @@ public struct HourCounts: Sendable, Sequence {
     /// store's index wants its rows in) or by hour then track (the realtime store's). A plain
     /// loop inside this module, so callers elsewhere do not pay for an unspecialized generic
     /// iterator per key.
-    public func sortedElements(_ order: KeyOrder = .trackThenHour) -> [Element] {
+    public func sortedElements(_ order: KeyOrder = .trackThenHour) -> CountRowList {
         var occupied: [Slot] = []
         occupied.reserveCapacity(count)
         slots.withUnsafeBufferPointer { slots in
@@ -98,7 +98,10 @@ public struct HourCounts: Sendable, Sequence {
         // Plays alone: one key per (track, hour), already in either order once sorted.
         guard hasOtherSignals else {
             TrackHourSort.sort(&occupied, buffer: &buffer, order: order)
-            return occupied.map { Element(trackID: $0.trackID, hour: Hour(index: $0.hour >> Self.signalBits), plays: $0.count) }
+            var rows = CountRowList()
+            rows.reserveCapacity(occupied.count)
+            for slot in occupied { rows.append(Element(trackID: slot.trackID, hour: Hour(index: slot.hour >> Self.signalBits), plays: slot.count)) }
+            return rows
         }
         // Sorted by (track, hour, signal), a key's signals are neighbours.
         TrackHourSort.sort(&occupied, buffer: &buffer, order: .trackThenHour)
@@ -119,7 +122,10 @@ public struct HourCounts: Sendable, Sequence {
             var mergedBuffer: [Merged] = []
             TrackHourSort.sort(&merged, buffer: &mergedBuffer, order: .hourThenTrack)
         }
-        return merged.map { Element(trackID: $0.trackID, hour: Hour(index: $0.hour), counts: $0.counts) }
+        var rows = CountRowList()
+        rows.reserveCapacity(merged.count)
+        for key in merged { rows.append(Element(trackID: key.trackID, hour: Hour(index: key.hour), counts: key.counts)) }
+        return rows
     }
 
     /// The (track, hour)s in no particular order.

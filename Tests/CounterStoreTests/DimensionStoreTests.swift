@@ -55,7 +55,7 @@ struct DimensionStoreTests {
                            PlayDimensions(waveformBucket: play.bucket, client: play.client.flatMap(DimensionValue.init),
                                           country: play.country.flatMap(DimensionValue.init)))
         }
-        return (counts.sortedElements(), dimensions.rows())
+        return (Array(counts.sortedElements()), dimensions.rows())
     }
 
     /// What the answers must say about `plays`, worked out without the encoding.

@@ -40,7 +40,7 @@ struct ListenerStoreTests {
             counts.add(trackID: play.track, hour: Hour(index: play.hour))
             listeners.add(trackID: play.track, hour: Hour(index: play.hour), listenerID: play.listener)
         }
-        return (counts.sortedElements(), listeners.rows())
+        return (Array(counts.sortedElements()), listeners.rows())
     }
 
     /// Writes `plays` through a batch writer, in two halves so that rows of one (track, hour)

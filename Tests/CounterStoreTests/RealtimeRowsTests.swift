@@ -137,7 +137,7 @@ struct RealtimeRowsTests {
         listeners.encodeRows(.hourThenTrack, into: &sketches)
         let increments = [CountRow(trackID: 2, hour: Hour(index: 10), plays: 1), CountRow(trackID: 2, hour: Hour(index: 10), plays: 4),
                           CountRow(trackID: 9, hour: Hour(index: 11), plays: 0)]
-        let rows = try Self.contents(CounterRows.realtime(sorted: increments, dimensions: encoded, listeners: sketches))
+        let rows = try Self.contents(CounterRows.realtime(sorted: CountRowList(increments), dimensions: encoded, listeners: sketches))
 
         #expect(rows.map { [$0.hour, $0.track, $0.plays, $0.listenerPlays] } == [[10, 2, 5, 0], [10, 3, 0, 0], [10, 4, 0, 1], [11, 9, 0, 0]])
         #expect(DimensionEncoding.decode(rows[1].dimensions)?.waveform[5] == 1)

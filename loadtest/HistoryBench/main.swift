@@ -59,7 +59,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
             counts.add(trackID: track, hour: hour)
             listeners.add(trackID: track, hour: hour, listenerID: Int64(random.next(below: listenerPopulation)))
         }
-        return (counts.sortedElements(), listeners.rows())
+        return (Array(counts.sortedElements()), listeners.rows())
     }
     var day = firstHour
     while day < batchEnd {

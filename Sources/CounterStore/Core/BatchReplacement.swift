@@ -130,16 +130,23 @@ final class BatchRowSink<D: StoreDialect> {
 }
 
 /// Rows in arrival order with their blobs back to back (plain values sort and move without
-/// reference counting), until `sorted` orders and sums them.
+/// reference counting), until `sorted` orders and sums them. A row's signals other than plays
+/// wait in a list of their own, so rows of plays alone keep the size they had before there
+/// were other signals (a buffer holds a million rows).
 struct RowBuffer {
     private struct Entry {
-        var row: CountRow
+        var trackID: Int64
+        var hour: Int64
+        var plays: Int64
+        /// The row's other signals in `others`; −1 when it has none.
+        var others: Int
         var listenerPlays: Int64
         var dimensions: Range<Int>
         var listeners: Range<Int>
     }
 
     private var entries: [Entry] = []
+    private var others: [SignalCounts] = []
     private var arena: [UInt8] = []
 
     var count: Int { entries.count }
@@ -152,19 +159,24 @@ struct RowBuffer {
         arena.append(contentsOf: dimensions)
         let listenerStart = arena.count
         arena.append(contentsOf: listeners)
-        entries.append(Entry(row: row, listenerPlays: listenerPlays, dimensions: dimensionStart..<listenerStart,
-                             listeners: listenerStart..<arena.count))
+        var rest = row.counts
+        rest.plays = 0
+        if !rest.isZero { others.append(rest) }
+        entries.append(Entry(trackID: row.trackID, hour: row.hour.index, plays: row.plays, others: rest.isZero ? -1 : others.count - 1,
+                             listenerPlays: listenerPlays, dimensions: dimensionStart..<listenerStart, listeners: listenerStart..<arena.count))
     }
 
     /// The rows sorted by (track, hour) and summed per key, times `sign`, as rows of `table`
     /// (keyed (track, hour)).
     mutating func sorted(into table: CounterTable, sign: Int64) throws -> CounterRows {
-        entries.sort { CountRow.byTrackThenHour($0.row, $1.row) }
+        entries.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
         var rows = CounterRows(table)
         rows.reserveCapacity(entries.count)
         try arena.withUnsafeBytes { arena in
             for entry in entries {
-                try rows.append(entry.row.trackID, entry.row.hour.index, counts: entry.row.counts,
+                var counts = entry.others < 0 ? SignalCounts() : others[entry.others]
+                counts.plays = entry.plays
+                try rows.append(entry.trackID, entry.hour, counts: counts,
                                 dimensions: UnsafeRawBufferPointer(rebasing: arena[entry.dimensions]),
                                 listenerPlays: entry.listenerPlays, listeners: UnsafeRawBufferPointer(rebasing: arena[entry.listeners]),
                                 sign: sign)
@@ -175,6 +187,7 @@ struct RowBuffer {
 
     mutating func removeAll() {
         entries.removeAll(keepingCapacity: true)
+        others.removeAll()
         arena.removeAll(keepingCapacity: true)
     }
 }

@@ -17,7 +17,7 @@ public struct CounterRows: Sendable {
     let replacesListeners: Bool
     private(set) var firstKeys: [Int64] = []
     private(set) var secondKeys: [Int64] = []
-    private(set) var counts: [SignalCounts] = []
+    private(set) var counts = SignalColumns()
     private(set) var listenerPlays: [Int64] = []
     private(set) var dimensions = BlobColumn(.dimensions)
     private(set) var listeners = BlobColumn(.listeners)
@@ -67,7 +67,7 @@ public struct CounterRows: Sendable {
                          listenerPlays rowListenerPlays: Int64 = 0, listeners sketch: UnsafeRawBufferPointer = noBlob,
                          sign: Int64 = 1) throws {
         if let last = firstKeys.indices.last, firstKeys[last] == first, secondKeys[last] == second {
-            counts[last].add(rowCounts, sign: sign)
+            counts.addToLast(rowCounts, sign: sign)
             listenerPlays[last] += sign * rowListenerPlays
             guard try dimensions.mergeIntoLast(blob, sign: sign) else {
                 throw CounterStoreError.malformedDimensions(trackID: trackID(last))
@@ -96,7 +96,7 @@ public struct CounterRows: Sendable {
     mutating func removeAll() {
         firstKeys.removeAll(keepingCapacity: true)
         secondKeys.removeAll(keepingCapacity: true)
-        counts.removeAll(keepingCapacity: true)
+        counts.removeAll()
         listenerPlays.removeAll(keepingCapacity: true)
         dimensions.removeAll()
         listeners.removeAll()

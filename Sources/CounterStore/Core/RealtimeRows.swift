@@ -14,7 +14,7 @@ extension CounterRows {
         for row in listeners.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
             sketches.append(trackID: row.trackID, hour: row.hour.index, value: row.listenerPlays, blob: row.encoded)
         }
-        return try realtime(sorted: increments.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) },
+        return try realtime(sorted: CountRowList(increments.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }),
                             dimensions: dimensionBlobs, listeners: sketches)
     }
 
@@ -24,7 +24,7 @@ extension CounterRows {
     /// key's plays and blobs go into its row as they are, with no blob merge and no array per
     /// row (the realtime consumer's flush). A key repeated within a source merges into its row
     /// as `append` does.
-    public static func realtime(sorted increments: [CountRow], dimensions: EncodedRows, listeners: EncodedRows) throws -> CounterRows {
+    public static func realtime(sorted increments: CountRowList, dimensions: EncodedRows, listeners: EncodedRows) throws -> CounterRows {
         var rows = CounterRows(Catalogue.realtime)
         rows.reserveCapacity(increments.count)
         var (next, nextDimensions, nextListeners) = (0, 0, 0)

@@ -44,7 +44,7 @@ struct PostgresCounterWrite {
     private var table: CounterTable { counters.table }
     private var firstKeys: [Int64] { counters.firstKeys }
     private var secondKeys: [Int64] { counters.secondKeys }
-    private var counts: [SignalCounts] { counters.counts }
+    private var counts: SignalColumns { counters.counts }
     private var listenerPlays: [Int64] { counters.listenerPlays }
 
     /// Adds the rows to their table (see the type's comment), inside the caller's transaction.
