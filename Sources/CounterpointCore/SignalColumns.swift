@@ -11,6 +11,13 @@ public struct SignalColumns: Sendable {
 
     public var count: Int { plays.count }
 
+    /// Whether any row holds a signal other than plays (a writer of plays alone can leave those
+    /// columns to their default of 0).
+    public var hasOtherSignals: Bool { !others.isEmpty }
+
+    /// The plays of `row`, without composing its other signals.
+    public func plays(of row: Int) -> Int64 { plays[row] }
+
     public subscript(row: Int) -> SignalCounts {
         var counts = others.isEmpty ? SignalCounts() : others[row]
         counts.plays = plays[row]

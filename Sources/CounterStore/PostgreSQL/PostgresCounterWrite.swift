@@ -97,15 +97,23 @@ struct PostgresCounterWrite {
     private func copyInto(_ rows: [Int]) throws {
         guard !rows.isEmpty else { return }
         let (first, second) = table.keys
-        let sql = "COPY \(table.name) (\(first), \(second), \(Statements.valueColumns)) FROM STDIN (FORMAT binary)"
+        // Rows of plays alone leave the other signals' columns to their default, 0.
+        let signals = counts.hasOtherSignals ? Signal.allCases : [.plays]
+        let values = (signals.map(\.rawValue) + ["dimensions", "listener_plays", "listeners"]).joined(separator: ", ")
+        let sql = "COPY \(table.name) (\(first), \(second), \(values)) FROM STDIN (FORMAT binary)"
         try counters.dimensions.withBlobs { dimensions in
             try counters.listeners.withBlobs { listeners in
                 _ = try db.copyIn(sql) { copy in
                     for row in rows {
-                        try copy.startRow(fields: 5 + Signal.allCases.count)
+                        try copy.startRow(fields: 5 + signals.count)
                         copy.append(bigint: firstKeys[row])
                         copy.append(bigint: secondKeys[row])
-                        for signal in Signal.allCases { copy.append(bigint: counts[row][signal]) }
+                        if signals.count == 1 {
+                            copy.append(bigint: counts.plays(of: row))
+                        } else {
+                            let rowCounts = counts[row]
+                            for signal in signals { copy.append(bigint: rowCounts[signal]) }
+                        }
                         copy.append(bytea: Self.nullIfEmpty(dimensions(row)))
                         copy.append(bigint: listenerPlays[row])
                         copy.append(bytea: Self.nullIfEmpty(listeners(row)))

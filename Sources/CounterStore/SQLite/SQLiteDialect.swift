@@ -64,7 +64,9 @@ final class SQLiteDialect: StoreDialect {
         }
         let listenersUpdate = rows.replacesListeners ? "excluded.listeners" : merged(.listeners)
         // Every table of both layers keeps every signal and the payloads in columns of one row.
-        let signals = Catalogue.signalColumns
+        // Rows of plays alone leave the other signals' columns to their default, 0, unbound.
+        let others = rows.counts.hasOtherSignals
+        let signals = others ? Catalogue.signalColumns : [Signal.plays.rawValue]
         let columns = [first, second] + signals + ["dimensions", "listener_plays", "listeners"]
         let sums = (signals + ["listener_plays"]).map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")
         let upsert = try GroupedUpsert(db, columns: columns.count) { values in
@@ -80,9 +82,13 @@ final class SQLiteDialect: StoreDialect {
                 try upsert.write(rows.indices.lazy.filter { rows.hasContent($0) }) { statement, row, at in
                     try statement.bind(rows.firstKeys[row], at: at)
                     try statement.bind(rows.secondKeys[row], at: at + 1)
-                    let counts = rows.counts[row]
-                    for (offset, signal) in Signal.allCases.enumerated() {
-                        try statement.bind(counts[signal], at: at + 2 + offset)
+                    if others {
+                        let counts = rows.counts[row]
+                        for (offset, signal) in Signal.allCases.enumerated() {
+                            try statement.bind(counts[signal], at: at + 2 + offset)
+                        }
+                    } else {
+                        try statement.bind(rows.counts.plays(of: row), at: at + 2)
                     }
                     try Self.bind(blob(row), statement, at: at + payloadColumn)
                     try statement.bind(rows.listenerPlays[row], at: at + payloadColumn + 1)
