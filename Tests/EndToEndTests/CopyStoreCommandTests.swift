@@ -39,7 +39,8 @@ struct CopyStoreCommandTests {
             #expect(!before.1[4].contains(#""listeners":0"#), "\(before.1[4])")
 
             let copy = try await runCounterpointJSON(["copy-store", "--data-dir", data.path, "--store", store, "--json"], scratch: scratch)
-            let coveredRows = exact.plays.values.reduce(0) { $0 + $1.filter { covered.contains($0.key) && $0.value > 0 }.count }
+            // A batch row is a (track, hour) with any signal not 0 (the logs hold every type).
+            let coveredRows = exact.signals.values.reduce(0) { $0 + $1.filter { covered.contains($0.key) && $0.value.values.contains { $0 != 0 } }.count }
             #expect(int(copy["batch_rows"]) == coveredRows)
 
             let server = try await Server.start(dataDirectory: scratch.appendingPathComponent("unused"), scratch: scratch,
