@@ -15,9 +15,7 @@ import EventLogs
 struct GroupProcessor {
     private var filter: EventFilter
     private var seen: SeenEvents
-    private var counts: HourCounts
-    private var dimensions: DimensionCounts
-    private var listeners: ListenerCounts
+    private var tables: EventTables
 
     /// - Parameters:
     ///   - target: the hours being rebuilt; valid events of other hours are only counted
@@ -26,9 +24,7 @@ struct GroupProcessor {
     init(target: Coverage, expectedEventsPerUnit: Int) {
         filter = EventFilter(target: target)
         seen = SeenEvents(minimumCapacity: expectedEventsPerUnit)
-        counts = HourCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 4))
-        dimensions = DimensionCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
-        listeners = ListenerCounts(minimumCapacity: max(1024, expectedEventsPerUnit / 2))
+        tables = EventTables(keys: max(1024, expectedEventsPerUnit / 4), plays: max(1024, expectedEventsPerUnit / 2))
     }
 
     /// What this processor has counted so far, over all its units.
@@ -57,7 +53,7 @@ struct GroupProcessor {
     mutating func absorb(_ records: HourRecords, hour: Hour) throws {
         try records.forEachRecord(of: hour) { trackID, type, eventID, playDimensions in
             if seen.insert(eventID, in: hour) {
-                count(trackID: trackID, hour: hour, type: type, playDimensions)
+                tables.add(trackID: trackID, hour: hour, type: type, playDimensions)
             } else {
                 filter.tally.duplicates += 1
             }
@@ -67,12 +63,10 @@ struct GroupProcessor {
     /// Hands over the rows of the unit just processed, in key order, and forgets its event
     /// ids; the tables keep their memory for the next unit.
     mutating func finishUnit() -> UnitRows {
-        var unit = UnitRows(rows: counts.sortedElements())
-        dimensions.encodeRows(.trackThenHour, into: &unit.dimensions)
-        listeners.encodeRows(.trackThenHour, into: &unit.listeners)
-        counts.removeAll()
-        dimensions.removeAll()
-        listeners.removeAll()
+        var unit = UnitRows(rows: tables.counts.sortedElements())
+        tables.dimensions.encodeRows(.trackThenHour, into: &unit.dimensions)
+        tables.listeners.encodeRows(.trackThenHour, into: &unit.listeners)
+        tables.removeAll()
         seen.removeAll()
         return unit
     }
@@ -83,20 +77,12 @@ struct GroupProcessor {
         guard let event = filter.admit(line, dimensions: &playDimensions, path: path, lineNumber: lineNumber) else { return }
         let hour = event.hour
         if seen.insert(event.eventID, in: hour) {
-            count(trackID: event.trackID, hour: hour, type: event.type, playDimensions)
+            tables.add(trackID: event.trackID, hour: hour, type: event.type, playDimensions)
         } else {
             filter.tally.duplicates += 1
         }
     }
 
-    /// Counts one new event: its weight in its signal, and a play's dimensions and listener.
-    @inline(__always)
-    private mutating func count(trackID: Int64, hour: Hour, type: EventType, _ playDimensions: PlayDimensions) {
-        counts.add(trackID: trackID, hour: hour, signal: type.signal, weight: type.weight)
-        guard type == .play else { return }
-        dimensions.add(trackID: trackID, hour: hour, playDimensions)
-        listeners.add(trackID: trackID, hour: hour, listenerID: playDimensions.listenerID)
-    }
 }
 
 /// The rows of one unit, each list in (track, hour) order: the plays, and the dimension counts

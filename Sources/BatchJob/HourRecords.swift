@@ -5,7 +5,8 @@ import Foundation
 /// compact records — track id (8 bytes), id length (1 byte), the `event_id`'s bytes, then the
 /// play's dimensions (waveform bucket, client, country: a byte each for "absent" or a length,
 /// then the value's bytes), then a byte of the event's type (`EventType.rawValue << 1`) and
-/// whether a listener id (8 bytes) follows (bit 0) — until the hour's unit de-duplicates and counts them. A 26-character ULID takes 35 bytes instead
+/// whether a listener id (8 bytes) follows (bit 0) — until the hour's unit de-duplicates and
+/// counts them. A 26-character ULID takes 35 bytes instead
 /// of the ~200 of its JSON line, and the full id is kept (not a hash of it), so that
 /// de-duplication stays exact.
 ///

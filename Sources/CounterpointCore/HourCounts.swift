@@ -128,7 +128,7 @@ public struct HourCounts: Sendable, Sequence {
         return rows
     }
 
-    /// The (track, hour)s in no particular order.
+    /// The (track, hour)s, in (track, hour) order (`sortedElements`).
     public func makeIterator() -> some IteratorProtocol<Element> {
         sortedElements().makeIterator()
     }

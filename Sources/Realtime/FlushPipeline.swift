@@ -103,7 +103,7 @@ struct FlushPipeline {
             // never pass for a failed flush whose counts would be read again.
             let compacted = compact && !failed
                 ? Result { try store.compactCoveredHours(maxRows: maxCompactedRows) } : nil
-            let plays = handOff.tables.counts.totalPlays
+            let plays = handOff.tables.events.counts.totalPlays
             handOff.tables.removeAll()
             let settled = Settled(progress: progress, outcome: outcome, storedOffsets: stored, rows: rowCount,
                                   plays: plays, duration: duration, flushedAt: flushedAt, compactedRows: compacted)

@@ -112,10 +112,10 @@ enum Catalogue {
             buckets = Signal.allCases.map { signal in
                 Catalogue.batchTables.map { table in
                     "SELECT \(table.keys.second), \(signal.rawValue) FROM \(table.name) WHERE \(condition(table, 0))"
-                        + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0")
+                        + Catalogue.holding(signal)
                 }
             }
-            let sums = Catalogue.signalColumns.map { "CAST(coalesce(sum(\($0)), 0) AS bigint)" }.joined(separator: ", ")
+            let sums = Catalogue.signalSums
             countsBySlots = masks.map { mask in
                 let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
                     let table = Catalogue.batch(level)
@@ -171,10 +171,9 @@ extension Catalogue {
             let (hour, track) = (table.keys.first, table.keys.second)
             let condition = "\(track) = \(p(1)) AND \(hour) >= \(p(2)) AND \(hour) < \(p(3))"
             hours = Signal.allCases.map { signal in
-                "SELECT \(hour), \(signal.rawValue) FROM \(table.name) WHERE \(condition)" + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0")
+                "SELECT \(hour), \(signal.rawValue) FROM \(table.name) WHERE \(condition)" + Catalogue.holding(signal)
             }
-            counts = "SELECT " + Catalogue.signalColumns.map { "CAST(coalesce(sum(\($0)), 0) AS bigint)" }.joined(separator: ", ")
-                + " FROM \(table.name) WHERE \(condition)"
+            counts = "SELECT \(Catalogue.signalSums) FROM \(table.name) WHERE \(condition)"
             dimensions = "SELECT dimensions FROM \(table.name) WHERE \(condition) AND dimensions IS NOT NULL"
             listeners = "SELECT \(hour), listener_plays, listeners FROM \(table.name) WHERE \(condition) AND listeners IS NOT NULL"
         }
@@ -222,6 +221,13 @@ extension Catalogue {
     /// True of a row whose every signal is 0.
     static let allSignalsZero = signalColumns.map { "\($0) = 0" }.joined(separator: " AND ")
 
+    /// Every signal's sum over the rows selected, as bigints (0 over none), in `signalColumns`' order.
+    static let signalSums = signalColumns.map { "CAST(coalesce(sum(\($0)), 0) AS bigint)" }.joined(separator: ", ")
+
+    /// A condition to append that keeps the rows holding `signal`: none for plays, whose rows
+    /// are every row; ` AND likes <> 0` for another.
+    static func holding(_ signal: Signal) -> String { signal == .plays ? "" : " AND \(signal.rawValue) <> 0" }
+
     /// The count columns of `signals` added to `tables` (a migration; plays came with the tables).
     static func addSignalColumns(_ signals: [Signal], to tables: [CounterTable], _ types: ColumnTypes) -> String {
         tables.flatMap { table in
@@ -259,6 +265,7 @@ extension Catalogue {
         }.joined(separator: "\n")
     }
 
-    /// The signals that came after plays, added by one migration of each schema.
-    static let signalsOfSchema7: [Signal] = [.downloads, .likes, .reposts, .comments]
+    /// The signals that came after plays, added by one migration of each schema (SQLite's 7th of
+    /// both files, PostgreSQL's 6th).
+    static let signalsAfterPlays: [Signal] = [.downloads, .likes, .reposts, .comments]
 }

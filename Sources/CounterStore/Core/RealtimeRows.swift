@@ -3,7 +3,8 @@ import CounterpointCore
 extension CounterRows {
     /// A flush's increments (every signal), dimension counts and listener sketches as the realtime
     /// table's rows: checked by the one validity rule, summed and merged per (hour, track), in the
-    /// key order every writer locks and sweeps them in; increments of 0 and empty blobs are left out. Throws `malformedListeners` for a sketch that does not decode.
+    /// key order every writer locks and sweeps them in; increments of 0 and empty blobs are left
+    /// out. Throws `malformedListeners` for a sketch that does not decode.
     public static func realtime(_ increments: some Collection<CountRow>, dimensions: [DimensionRow] = [],
                                 listeners: [SketchRow] = []) throws -> CounterRows {
         var dimensionBlobs = EncodedRows()

@@ -285,7 +285,7 @@ extension PostgresLayers {
     /// Per signal: (track, Σ count) of the realtime rows in [$1, $2) that hold it, by track.
     static let realtimeRowsSQL = Signal.allCases.map { signal in
         "SELECT track_id, sum(\(signal.rawValue))::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2"
-            + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0") + " GROUP BY track_id ORDER BY track_id"
+            + Catalogue.holding(signal) + " GROUP BY track_id ORDER BY track_id"
     }
     static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "$\($0)" })
 

@@ -113,8 +113,8 @@ enum PostgresSchema {
         """,
         // Every signal of SPEC §11 beside plays, a column each in the same rows (a constant-time
         // ALTER), and the batch tables' partial ranked indexes (docs/creators-and-signals.md).
-        Catalogue.addSignalColumns(Catalogue.signalsOfSchema7, to: [Catalogue.realtime] + Catalogue.batchTables, types) + "\n"
-            + Catalogue.rankedIndexes(Catalogue.signalsOfSchema7),
+        Catalogue.addSignalColumns(Catalogue.signalsAfterPlays, to: [Catalogue.realtime] + Catalogue.batchTables, types) + "\n"
+            + Catalogue.rankedIndexes(Catalogue.signalsAfterPlays),
     ]
 
     static var version: Int { migrations.count }

@@ -253,7 +253,7 @@ extension SQLiteLayers {
     /// Per signal: (track, count) of the realtime rows in [1, 2) that hold it, in key order.
     static let realtimeRowsSQL = Signal.allCases.map { signal in
         "SELECT track_id, \(signal.rawValue) FROM realtime_counts WHERE hour >= ?1 AND hour < ?2"
-            + (signal == .plays ? "" : " AND \(signal.rawValue) <> 0") + " ORDER BY hour, track_id"
+            + Catalogue.holding(signal) + " ORDER BY hour, track_id"
     }
     static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "?\($0)" })
 }

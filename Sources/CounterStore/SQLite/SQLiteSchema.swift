@@ -121,7 +121,7 @@ extension SQLiteSchema {
         ALTER TABLE last_flush ADD COLUMN stamped INTEGER NOT NULL DEFAULT 0;
         """,
         // Every signal of SPEC §11 beside plays, a column each in the same rows (docs/creators-and-signals.md).
-        Catalogue.addSignalColumns(Catalogue.signalsOfSchema7, to: [Catalogue.realtime], types),
+        Catalogue.addSignalColumns(Catalogue.signalsAfterPlays, to: [Catalogue.realtime], types),
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
@@ -217,8 +217,8 @@ extension SQLiteSchema {
         """,
         // Every signal of SPEC §11 beside plays, a column each in the same rows, and its partial
         // ranked index (docs/creators-and-signals.md).
-        Catalogue.addSignalColumns(Catalogue.signalsOfSchema7, to: Catalogue.batchTables, types) + "\n"
-            + Catalogue.rankedIndexes(Catalogue.signalsOfSchema7),
+        Catalogue.addSignalColumns(Catalogue.signalsAfterPlays, to: Catalogue.batchTables, types) + "\n"
+            + Catalogue.rankedIndexes(Catalogue.signalsAfterPlays),
     ])
 }
 

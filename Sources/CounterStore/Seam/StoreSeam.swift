@@ -189,7 +189,7 @@ public protocol LayerReads: AnyObject {
     func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws
     /// Every signal's realtime sum of `track` over `gaps`.
     func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts
-    /// Every realtime row in `gap` (that holds `signal`): (track, count of `signal`), several per track, in runs of strictly
+    /// Every realtime row in `gap` that holds `signal`: (track, its count), several per track, in runs of strictly
     /// ascending track ids (a run ends where the next id is not larger: on SQLite one run per
     /// hour, on PostgreSQL one run of per-track sums). The realtime layer holds only the
     /// uncovered window, so this reads what has not been batched yet, never history.
