@@ -133,7 +133,7 @@ public enum BatchJob {
                 while let result = try results.receive() {
                     if let tally = result.tally { tallies.append(tally) }
                     try result.unit.write(to: writer) { tracks.insert($0) }
-                    rows += result.unit.rows.count
+                    rows += result.unit.trackRows
                 }
                 logger.debug("batch rows written", metadata: [
                     "batch.seconds": "\((ContinuousClock.now - started).seconds)", "batch.rows": "\(rows)",

@@ -51,9 +51,9 @@ struct GroupProcessor {
     /// Adds the records an `UnpartitionedPass` kept for `hour` (already validated and in the
     /// target), de-duplicated with the unit's other events.
     mutating func absorb(_ records: HourRecords, hour: Hour) throws {
-        try records.forEachRecord(of: hour) { trackID, type, eventID, playDimensions in
+        try records.forEachRecord(of: hour) { trackID, creatorID, type, eventID, playDimensions in
             if seen.insert(eventID, in: hour) {
-                tables.add(trackID: trackID, hour: hour, type: type, playDimensions)
+                tables.add(trackID: trackID, creatorID: creatorID, hour: hour, type: type, playDimensions)
             } else {
                 filter.tally.duplicates += 1
             }
@@ -63,9 +63,15 @@ struct GroupProcessor {
     /// Hands over the rows of the unit just processed, in key order, and forgets its event
     /// ids; the tables keep their memory for the next unit.
     mutating func finishUnit() -> UnitRows {
-        var unit = UnitRows(rows: tables.counts.sortedElements())
-        tables.dimensions.encodeRows(.trackThenHour, into: &unit.dimensions)
-        tables.listeners.encodeRows(.trackThenHour, into: &unit.listeners)
+        var unit = UnitRows()
+        for kind in SubjectKind.allCases {
+            unit.parts.append(tables.withTables(of: kind) { tables in
+                var part = SubjectRows(kind: kind, rows: tables.counts.sortedElements())
+                tables.dimensions.encodeRows(.trackThenHour, into: &part.dimensions)
+                tables.listeners.encodeRows(.trackThenHour, into: &part.listeners)
+                return part
+            })
+        }
         tables.removeAll()
         seen.removeAll()
         return unit
@@ -77,7 +83,7 @@ struct GroupProcessor {
         guard let event = filter.admit(line, dimensions: &playDimensions, path: path, lineNumber: lineNumber) else { return }
         let hour = event.hour
         if seen.insert(event.eventID, in: hour) {
-            tables.add(trackID: event.trackID, hour: hour, type: event.type, playDimensions)
+            tables.add(trackID: event.trackID, creatorID: event.creatorID, hour: hour, type: event.type, playDimensions)
         } else {
             filter.tally.duplicates += 1
         }
@@ -85,16 +91,33 @@ struct GroupProcessor {
 
 }
 
-/// The rows of one unit, each list in (track, hour) order: the plays, and the dimension counts
-/// and listener sketches of the keys that have them, their blobs back to back (no array per row).
+/// The rows of one unit: a part per subject kind.
 struct UnitRows: Sendable {
+    var parts: [SubjectRows] = []
+
+    /// The (track, hour) rows (a run's `rows`).
+    var trackRows: Int { parts.first { $0.kind == .track }?.rows.count ?? 0 }
+
+    /// Writes every part's rows, calling `wrote` with each track row's track.
+    func write(to writer: BatchRowWriter, wrote: (Int64) -> Void) throws {
+        for part in parts {
+            try part.write(to: writer) { if part.kind == .track { wrote($0) } }
+        }
+    }
+}
+
+/// The rows of one kind's subjects in one unit, each list in (id, hour) order: every signal, and
+/// the dimension counts and listener sketches of the keys that have them, their blobs back to
+/// back (no array per row).
+struct SubjectRows: Sendable {
+    var kind: SubjectKind
     var rows = CountRowList()
     var dimensions = EncodedRows()
     /// Each row's value is the plays that carried a listener.
     var listeners = EncodedRows()
 
     /// Writes every row with its payloads (a key without dimension counts or listeners has no
-    /// entry in that list), lending the blobs, calling `wrote` with each row's track.
+    /// entry in that list), lending the blobs, calling `wrote` with each row's id.
     func write(to writer: BatchRowWriter, wrote: (Int64) -> Void) throws {
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         var nextDimensions = 0, nextListeners = 0
@@ -113,7 +136,7 @@ struct UnitRows: Sendable {
                         (listenerPlays, listenerSketch) = (listeners.values[nextListeners], sketch(nextListeners))
                         nextListeners += 1
                     }
-                    try writer.write(trackID: row.trackID, hour: row.hour, counts: row.counts, borrowingDimensions: encoded,
+                    try writer.write(Subject(kind, row.trackID), hour: row.hour, counts: row.counts, borrowingDimensions: encoded,
                                      listenerPlays: listenerPlays, borrowingListeners: listenerSketch)
                     wrote(row.trackID)
                 }

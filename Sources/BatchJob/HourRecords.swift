@@ -44,7 +44,8 @@ struct HourRecords: Sendable {
     }
 
     @inline(__always)
-    mutating func append(trackID: Int64, type: EventType, eventID: EventID, hour: Hour, dimensions: PlayDimensions) throws {
+    mutating func append(trackID: Int64, creatorID: Int64, type: EventType, eventID: EventID, hour: Hour,
+                         dimensions: PlayDimensions) throws {
         if hour != lastHour {
             if let index = indexOfHour[hour] {
                 lastIndex = index
@@ -58,7 +59,8 @@ struct HourRecords: Sendable {
             lastHour = hour
         }
         // One access to the hour's buffer for the whole record, not one per field.
-        let size = Self.appendRecord(to: &buffers[lastIndex], trackID: trackID, type: type, eventID: eventID, dimensions: dimensions)
+        let size = Self.appendRecord(to: &buffers[lastIndex], trackID: trackID, creatorID: creatorID, type: type, eventID: eventID,
+                                     dimensions: dimensions)
         sizes[lastIndex] += size
         buffered += size
         if buffered > budget { try spill() }
@@ -66,7 +68,7 @@ struct HourRecords: Sendable {
 
     /// Appends one record to `buffer`; returns its size in bytes.
     @inline(__always)
-    private static func appendRecord(to buffer: inout [UInt8], trackID: Int64, type: EventType, eventID: EventID,
+    private static func appendRecord(to buffer: inout [UInt8], trackID: Int64, creatorID: Int64, type: EventType, eventID: EventID,
                                      dimensions: PlayDimensions) -> Int {
         let before = buffer.count
         withUnsafeBytes(of: trackID.littleEndian) { buffer.append(contentsOf: $0) }
@@ -75,12 +77,9 @@ struct HourRecords: Sendable {
         buffer.append(dimensions.waveformBucket.map { UInt8($0) } ?? absent)
         appendValue(dimensions.client, to: &buffer)
         appendValue(dimensions.country, to: &buffer)
-        if let listenerID = dimensions.listenerID {
-            buffer.append(type.rawValue << 1 | 1)
-            withUnsafeBytes(of: listenerID.littleEndian) { buffer.append(contentsOf: $0) }
-        } else {
-            buffer.append(type.rawValue << 1)
-        }
+        buffer.append(type.rawValue << 2 | (creatorID != 0 ? 2 : 0) | (dimensions.listenerID != nil ? 1 : 0))
+        if creatorID != 0 { withUnsafeBytes(of: creatorID.littleEndian) { buffer.append(contentsOf: $0) } }
+        if let listenerID = dimensions.listenerID { withUnsafeBytes(of: listenerID.littleEndian) { buffer.append(contentsOf: $0) } }
         return buffer.count - before
     }
 
@@ -117,9 +116,9 @@ struct HourRecords: Sendable {
     /// Marks an absent bucket or value (buckets are 0…99, values at most 32 bytes).
     private static let absent: UInt8 = 0xFF
 
-    /// Calls `body` with the track id, type, `event_id` and dimensions of every record of `hour`,
-    /// spilled ones first.
-    func forEachRecord(of hour: Hour, _ body: (Int64, EventType, EventID, PlayDimensions) -> Void) throws {
+    /// Calls `body` with the track id, creator id (0: none), type, `event_id` and dimensions of every
+    /// record of `hour`, spilled ones first.
+    func forEachRecord(of hour: Hour, _ body: (Int64, Int64, EventType, EventID, PlayDimensions) -> Void) throws {
         if spilledHours.contains(hour) {
             let data = try Data(contentsOf: URL(fileURLWithPath: spillPath(hour)))
             data.withUnsafeBytes { Self.decode($0, body) }
@@ -129,7 +128,7 @@ struct HourRecords: Sendable {
         }
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (Int64, EventType, EventID, PlayDimensions) -> Void) {
+    private static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (Int64, Int64, EventType, EventID, PlayDimensions) -> Void) {
         // Only whole records of valid values were written; a torn spill file cannot happen
         // within one run.
         var offset = 0
@@ -144,12 +143,17 @@ struct HourRecords: Sendable {
             dimensions.client = readValue(bytes, &offset)
             dimensions.country = readValue(bytes, &offset)
             let flags = bytes[offset]
-            if flags & 1 != 0 {
-                dimensions.listenerID = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: Int64.self))
+            offset += 1
+            var creatorID: Int64 = 0
+            if flags & 2 != 0 {
+                creatorID = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
                 offset += 8
             }
-            offset += 1
-            if let id, let type = EventType(rawValue: flags >> 1) { body(trackID, type, id, dimensions) }
+            if flags & 1 != 0 {
+                dimensions.listenerID = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+                offset += 8
+            }
+            if let id, let type = EventType(rawValue: flags >> 2) { body(trackID, creatorID, type, id, dimensions) }
         }
     }
 

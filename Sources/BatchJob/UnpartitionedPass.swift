@@ -94,7 +94,7 @@ private struct RecordParser {
             defer { lineNumber += 1 }
             var dimensions = PlayDimensions()
             guard let event = filter.admit(line, dimensions: &dimensions, path: path, lineNumber: lineNumber) else { return }
-            try records.append(trackID: event.trackID, type: event.type, eventID: event.eventID, hour: event.hour, dimensions: dimensions)
+            try records.append(trackID: event.trackID, creatorID: event.creatorID, type: event.type, eventID: event.eventID, hour: event.hour, dimensions: dimensions)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CounterpointCore
 import Runtime
 
 /// An error answer of the v1 API: an HTTP status and a stable machine-readable code, plus
@@ -22,8 +23,10 @@ public struct APIError: Error, Equatable, Sendable {
         APIError(status: 503, code: "store_unavailable", message: "the counter store cannot be read right now: \(detail)")
     }
 
-    static let invalidTrackID = APIError.badRequest(
-        "invalid_track_id", "track id must be an integer between 1 and 9007199254740991")
+    /// `invalid_track_id`, `invalid_creator_id`: a path's `{id}` that is not one.
+    static func invalidID(_ kind: SubjectKind) -> APIError {
+        .badRequest("invalid_\(kind.idField)", "\(kind) id must be an integer between 1 and 9007199254740991")
+    }
 
     var body: [UInt8] {
         var json = JSONWriter(capacity: 64 + message.utf8.count)

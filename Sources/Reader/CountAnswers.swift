@@ -19,23 +19,23 @@ struct CountAnswers {
 
     var clock: WallClock
 
-    /// nil: answered in the request's next round (`StoreSlot.plays(track:in:round:receivedAt:)`).
-    func trackPlays(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, round: Int,
-                    receivedAt: ContinuousClock.Instant) throws -> [UInt8]? {
+    /// nil: answered in the request's next round (`StoreSlot.plays(_:in:round:receivedAt:)`).
+    func plays(_ subject: Subject, _ query: [(name: String, value: String)], store: StoreSlot, round: Int,
+               receivedAt: ContinuousClock.Instant) throws -> [UInt8]? {
         let range = try rangeOnly(query)
-        guard let (plays, freshness) = try store.plays(track: trackID, in: range, round: round, receivedAt: receivedAt) else { return nil }
-        return trackAnswer(trackID, freshness: freshness) { writeCounts(plays, into: &$0) }
+        guard let (plays, freshness) = try store.plays(subject, in: range, round: round, receivedAt: receivedAt) else { return nil }
+        return subjectAnswer(subject, freshness: freshness) { writeCounts(plays, into: &$0) }
     }
 
-    /// One track's answer over `from`/`to`: `read` in one snapshot, then an object of the
-    /// track id, what `write` adds and the freshness of that snapshot.
-    func rangeAnswer<Answer>(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot, capacity: Int = 256,
+    /// One subject's answer over `from`/`to`: `read` in one snapshot, then an object of the
+    /// subject's id, what `write` adds and the freshness of that snapshot.
+    func rangeAnswer<Answer>(_ subject: Subject, _ query: [(name: String, value: String)], store: StoreSlot, capacity: Int = 256,
                              read: (CounterReader, HourRange) throws -> Answer,
                              write: (Answer, inout JSONWriter) -> Void) throws -> [UInt8] {
         let range = try rangeOnly(query)
         // Freshness is the one the answer was read with, from the same snapshots.
         let (answer, freshness) = try store.read { try read($0, range) }
-        return trackAnswer(trackID, capacity: capacity, freshness: freshness) { write(answer, &$0) }
+        return subjectAnswer(subject, capacity: capacity, freshness: freshness) { write(answer, &$0) }
     }
 
     /// The range of a query that may have `from` and `to` and nothing else.
@@ -43,18 +43,18 @@ struct CountAnswers {
         try QueryValues(query, allowed: QueryValues.rangeParameters).hourRange()
     }
 
-    /// `{"track_id":…, what `write` adds, "freshness":{…}}`.
-    func trackAnswer(_ trackID: Int64, capacity: Int = 256, freshness: Freshness, _ write: (inout JSONWriter) -> Void) -> [UInt8] {
+    /// `{"track_id":…, what `write` adds, "freshness":{…}}` (`creator_id` for a creator).
+    func subjectAnswer(_ subject: Subject, capacity: Int = 256, freshness: Freshness, _ write: (inout JSONWriter) -> Void) -> [UInt8] {
         var json = JSONWriter(capacity: capacity)
         json.beginObject()
-        json.key("track_id"); json.value(trackID)
+        json.id(subject)
         write(&json)
         writeFreshness(freshness, into: &json)
         json.endObject()
         return json.bytes
     }
 
-    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
+    func timeline(_ subject: Subject, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.signalStepParameters)
         let format = try ListFormat(values, accept: accept)
         // An answer names its signal when the request did; without `signal` it is the plays'
@@ -63,8 +63,8 @@ struct CountAnswers {
         let signal = named ?? .plays
         let step = try timelineStep(values)
         let range = try timelineRange(values, step: step)
-        let (points, freshness) = try store.read { try $0.timeline(track: trackID, in: range, step: step, signal: signal) }
-        return timelineAnswer(trackID, format, signal.rawValue, signal: named, step: step, range: range, points: points,
+        let (points, freshness) = try store.read { try $0.timeline(subject, in: range, step: step, signal: signal) }
+        return timelineAnswer(subject, format, signal.rawValue, signal: named, step: step, range: range, points: points,
                               columns: Self.timelineColumns[signal.ordinal], freshness: freshness)
     }
 
@@ -78,14 +78,14 @@ struct CountAnswers {
     }
 
     /// `{"track_id":…,"signal":…,"step":…,"from":…,"to":…,"points":[…],"freshness":{…}}`, the
-    /// shape of every timeline answer (`signal` for a signal's timeline only), or its points as
-    /// CSV (`track-1-plays-by-hour-<range>.csv`).
-    func timelineAnswer<Point>(_ trackID: Int64, _ format: ListFormat, _ what: String, signal: Signal? = nil, step: TimelineStep,
+    /// shape of every timeline answer (`creator_id` for a creator; `signal` for a signal's
+    /// timeline only), or its points as CSV (`track-1-plays-by-hour-<range>.csv`).
+    func timelineAnswer<Point>(_ subject: Subject, _ format: ListFormat, _ what: String, signal: Signal? = nil, step: TimelineStep,
                                range: HourRange, points: [Point], columns: [Column<Point>], freshness: Freshness) -> HTTPResponse {
         listResponse(format, rows: points, columns: columns,
-                     filename: "track-\(trackID)-\(what)-by-\(step.rawValue)-\(fileNameRange(range))") { json in
+                     filename: "\(subject.kind)-\(subject.id)-\(what)-by-\(step.rawValue)-\(fileNameRange(range))") { json in
             json.beginObject()
-            json.key("track_id"); json.value(trackID)
+            json.id(subject)
             if let signal { json.key("signal"); json.value(signal.rawValue) }
             json.key("step"); json.value(step.rawValue)
             json.key("from"); json.value(range.lower)
@@ -152,10 +152,11 @@ struct CountAnswers {
         }
         let range = try values.hourRange()
         let (answers, freshness) = try store.read { try $0.plays(tracks: trackIDs, in: range) }
-        return trackList(answers, format, filename: "tracks-plays-\(fileNameRange(range))", freshness)
+        return subjectList(.track, answers, format, filename: "tracks-plays-\(fileNameRange(range))", freshness)
     }
 
-    func top(_ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
+    /// `/v1/top` (tracks) and `/v1/creators/top` (creators).
+    func top(_ kind: SubjectKind, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.rankingParameters)
         let format = try ListFormat(values, accept: accept)
         let named = try values.signal()
@@ -164,23 +165,24 @@ struct CountAnswers {
         let range = try values.hourRange()
         // Ranked from the same snapshots as every other answer: a batch commit or a flush
         // shows in the next ranking, at most the snapshot age later.
-        let (tracks, freshness) = try store.read { try $0.top(in: range, limit: limit, signal: signal) }
-        return trackList(tracks, format, signal: named, columnsOf: signal, filename: "top-tracks-\(signal.rawValue)-\(fileNameRange(range))",
-                         freshness)
+        let (ranked, freshness) = try store.read { try $0.top(kind, in: range, limit: limit, signal: signal) }
+        return subjectList(kind, ranked, format, signal: named, columnsOf: signal,
+                           filename: "top-\(kind.plural)-\(signal.rawValue)-\(fileNameRange(range))", freshness)
     }
 
-    /// Every signal's merged total of a track with its split (SPEC §11): `{"track_id":…,
+    /// Every signal's merged total of a subject with its split (SPEC §11): `{"track_id":…,
     /// "counts":{"plays":{"total":…,"batch":…,"realtime":…},…},"freshness":{…}}`, or as CSV one
-    /// row per signal (`track-1-counts-<range>.csv`).
-    func trackCounts(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
+    /// row per signal (`track-1-counts-<range>.csv`); `creator_id` for a creator.
+    func counts(_ subject: Subject, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.listRangeParameters)
         let format = try ListFormat(values, accept: accept)
         let range = try values.hourRange()
-        let (counts, freshness) = try store.read { try $0.counts(track: trackID, in: range) }
+        let (counts, freshness) = try store.read { try $0.counts(subject, in: range) }
         let rows = Signal.allCases.map { SignalRow(signal: $0, counts: counts) }
-        return listResponse(format, rows: rows, columns: Self.countsColumns, filename: "track-\(trackID)-counts-\(fileNameRange(range))") { json in
+        return listResponse(format, rows: rows, columns: Self.countsColumns,
+                            filename: "\(subject.kind)-\(subject.id)-counts-\(fileNameRange(range))") { json in
             json.beginObject()
-            json.key("track_id"); json.value(trackID)
+            json.id(subject)
             json.key("counts")
             json.beginObject()
             for row in rows {
@@ -212,29 +214,31 @@ struct CountAnswers {
         Column("realtime") { .integer($0.counts.realtime[$0.signal]) },
     ]
 
-    /// Per signal: a track's id and its merged count with each layer's part (`plays`,
-    /// `batch_plays`, `realtime_plays` for plays; `likes`, `batch_likes`, … for likes).
-    static let trackColumns: [[Column<TrackPlays>]] = Signal.allCases.map { signal in
-        [
-            Column("track_id") { .integer($0.trackID) },
-            Column(signal.rawValue) { .integer($0.plays) },
-            Column("batch_\(signal.rawValue)") { .integer($0.batchPlays) },
-            Column("realtime_\(signal.rawValue)") { .integer($0.realtimePlays) },
-        ]
+    /// Per kind, per signal: a subject's id and its merged count with each layer's part
+    /// (`plays`, `batch_plays`, `realtime_plays` for plays; `likes`, `batch_likes`, … for likes).
+    static let subjectColumns: [[[Column<TrackPlays>]]] = SubjectKind.allCases.map { kind in
+        Signal.allCases.map { signal in
+            [
+                Column(kind.idField) { .integer($0.trackID) },
+                Column(signal.rawValue) { .integer($0.plays) },
+                Column("batch_\(signal.rawValue)") { .integer($0.batchPlays) },
+                Column("realtime_\(signal.rawValue)") { .integer($0.realtimePlays) },
+            ]
+        }
     }
 
-    static let trackPlaysColumns = trackColumns[Signal.plays.ordinal]
+    static let trackPlaysColumns = subjectColumns[SubjectKind.track.rawValue][Signal.plays.ordinal]
 
     /// `{"signal":…,"tracks":[…],"freshness":{…}}`, the shape of the multi-get and top-N answers
-    /// (`signal` in a ranking the request named one for), or its tracks as CSV; the tracks'
-    /// members are named after `columnsOf`.
-    private func trackList(_ tracks: [TrackPlays], _ format: ListFormat, signal: Signal? = nil, columnsOf: Signal = .plays,
-                           filename: @autoclosure () -> String, _ freshness: Freshness) -> HTTPResponse {
-        let columns = Self.trackColumns[columnsOf.ordinal]
-        return listResponse(format, rows: tracks, columns: columns, filename: filename()) { json in
+    /// (`signal` in a ranking the request named one for; `creators` for creators), or its list as
+    /// CSV; the members are named after `columnsOf`.
+    private func subjectList(_ kind: SubjectKind, _ subjects: [TrackPlays], _ format: ListFormat, signal: Signal? = nil,
+                             columnsOf: Signal = .plays, filename: @autoclosure () -> String, _ freshness: Freshness) -> HTTPResponse {
+        let columns = Self.subjectColumns[kind.rawValue][columnsOf.ordinal]
+        return listResponse(format, rows: subjects, columns: columns, filename: filename()) { json in
             json.beginObject()
             if let signal { json.key("signal"); json.value(signal.rawValue) }
-            json.key("tracks"); json.rows(tracks, columns)
+            json.key(dynamic: kind.plural); json.rows(subjects, columns)
             writeFreshness(freshness, into: &json)
             json.endObject()
         }

@@ -8,9 +8,9 @@ import HTTPServer
 struct DimensionAnswers {
     let counts: CountAnswers
 
-    func waveform(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        try counts.rangeAnswer(trackID, query, store: store, capacity: 256 + WaveformBucket.count * 8,
-                               read: { try $0.dimensions(track: trackID, in: $1) }) { answer, json in
+    func waveform(_ subject: Subject, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+        try counts.rangeAnswer(subject, query, store: store, capacity: 256 + WaveformBucket.count * 8,
+                               read: { try $0.dimensions(subject, in: $1) }) { answer, json in
             json.key("buckets")
             json.beginArray()
             for plays in answer.waveform { json.value(plays) }
@@ -20,7 +20,7 @@ struct DimensionAnswers {
         }
     }
 
-    func breakdown(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
+    func breakdown(_ subject: Subject, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.breakdownParameters)
         let format = try ListFormat(values, accept: accept)
         let section: DimensionEncoding.Section
@@ -34,12 +34,12 @@ struct DimensionAnswers {
         }
         let by = section == .country ? "country" : "client"
         let range = try values.hourRange()
-        let (answer, freshness) = try store.read { try $0.dimensions(track: trackID, in: range) }
+        let (answer, freshness) = try store.read { try $0.dimensions(subject, in: range) }
         let entries = answer.breakdown(section)
         return listResponse(format, rows: entries, columns: Self.breakdownColumns,
-                            filename: "track-\(trackID)-plays-by-\(by)-\(fileNameRange(range))") { json in
+                            filename: "\(subject.kind)-\(subject.id)-plays-by-\(by)-\(fileNameRange(range))") { json in
             json.beginObject()
-            json.key("track_id"); json.value(trackID)
+            json.id(subject)
             json.key("by"); json.value(by)
             json.key("values"); json.rows(entries, Self.breakdownColumns)
             counts.writeFreshness(freshness, into: &json)

@@ -133,3 +133,14 @@ struct JSONWriter {
         needsComma[needsComma.count - 1] = true
     }
 }
+
+extension JSONWriter {
+    /// A subject's id member: `"track_id":42` or `"creator_id":7`.
+    mutating func id(_ subject: Subject) {
+        switch subject.kind {
+        case .track: key("track_id")
+        case .creator: key("creator_id")
+        }
+        value(subject.id)
+    }
+}

@@ -8,8 +8,8 @@ import HTTPServer
 struct ListenerAnswers {
     let counts: CountAnswers
 
-    func total(_ trackID: Int64, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        try counts.rangeAnswer(trackID, query, store: store, read: { try $0.listeners(track: trackID, in: $1) }) { answer, json in
+    func total(_ subject: Subject, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
+        try counts.rangeAnswer(subject, query, store: store, read: { try $0.listeners(subject, in: $1) }) { answer, json in
             json.key("listeners"); json.value(answer.listeners)
             json.key("exact"); json.value(answer.exact)
             json.key("plays"); json.value(answer.plays.plays)
@@ -17,13 +17,13 @@ struct ListenerAnswers {
         }
     }
 
-    func timeline(_ trackID: Int64, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
+    func timeline(_ subject: Subject, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
         let values = try QueryValues(query, allowed: QueryValues.stepParameters)
         let format = try ListFormat(values, accept: accept)
         let step = try counts.timelineStep(values)
         let range = try counts.timelineRange(values, step: step)
-        let (points, freshness) = try store.read { try $0.listenerTimeline(track: trackID, in: range, step: step) }
-        return counts.timelineAnswer(trackID, format, "listeners", step: step, range: range, points: points,
+        let (points, freshness) = try store.read { try $0.listenerTimeline(subject, in: range, step: step) }
+        return counts.timelineAnswer(subject, format, "listeners", step: step, range: range, points: points,
                                      columns: Self.timelineColumns, freshness: freshness)
     }
 

@@ -42,9 +42,9 @@ struct ReaderRoutes: Sendable {
             }
             guard let match else { throw APIError.notFound }
             label = match.route.template
-            let trackID = try match.trackID.get()
+            let subject = try match.subject.get()
             guard request.method == "GET" || request.method == "HEAD" else { throw APIError.methodNotAllowed }
-            response = try match.route.handler(self, request, trackID, worker.slot)
+            response = try match.route.handler(self, request, subject, worker.slot)
         } catch let error as APIError {
             response = Self.errorResponse(error)
         } catch let error as CounterStoreError where error.isDamagedData {

@@ -20,16 +20,16 @@ final class StoreSlot: Sendable {
         lookups = coalescesLookups ? Locked(PendingLookups()) : nil
     }
 
-    /// A point lookup: the merged plays of `track` over `range` with the freshness they were
-    /// read with — or, when lookups are coalesced and this is the request's first round, nil:
+    /// A point lookup: the merged plays of `subject` over `range` with the freshness they were
+    /// read with — or, when a track's lookups are coalesced and this is the request's first round, nil:
     /// the lookup waits, and the request's next round (after the thread has served its other
     /// connections with data ready) answers it together with every lookup that waits then, in
     /// one snapshot and one statement per range (docs/postgresql.md). A request takes only an
     /// answer read since it was received (`receivedAt`), or within `snapshotAge`: never older
     /// than one it would have read itself.
-    func plays(track: Int64, in range: HourRange, round: Int, receivedAt: ContinuousClock.Instant) throws -> (TrackPlays, Freshness)? {
-        guard let lookups else { return try read { try $0.plays(track: track, in: range) } }
-        let key = PendingLookups.Key(track: track, range: range)
+    func plays(_ subject: Subject, in range: HourRange, round: Int, receivedAt: ContinuousClock.Instant) throws -> (TrackPlays, Freshness)? {
+        guard let lookups, subject.kind == .track else { return try read { try $0.plays(subject, in: range) } }
+        let key = PendingLookups.Key(track: subject.id, range: range)
         if round == 0 {
             lookups.withLock { $0.waiting.append(key) }
             return nil

@@ -1,8 +1,8 @@
 import CounterpointCore
 import CounterStore
 
-/// What the hot path counts into: every signal per (track, hour), the plays by waveform
-/// bucket, client and country, and their listeners, flushed together.
+/// What the hot path counts into: every signal per (subject, hour), the plays by waveform
+/// bucket, client and country, and their listeners, of tracks and creators, flushed together.
 struct CountTables {
     var events = EventTables(keys: 1 << 16, plays: 1 << 16)
     /// The payloads' blobs while a flush builds its rows, kept with their memory between flushes.
@@ -15,14 +15,22 @@ struct CountTables {
         encodedListeners.removeAll()
     }
 
-    /// The tables as the store's rows (sorting the per-play records: on the store thread), each
-    /// sorted in the realtime table's (hour, track) order and merged in one sweep.
-    mutating func rows() throws -> CounterRows {
-        encodedDimensions.removeAll()
-        encodedListeners.removeAll()
-        events.dimensions.encodeRows(.hourThenTrack, into: &encodedDimensions)
-        events.listeners.encodeRows(.hourThenTrack, into: &encodedListeners)
-        return try CounterRows.realtime(sorted: events.counts.sortedElements(.hourThenTrack), dimensions: encodedDimensions,
-                                        listeners: encodedListeners)
+    /// The tables as the store's rows, one `CounterRows` per subject kind that has any (sorting
+    /// the per-play records: on the store thread), each sorted in the realtime table's
+    /// (hour, id) order and merged in one sweep.
+    mutating func rows() throws -> [CounterRows] {
+        var rows: [CounterRows] = []
+        for kind in SubjectKind.allCases {
+            encodedDimensions.removeAll()
+            encodedListeners.removeAll()
+            let increments = events.withTables(of: kind) { tables in
+                tables.dimensions.encodeRows(.hourThenTrack, into: &encodedDimensions)
+                tables.listeners.encodeRows(.hourThenTrack, into: &encodedListeners)
+                return tables.counts.sortedElements(.hourThenTrack)
+            }
+            if kind != .track, increments.count == 0, encodedDimensions.count == 0 { continue }
+            rows.append(try CounterRows.realtime(sorted: increments, dimensions: encodedDimensions, listeners: encodedListeners, of: kind))
+        }
+        return rows
     }
 }

@@ -92,7 +92,7 @@ struct FlushPipeline {
             var rowCount = 0
             let outcome = Result { () throws -> FlushOutcome in
                 let rows = try handOff.tables.rows()
-                rowCount = rows.rowCount
+                rowCount = rows.reduce(0) { $0 + $1.rowCount }
                 return try store.apply(rows, progress: progress, flushedAt: flushedAt)
             }
             let duration = ContinuousClock.now - started
@@ -103,7 +103,7 @@ struct FlushPipeline {
             // never pass for a failed flush whose counts would be read again.
             let compacted = compact && !failed
                 ? Result { try store.compactCoveredHours(maxRows: maxCompactedRows) } : nil
-            let plays = handOff.tables.events.counts.totalPlays
+            let plays = handOff.tables.events.tracks.counts.totalPlays
             handOff.tables.removeAll()
             let settled = Settled(progress: progress, outcome: outcome, storedOffsets: stored, rows: rowCount,
                                   plays: plays, duration: duration, flushedAt: flushedAt, compactedRows: compacted)

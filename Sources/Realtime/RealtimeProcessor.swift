@@ -109,7 +109,7 @@ final class RealtimeProcessor: KafkaConsumerHandler {
             }
             switch EventParser.parse(value, dimensions: &playDimensions) {
             case .success(let event):
-                tables.events.add(trackID: event.trackID, hour: event.hour, type: event.type, playDimensions)
+                tables.events.add(trackID: event.trackID, creatorID: event.creatorID, hour: event.hour, type: event.type, playDimensions)
                 valid += 1
             case .failure(let rejection):
                 reject(rejection, partition: partition, offset: offset, value: value)

@@ -86,7 +86,7 @@ struct PostgresStoreTests {
         #expect(failures.value == 0)
         let connection = try PostgresConnection(url: url)
         #expect(try PostgresSchema.currentVersion(connection) == PostgresSchema.version)
-        #expect(PostgresSchema.version == 6)
+        #expect(PostgresSchema.version == 7)
     }
 
     @Test("a database with a newer schema version than this program knows is refused")

@@ -52,7 +52,7 @@ struct RankedSeekTests {
                 #expect(expected.count > 100)
                 for firstChunk in [1, 3, 8] {
                     var list = RankedList(firstChunk: firstChunk) { (after: RankedEntry?, limit: Int) in
-                        try layers.batchRanked(level: level, key: key, signal: .plays, after: after, limit: limit)
+                        try layers.batchRanked(.track, level: level, key: key, signal: .plays, after: after, limit: limit)
                     }
                     var read: [RankedEntry] = []
                     while let entry = try list.next() { read.append(entry) }
@@ -60,9 +60,9 @@ struct RankedSeekTests {
                 }
                 // A seek from an entry in the middle of a run of ties, and from one past the end.
                 let middle = expected[expected.count / 2]
-                #expect(try layers.batchRanked(level: level, key: key, signal: .plays, after: middle, limit: 50)
+                #expect(try layers.batchRanked(.track, level: level, key: key, signal: .plays, after: middle, limit: 50)
                     == Array(expected[(expected.count / 2 + 1)...].prefix(50)))
-                #expect(try layers.batchRanked(level: level, key: key, signal: .plays, after: expected.last, limit: 50).isEmpty)
+                #expect(try layers.batchRanked(.track, level: level, key: key, signal: .plays, after: expected.last, limit: 50).isEmpty)
             }
 
             // Rankings over ranges of several buckets, as deep as all tracks: the threshold

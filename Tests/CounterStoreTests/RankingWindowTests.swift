@@ -20,25 +20,26 @@ struct RankingWindowTests {
 
         func beginSnapshots() throws -> SnapshotState { try base.beginSnapshots() }
         func endSnapshots() { base.endSnapshots() }
-        func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 { try base.batchSum(track: track, over: part) }
-        func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
-            try base.batchBuckets(track: track, in: span, signal: signal, visit)
+        func batchSum(_ subject: Subject, over part: RollupDecomposition) throws -> Int64 { try base.batchSum(subject, over: part) }
+        func batchBuckets(_ subject: Subject, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+            try base.batchBuckets(subject, in: span, signal: signal, visit)
         }
-        func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts {
-            try base.batchCounts(track: track, over: part)
+        func batchCounts(_ subject: Subject, over part: RollupDecomposition) throws -> SignalCounts {
+            try base.batchCounts(subject, over: part)
         }
-        func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
-            try base.batchRanked(level: level, key: key, signal: signal, after: after, limit: limit)
+        func batchRanked(_ kind: SubjectKind, level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?,
+                         limit: Int) throws -> [RankedEntry] {
+            try base.batchRanked(kind, level: level, key: key, signal: signal, after: after, limit: limit)
         }
-        func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 { try base.realtimeSum(track: track, over: gaps) }
-        func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
-            try base.realtimeHours(track: track, in: gap, signal: signal, visit)
+        func realtimeSum(_ subject: Subject, over gaps: [HourRange]) throws -> Int64 { try base.realtimeSum(subject, over: gaps) }
+        func realtimeHours(_ subject: Subject, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
+            try base.realtimeHours(subject, in: gap, signal: signal, visit)
         }
-        func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts {
-            try base.realtimeCounts(track: track, over: gaps)
+        func realtimeCounts(_ subject: Subject, over gaps: [HourRange]) throws -> SignalCounts {
+            try base.realtimeCounts(subject, over: gaps)
         }
-        func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
-            try base.realtimeRows(in: gap, signal: signal) { track, plays in
+        func realtimeRows(_ kind: SubjectKind, in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+            try base.realtimeRows(kind, in: gap, signal: signal) { track, plays in
                 rowsRead += 1
                 visit(track, plays)
             }
@@ -46,20 +47,20 @@ struct RankingWindowTests {
         func realtimeHourStamps(in gap: HourRange) throws -> [(hour: Int64, stamp: Int64)]? {
             try base.realtimeHourStamps(in: gap)
         }
-        func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-            try base.batchDimensions(track: track, over: part, visit)
+        func batchDimensions(_ subject: Subject, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.batchDimensions(subject, over: part, visit)
         }
-        func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-            try base.realtimeDimensions(track: track, over: gaps, visit)
+        func realtimeDimensions(_ subject: Subject, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.realtimeDimensions(subject, over: gaps, visit)
         }
-        func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-            try base.batchListeners(track: track, over: part, visit)
+        func batchListeners(_ subject: Subject, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.batchListeners(subject, over: part, visit)
         }
-        func batchListenerBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-            try base.batchListenerBuckets(track: track, in: span, visit)
+        func batchListenerBuckets(_ subject: Subject, in span: RollupSpan, _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.batchListenerBuckets(subject, in: span, visit)
         }
-        func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-            try base.realtimeListeners(track: track, in: gap, visit)
+        func realtimeListeners(_ subject: Subject, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+            try base.realtimeListeners(subject, in: gap, visit)
         }
         func latestBatchHour() throws -> Hour? { try base.latestBatchHour() }
         func latestRealtimeHour(before: Hour) throws -> Hour? { try base.latestRealtimeHour(before: before) }
@@ -247,7 +248,7 @@ struct RankingWindowTests {
             _ = try layers.beginSnapshots()
             defer { layers.endSnapshots() }
             var rows: [(Int64, Int64)] = []
-            try layers.realtimeRows(in: hours(0, 5), signal: .plays) { rows.append(($0, $1)) }
+            try layers.realtimeRows(.track, in: hours(0, 5), signal: .plays) { rows.append(($0, $1)) }
             var runs = 1
             for index in rows.indices.dropFirst() where rows[index].0 <= rows[index - 1].0 { runs += 1 }
             #expect(runs <= 5, "\(runs) runs for 5 hours")

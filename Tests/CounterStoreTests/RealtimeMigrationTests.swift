@@ -96,7 +96,8 @@ struct RealtimeMigrationTests {
             #expect(try database.userVersion() == SQLiteSchema.realtime.version)
             var tables: [String] = []
             try database.makeStatement("SELECT name FROM sqlite_master ORDER BY name").forEachRow { tables.append($0.string(at: 0)) }
-            #expect(tables == ["last_flush", "partition_offsets", "realtime_counts", "realtime_counts_by_track", "realtime_hours"])
+            #expect(tables == ["creator_realtime_counts", "creator_realtime_counts_by_id", "last_flush", "partition_offsets", "realtime_counts",
+                               "realtime_counts_by_track", "realtime_hours"])
 
             var stored: [String] = []
             try database.makeStatement("""

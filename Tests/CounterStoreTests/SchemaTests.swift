@@ -23,8 +23,8 @@ struct SchemaTests {
             // Realtime: counts, dimensions, a change counter, listeners, payloads in the counts rows,
             // hour stamps, every signal. Batch: hours, rollups, recorded sources, dimensions, listeners,
             // narrow indexes, every signal.
-            #expect(try userVersion(ofFile: location.realtimePath) == 7)
-            #expect(try userVersion(ofFile: location.batchPath) == 7)
+            #expect(try userVersion(ofFile: location.realtimePath) == 8)
+            #expect(try userVersion(ofFile: location.batchPath) == 8)
         }
     }
 
@@ -36,7 +36,7 @@ struct SchemaTests {
             bytes.replaceSubrange(60..<64, with: [0, 0, 0, 9])
             try bytes.write(to: URL(fileURLWithPath: location.batchPath))
             let error = try #require(throws: CounterStoreError.self) { try SQLiteBatchStore(location: location) }
-            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 7))
+            #expect(error == .schemaTooNew(path: location.batchPath, found: 9, supported: 8))
             #expect(throws: CounterStoreError.self) { try StoreBackend.sqlite(location).openReader() }
         }
     }

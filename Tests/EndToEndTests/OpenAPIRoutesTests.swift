@@ -28,12 +28,19 @@ extension EndToEnd {
         }
 
         /// The templates of the route table in Sources/Reader/Route.swift: the string literal of
-        /// every `Route("…")` in it.
+        /// every `Route("…")` in it, and every subject route (`Route(base + "/…"`) under
+        /// `/v1/tracks/{id}` and `/v1/creators/{id}` — the waveform under the tracks only.
         static func routeTemplates() throws -> [String] {
             let text = try String(contentsOf: Executable.packageRoot.appendingPathComponent("Sources/Reader/Route.swift"), encoding: .utf8)
-            let templates = text.components(separatedBy: "Route(\"").dropFirst().compactMap { rest in
-                rest.split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+            func literals(after marker: String) -> [String] {
+                text.components(separatedBy: marker).dropFirst().compactMap { rest in
+                    rest.split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+                }
             }
+            let subjectRoutes = literals(after: "Route(base + \"").flatMap { suffix in
+                ["/v1/tracks/{id}" + suffix] + (suffix == "/waveform" ? [] : ["/v1/creators/{id}" + suffix])
+            }
+            let templates = literals(after: "Route(\"") + subjectRoutes
             guard !templates.isEmpty else { throw CommandError(description: "no `Route(\"…\")` in Route.swift") }
             return templates
         }
@@ -42,7 +49,7 @@ extension EndToEnd {
         func documentedPathsEqualRouteTemplates() throws {
             let documented = try Self.documentedPaths()
             let templates = try Self.routeTemplates()
-            #expect(documented.count == 14, "\(documented)")
+            #expect(documented.count == 21, "\(documented)")
             #expect(Set(documented).count == documented.count, "no path documented twice")
             #expect(Set(documented) == Set(templates))
             #expect(templates.count == Set(templates).count)
@@ -60,7 +67,7 @@ extension EndToEnd {
                     for path in documented {
                         var target = path.replacingOccurrences(of: "{id}", with: "1")
                         if path == "/v1/plays" { target += "?track_id=1" }
-                        if path == "/v1/tracks/{id}/breakdown" { target += "?by=country" }
+                        if path.hasSuffix("/{id}/breakdown") { target += "?by=country" }
                         let response = try server.request(target)
                         #expect(response.status != 404, "documented \(path) → 404")
                         #expect(response.status == 200, "documented \(path) → \(response.status) \(response.text.prefix(200))")

@@ -4,8 +4,9 @@ import Foundation
 import HTTPTestClient
 import Testing
 
-/// The routes of SPEC §11 for a track's signals, over HTTP: `counts` with its split, `signal=`
-/// on timelines, CSV twins, and a 400 naming a bad `signal`. The rows are written by hand with
+/// The routes of SPEC §11 for a track's and a creator's signals, over HTTP: `counts` with its
+/// split, `signal=` on timelines, rankings of tracks and of creators, CSV twins, and 400s naming
+/// a bad `signal` or creator id. The rows are written by hand with
 /// every signal, retractions as negative hours; the expected answers are worked out below from
 /// those rows, not by the reader's code.
 @Suite("A track's every signal over HTTP", .onTestThreads)
@@ -23,6 +24,12 @@ struct SignalAnswerTests {
             three.likes = -1
             three.comments = 2
             try $0.write(trackID: 6, hour: hour(3), counts: three)
+            // Creator 7 named by track 6's events and others'; creator 8 by fewer.
+            var seven = SignalCounts(plays: 9)
+            seven.likes = 2
+            try $0.write(.creator(7), hour: hour(2), counts: seven)
+            try $0.write(.creator(7), hour: hour(3), counts: three)
+            try $0.write(.creator(8), hour: hour(2), counts: SignalCounts(plays: 3))
         }
         var covered = SignalCounts(plays: 100)
         covered.likes = 100
@@ -30,8 +37,11 @@ struct SignalAnswerTests {
         late.likes = -2
         late.comments = 1
         late.reposts = 5
+        // Tracks' and creators' rows in one flush.
         _ = try realtime.apply(
-            increments: [CountRow(trackID: 6, hour: hour(3), counts: covered), CountRow(trackID: 6, hour: hour(30), counts: late)],
+            [CounterRows.realtime([CountRow(trackID: 6, hour: hour(3), counts: covered), CountRow(trackID: 6, hour: hour(30), counts: late)]),
+             CounterRows.realtime([CountRow(trackID: 7, hour: hour(3), counts: covered), CountRow(trackID: 7, hour: hour(30), counts: late),
+                                   CountRow(trackID: 8, hour: hour(31), counts: SignalCounts(plays: 20))], of: .creator)],
             progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 100, nextOffset: 101, highWatermark: 130)],
             flushedAt: standardFlushedAt)
     }
@@ -132,6 +142,62 @@ struct SignalAnswerTests {
             #expect(plays.signal == nil && plays.tracks.map { $0["track_id"] } == [1, 4])
             #expect(try reader.json("/v1/top?limit=2&signal=plays", as: RankingAnswer.self).signal == "plays")
             #expect(plays.tracks.map { $0["plays"] } == [13, 8])
+        }
+    }
+
+    struct CreatorCounts: Decodable {
+        var creatorId: Int64
+        var counts: [String: CountsAnswer.Split]
+    }
+
+    struct CreatorRanking: Decodable {
+        var signal: String?
+        var creators: [[String: Int64]]
+    }
+
+    @Test("a creator's routes answer as a track's with creator_id, and creators rank by any signal, as JSON and as CSV")
+    func creatorRoutes() throws {
+        try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
+            typealias Split = CountsAnswer.Split
+            let seven = try reader.json("/v1/creators/7/counts", as: CreatorCounts.self)
+            #expect(seven.creatorId == 7)
+            #expect(seven.counts["plays"] == Split(total: 10, batch: 9, realtime: 1))
+            #expect(seven.counts["likes"] == Split(total: -1, batch: 1, realtime: -2))
+            #expect(seven.counts["comments"] == Split(total: 3, batch: 2, realtime: 1))
+            let csv = try reader.get("/v1/creators/7/counts?format=csv")
+            #expect(csv.header("Content-Disposition") == #"attachment; filename="creator-7-counts-all-time.csv""#)
+            #expect(csv.text == "signal,total,batch,realtime\r\nplays,10,9,1\r\ndownloads,0,0,0\r\nlikes,-1,1,-2\r\n"
+                + "reposts,5,0,5\r\ncomments,3,2,1\r\n")
+            #expect(try reader.get("/v1/creators/7/plays").text.hasPrefix(#"{"creator_id":7,"plays":10,"batch_plays":9,"realtime_plays":1,"#))
+
+            let range = "from=\(time(2))&to=\(time(4))"
+            let likes = try reader.json("/v1/creators/7/timeline?\(range)&signal=likes", as: SignalTimeline.self)
+            #expect(likes.signal == "likes" && likes.points.map { $0["likes"] } == [.number(2), .number(-1)])
+            #expect(try reader.get("/v1/creators/7/timeline?\(range)&format=csv").text
+                == "start,plays,source\r\n\(time(2)),9,batch\r\n\(time(3)),0,batch\r\n")
+
+            // Creator 8: 3 batch plays, 20 uncovered realtime plays; creator 7: 10.
+            let top = try reader.json("/v1/creators/top", as: CreatorRanking.self)
+            #expect(top.signal == nil)
+            #expect(top.creators == [["creator_id": 8, "plays": 23, "batch_plays": 3, "realtime_plays": 20],
+                                     ["creator_id": 7, "plays": 10, "batch_plays": 9, "realtime_plays": 1]])
+            let reposts = try reader.get("/v1/creators/top?signal=reposts&format=csv")
+            #expect(reposts.text == "creator_id,reposts,batch_reposts,realtime_reposts\r\n7,5,0,5\r\n")
+            #expect(reposts.header("Content-Disposition") == #"attachment; filename="top-creators-reposts-all-time.csv""#)
+            // Creators are not tracks: track 7 has no rows, and /v1/top lists tracks only.
+            #expect(try reader.json("/v1/tracks/7/counts", as: CountsAnswer.self).counts["plays"] == Split(total: 0, batch: 0, realtime: 0))
+            #expect(try reader.json("/v1/top?signal=reposts", as: RankingAnswer.self).tracks.map { $0["track_id"] } == [6])
+
+            // A creator without events answers zeros; a bad creator id is a 400 naming it; a
+            // creator has no waveform route.
+            let none = try reader.json("/v1/creators/77/counts", as: CreatorCounts.self)
+            #expect(none.counts.values.allSatisfy { $0 == Split(total: 0, batch: 0, realtime: 0) })
+            for target in ["/v1/creators/0/counts", "/v1/creators/x/plays", "/v1/creators/99999999999999999999/timeline"] {
+                let bad = try reader.get(target)
+                #expect(bad.status == 400 && bad.text.contains(#""code":"invalid_creator_id""#), "\(target): \(bad.text)")
+            }
+            #expect(try reader.get("/v1/creators/7/waveform").status == 404)
+            #expect(try reader.get("/v1/creators/top?signal=hearts").text.contains("invalid_signal"))
         }
     }
 

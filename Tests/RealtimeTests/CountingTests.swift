@@ -38,21 +38,31 @@ struct CountingTests {
         }
     }
 
-    @Test("every signal's events count by their weight, retractions at −1, in the same flushes as the plays", arguments: StoreKind.allCases)
+    @Test("every signal's events count by their weight for their track and the creator they name, retractions at −1, in the same flushes as the plays", arguments: StoreKind.allCases)
     func everySignal(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 2)
             let configuration = Fixtures.configuration(cluster, store: store)
             let types = ["play", "download", "like", "unlike", "repost", "unrepost", "comment", "comment_deleted"]
             let signals = ["plays", "downloads", "likes", "likes", "reposts", "reposts", "comments", "comments"]
-            var truth: [String: Int64] = [:]  // "track@hour offset@signal"
+            var truth: [String: Int64] = [:]  // "track@hour offset@signal", "creator 2@hour offset@signal"
             var values: [[UInt8]?] = []
             var random = SystemRandomNumberGenerator()
             for index in 0..<3_000 {
                 let type = Int.random(in: 0..<8, using: &random)
                 let (track, offset) = (Int64.random(in: 1...6, using: &random), Int.random(in: 10...12, using: &random))
-                truth["\(track)@\(offset)@\(signals[type])", default: 0] += [3, 5, 7].contains(type) ? -1 : 1
-                values.append(Array(#"{"event_id":"s\#(index)","type":"\#(types[type])","track_id":\#(track),"occurred_at":"2026-11-20T\#(offset):30:00Z","creator_id":4}"#.utf8))
+                let weight: Int64 = [3, 5, 7].contains(type) ? -1 : 1
+                truth["\(track)@\(offset)@\(signals[type])", default: 0] += weight
+                // Most events name their track's creator; some another one, some none (SPEC §11:
+                // a creator counts the events that named it).
+                let creator: Int64? = switch Int.random(in: 0..<10, using: &random) {
+                case 0: nil
+                case 1: 9
+                default: track % 3 + 1
+                }
+                if let creator { truth["creator \(creator)@\(offset)@\(signals[type])", default: 0] += weight }
+                let creatorField = creator.map { #","creator_id":\#($0)"# } ?? ""
+                values.append(Array(#"{"event_id":"s\#(index)","type":"\#(types[type])","track_id":\#(track),"occurred_at":"2026-11-20T\#(offset):30:00Z"\#(creatorField)}"#.utf8))
             }
             try Fixtures.produce(values, to: cluster)
             let consumer = try await Fixtures.consumeUntilStored(values.count, configuration: configuration)
@@ -62,13 +72,15 @@ struct CountingTests {
             let reader = try configuration.store.openReader()
             var found: [String: Int64] = [:]
             let ten = Hour(epochMilliseconds: 1_795_168_800_000)  // 2026-11-20T10:00:00Z
-            for track in 1...6 as ClosedRange<Int64> {
+            let subjects = (1...6).map { Subject.track($0) } + [1, 2, 3, 9, 5].map { Subject.creator($0) }
+            for subject in subjects {
                 for offset in 10...12 {
                     let hour = ten.advanced(by: Int64(offset - 10))
-                    let counts = try reader.counts(track: track, in: HourRange(hour, hour.advanced(by: 1)))
+                    let counts = try reader.counts(subject, in: HourRange(hour, hour.advanced(by: 1)))
                     #expect(counts.batch == .zero)
+                    let name = subject.kind == .track ? "\(subject.id)" : "creator \(subject.id)"
                     for signal in Signal.allCases where counts.realtime[signal] != 0 {
-                        found["\(track)@\(offset)@\(signal.rawValue)"] = counts.realtime[signal]
+                        found["\(name)@\(offset)@\(signal.rawValue)"] = counts.realtime[signal]
                     }
                 }
             }

@@ -15,17 +15,22 @@ import Runtime
 enum BatchReplacement {
     static func replace<D: StoreDialect>(_ target: ReplaceTarget, sources: [HourSource], sortBufferRows: Int, in db: D,
                                          rows: (BatchRowWriter) throws -> BatchRun) throws -> BatchRun {
-        let stale = ListenerRollups()
-        try subtractReplacedHours(target.pieces, db, staleListeners: stale)
-        let hours = Catalogue.batch(.hour)
-        for range in target.coverage.ranges {
-            try db.run("DELETE FROM \(hours.name) WHERE hour >= $1 AND hour < $2", .integer(range.lower.index), .integer(range.upper.index))
+        // Every subject kind's tables are replaced the same way, in the one transaction.
+        let sinks = try SubjectKind.allCases.map { kind in
+            let stale = ListenerRollups(kind)
+            try subtractReplacedHours(target.pieces, kind, db, staleListeners: stale)
+            let hours = Catalogue.batch(.hour, kind)
+            for range in target.coverage.ranges {
+                try db.run("DELETE FROM \(hours.name) WHERE hour >= $1 AND hour < $2", .integer(range.lower.index), .integer(range.upper.index))
+            }
+            return BatchRowSink(db, kind, target: target, capacity: sortBufferRows, staleListeners: stale)
         }
-        let sink = BatchRowSink(db, target: target, capacity: sortBufferRows, staleListeners: stale)
-        let run = try rows(BatchRowWriter(sink: sink.write))
-        try sink.drain()
-        try stale.rebuild(db)
-        try dropEmptyBuckets(target.pieces, db)
+        let run = try rows(BatchRowWriter { row in try sinks[row.kind.rawValue].write(row) })
+        for (kind, sink) in zip(SubjectKind.allCases, sinks) {
+            try sink.drain()
+            try sink.staleListeners.rebuild(db)
+            try dropEmptyBuckets(target.pieces, kind, db)
+        }
         return try target.finishReplacement(run, sources: sources, in: db)
     }
 
@@ -34,14 +39,14 @@ enum BatchReplacement {
     /// first run over new hours finds nothing; a rerun reads each old row once. A month's sums
     /// are added up over its pieces and written once (a run over a month would otherwise
     /// update every month row once per day).
-    private static func subtractReplacedHours<D: StoreDialect>(_ pieces: [RollupPiece], _ db: D,
+    private static func subtractReplacedHours<D: StoreDialect>(_ pieces: [RollupPiece], _ kind: SubjectKind, _ db: D,
                                                                staleListeners: ListenerRollups) throws {
-        let hours = Catalogue.batch(.hour)
+        let hours = Catalogue.batch(.hour, kind)
         var month = RowBuffer()
         var piece = RowBuffer()
         for (index, current) in pieces.enumerated() {
             try db.query("""
-                SELECT dimensions, listener_plays, listeners, track_id, hour, \(Catalogue.signalColumns.joined(separator: ", "))
+                SELECT dimensions, listener_plays, listeners, \(hours.idColumn), hour, \(Catalogue.signalColumns.joined(separator: ", "))
                 FROM \(hours.name) WHERE hour >= $1 AND hour < $2
                 """, [.integer(current.hours.lower.index), .integer(current.hours.upper.index)]) { row in
                 let trackID = row.int64(at: 3)
@@ -73,9 +78,9 @@ enum BatchReplacement {
 
     /// Removes rollup rows left at 0 in every signal (a track with nothing left in a rebuilt
     /// bucket), so that every rollup row, like every hour row, holds a count that is not 0.
-    private static func dropEmptyBuckets<D: StoreDialect>(_ pieces: [RollupPiece], _ db: D) throws {
+    private static func dropEmptyBuckets<D: StoreDialect>(_ pieces: [RollupPiece], _ kind: SubjectKind, _ db: D) throws {
         for (level, keys) in [(RollupLevel.day, Set(pieces.map(\.day))), (.month, Set(pieces.map(\.month)))] {
-            let table = Catalogue.batch(level)
+            let table = Catalogue.batch(level, kind)
             for key in keys.sorted() {
                 try db.run("DELETE FROM \(table.name) WHERE \(table.keys.second) = $1 AND \(Catalogue.allSignalsZero)", .integer(key))
             }
@@ -89,13 +94,15 @@ enum BatchReplacement {
 /// Sorted rows sweep the primary key's pages once.
 final class BatchRowSink<D: StoreDialect> {
     private let db: D
+    private let kind: SubjectKind
     private let target: ReplaceTarget
     private let capacity: Int
-    private let staleListeners: ListenerRollups
+    let staleListeners: ListenerRollups
     private var buffer = RowBuffer()
 
-    init(_ db: D, target: ReplaceTarget, capacity: Int, staleListeners: ListenerRollups) {
+    init(_ db: D, _ kind: SubjectKind, target: ReplaceTarget, capacity: Int, staleListeners: ListenerRollups) {
         self.db = db
+        self.kind = kind
         self.target = target
         self.capacity = max(1, capacity)
         self.staleListeners = staleListeners
@@ -113,7 +120,7 @@ final class BatchRowSink<D: StoreDialect> {
     /// critical path (docs/performance.md).
     func drain() throws {
         guard !buffer.isEmpty else { return }
-        let hours = try buffer.sorted(into: Catalogue.batch(.hour), sign: 1)
+        let hours = try buffer.sorted(into: Catalogue.batch(.hour, kind), sign: 1)
         buffer.removeAll()
         let rollups = Completion<(days: CounterRows, months: CounterRows)>()
         _ = BlockingThread(name: "batch-rollups") {

@@ -1,33 +1,65 @@
 import CounterpointCore
 
-/// A counters table of either layer: rows keyed by two bigint columns, holding plays and the
-/// optional payloads (`CounterRows.payloads`).
+/// A counters table of either layer: rows keyed by two bigint columns, holding every signal and
+/// the optional payloads (`CounterRows.payloads`), of one kind of subject.
 struct CounterTable: Sendable, Hashable {
     var name: String
     /// The key columns, in the primary key's order.
     var keys: (first: String, second: String)
-    /// Which key is the track id (0 or 1), for errors.
-    var trackKey: Int
+    /// Which key is the subject's id (0 or 1).
+    var idKey: Int
     /// The rollup level of a batch table; nil for the realtime table.
     var level: RollupLevel?
+    /// Whose rows the table holds.
+    var subject: SubjectKind
+
+    /// The subject's id column (`track_id`, `creator_id`).
+    var idColumn: String { idKey == 0 ? keys.first : keys.second }
+    /// The other key column: the hour, day or month.
+    var bucketColumn: String { idKey == 0 ? keys.second : keys.first }
 
     static func == (a: CounterTable, b: CounterTable) -> Bool { a.name == b.name }
     func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// The one place the store's tables are named: every statement of both dialects derives the
-/// table, key and slot of a rollup level from here (the migrations, being history, spell them
-/// out as they were). docs/architecture.md describes the layers.
+/// table, key and slot of a rollup level and a subject kind from here (the migrations, being
+/// history, spell the tracks' tables out as they were). docs/architecture.md describes the layers.
+///
+/// Each subject kind has a family of tables of the same shape (docs/creators-and-signals.md): the
+/// tracks' are `batch_hours`, `batch_days`, `batch_months` and `realtime_counts`; a creator's
+/// the same names prefixed `creator_`, keyed by `creator_id`.
 enum Catalogue {
-    /// The batch table of each rollup level, keyed (track_id, bucket) for a track's sums and
-    /// timelines; `RollupLevel.rawValue` indexes them.
-    static let batchTables: [CounterTable] = zip(RollupLevel.allCases, [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")])
-        .map { level, table in CounterTable(name: table.0, keys: ("track_id", table.1), trackKey: 0, level: level) }
+    /// The prefix of a kind's table names.
+    static func prefix(_ kind: SubjectKind) -> String { kind == .track ? "" : "\(kind)_" }
 
-    static func batch(_ level: RollupLevel) -> CounterTable { batchTables[level.rawValue] }
+    /// The batch tables of each kind, of each rollup level, keyed (id, bucket) for a subject's
+    /// sums and timelines; `[kind.rawValue][level.rawValue]`.
+    private static let batchFamilies: [[CounterTable]] = SubjectKind.allCases.map { kind in
+        zip(RollupLevel.allCases, [("batch_hours", "hour"), ("batch_days", "day"), ("batch_months", "month")]).map { level, table in
+            CounterTable(name: prefix(kind) + table.0, keys: (kind.idField, table.1), idKey: 0, level: level, subject: kind)
+        }
+    }
 
-    /// The realtime counters, keyed (hour, track_id) so that compaction deletes contiguous rows.
-    static let realtime = CounterTable(name: "realtime_counts", keys: ("hour", "track_id"), trackKey: 1, level: nil)
+    /// The batch tables of `kind`, in `RollupLevel` order.
+    static func batchTables(_ kind: SubjectKind) -> [CounterTable] { batchFamilies[kind.rawValue] }
+
+    /// The tracks' batch tables (as the migrations made them).
+    static var batchTables: [CounterTable] { batchTables(.track) }
+
+    static func batch(_ level: RollupLevel, _ kind: SubjectKind = .track) -> CounterTable {
+        batchFamilies[kind.rawValue][level.rawValue]
+    }
+
+    /// The realtime counters of each kind, keyed (hour, id) so that compaction deletes contiguous rows.
+    private static let realtimeFamily: [CounterTable] = SubjectKind.allCases.map { kind in
+        CounterTable(name: prefix(kind) + "realtime_counts", keys: ("hour", kind.idField), idKey: 1, level: nil, subject: kind)
+    }
+
+    static func realtime(_ kind: SubjectKind) -> CounterTable { realtimeFamily[kind.rawValue] }
+
+    /// The tracks' realtime table (as the migrations made it).
+    static var realtime: CounterTable { realtime(.track) }
 
     /// The levels of `RollupDecomposition.slots`, in slot order: the statements that sum a
     /// track over a decomposition have one part per slot.
@@ -84,15 +116,17 @@ enum Catalogue {
         /// Per level: (bucket key, listener plays, sketch) of the track (1) in [2, 3), rows with a sketch.
         let listeners: [String]
 
-        init(placeholder p: (Int) -> String, rankedHint: (CounterTable, Signal) -> String = { _, _ in "" }) {
+        init(_ kind: SubjectKind, placeholder p: (Int) -> String, rankedHint: (CounterTable, Signal) -> String = { _, _ in "" }) {
             func condition(_ table: CounterTable, _ index: Int) -> String {
                 let key = table.keys.second
-                return "track_id = \(p(1)) AND \(key) >= \(p(2 * index + 2)) AND \(key) < \(p(2 * index + 3))"
+                return "\(table.idColumn) = \(p(1)) AND \(key) >= \(p(2 * index + 2)) AND \(key) < \(p(2 * index + 3))"
             }
+            func batch(_ level: RollupLevel) -> CounterTable { Catalogue.batch(level, kind) }
+            let batchTables = Catalogue.batchTables(kind)
             let masks = 0..<(1 << Catalogue.slotLevels.count)
             sumExpressionBySlots = masks.map { mask in
                 let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
-                    let table = Catalogue.batch(level)
+                    let table = batch(level)
                     return "(SELECT coalesce(sum(plays), 0) FROM \(table.name) WHERE \(condition(table, index)))"
                 }
                 return "CAST(" + (parts.isEmpty ? "0" : parts.joined(separator: " + ")) + " AS bigint)"
@@ -102,15 +136,15 @@ enum Catalogue {
             func blobsBySlots(_ columns: String, _ blob: String) -> [String] {
                 masks.map { mask in
                     let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
-                        let table = Catalogue.batch(level)
+                        let table = batch(level)
                         return "SELECT \(columns) FROM \(table.name) WHERE \(condition(table, index)) AND \(blob) IS NOT NULL"
                     }
-                    return parts.isEmpty ? "SELECT \(columns) FROM \(Catalogue.batch(.hour).name) WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
+                    return parts.isEmpty ? "SELECT \(columns) FROM \(batch(.hour).name) WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
                 }
             }
             dimensionsBySlots = blobsBySlots("dimensions", "dimensions")
             buckets = Signal.allCases.map { signal in
-                Catalogue.batchTables.map { table in
+                batchTables.map { table in
                     "SELECT \(table.keys.second), \(signal.rawValue) FROM \(table.name) WHERE \(condition(table, 0))"
                         + Catalogue.holding(signal)
                 }
@@ -118,16 +152,16 @@ enum Catalogue {
             let sums = Catalogue.signalSums
             countsBySlots = masks.map { mask in
                 let parts = Catalogue.slotLevels(mask: mask).enumerated().map { index, level in
-                    let table = Catalogue.batch(level)
+                    let table = batch(level)
                     return "SELECT \(sums) FROM \(table.name) WHERE \(condition(table, index))"
                 }
-                return parts.isEmpty ? "SELECT \(sums) FROM \(Catalogue.batch(.hour).name) WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
+                return parts.isEmpty ? "SELECT \(sums) FROM \(batch(.hour).name) WHERE 1 = 0" : parts.joined(separator: " UNION ALL ")
             }
-            dimensions = Catalogue.batchTables.map { table in
+            dimensions = batchTables.map { table in
                 "SELECT dimensions FROM \(table.name) WHERE \(condition(table, 0)) AND dimensions IS NOT NULL"
             }
             listenersBySlots = blobsBySlots("listener_plays, listeners", "listeners")
-            listeners = Catalogue.batchTables.map { table in
+            listeners = batchTables.map { table in
                 "SELECT \(table.keys.second), listener_plays, listeners FROM \(table.name) WHERE \(condition(table, 0)) AND listeners IS NOT NULL"
             }
             /// The condition a partial ranked index is entered by (its own `WHERE`, which SQLite
@@ -135,17 +169,17 @@ enum Catalogue {
             func positive(_ signal: Signal) -> String { signal == .plays ? "" : "AND \(signal.rawValue) > 0 " }
             ranked = Signal.allCases.map { signal in
                 let count = signal.rawValue
-                return Catalogue.batchTables.map { table in
-                    "SELECT track_id, \(count) FROM \(table.name)\(rankedHint(table, signal)) WHERE \(table.keys.second) = \(p(1)) " +
-                        positive(signal) + "ORDER BY \(count) DESC, track_id LIMIT \(p(2))"
+                return batchTables.map { table in
+                    "SELECT \(table.idColumn), \(count) FROM \(table.name)\(rankedHint(table, signal)) WHERE \(table.keys.second) = \(p(1)) " +
+                        positive(signal) + "ORDER BY \(count) DESC, \(table.idColumn) LIMIT \(p(2))"
                 }
             }
             rankedAfter = Signal.allCases.map { signal in
                 let count = signal.rawValue
-                return Catalogue.batchTables.map { table in
-                    "SELECT track_id, \(count) FROM \(table.name)\(rankedHint(table, signal)) WHERE \(table.keys.second) = \(p(1)) " +
-                        positive(signal) + "AND \(count) <= \(p(2)) AND (\(count) < \(p(2)) OR track_id > \(p(3))) " +
-                        "ORDER BY \(count) DESC, track_id LIMIT \(p(4))"
+                return batchTables.map { table in
+                    "SELECT \(table.idColumn), \(count) FROM \(table.name)\(rankedHint(table, signal)) WHERE \(table.keys.second) = \(p(1)) " +
+                        positive(signal) + "AND \(count) <= \(p(2)) AND (\(count) < \(p(2)) OR \(table.idColumn) > \(p(3))) " +
+                        "ORDER BY \(count) DESC, \(table.idColumn) LIMIT \(p(4))"
                 }
             }
         }
@@ -166,8 +200,8 @@ extension Catalogue {
         /// (hour, listener plays, sketch) of the rows with a sketch.
         let listeners: String
 
-        init(placeholder p: (Int) -> String) {
-            let table = Catalogue.realtime
+        init(_ kind: SubjectKind, placeholder p: (Int) -> String) {
+            let table = Catalogue.realtime(kind)
             let (hour, track) = (table.keys.first, table.keys.second)
             let condition = "\(track) = \(p(1)) AND \(hour) >= \(p(2)) AND \(hour) < \(p(3))"
             hours = Signal.allCases.map { signal in
@@ -185,6 +219,11 @@ struct ColumnTypes {
     var integer: String
     var text: String
     var blob: String
+    /// Appended to a counters table's definition (SQLite's `WITHOUT ROWID`: rows stored in key order).
+    var keyedTable = ""
+    /// Whether the batch tables get narrow covering indexes (id, bucket, plays), which keep
+    /// sums and timelines off the wide rows where the engine stores rows in its primary key (SQLite).
+    var narrowIndexes = false
 }
 
 extension Catalogue {
@@ -256,11 +295,11 @@ extension Catalogue {
     /// The partial ranked indexes of `signals` on every batch table (a migration): a row is in
     /// a signal's index only where that signal is positive — what a ranking reads
     /// (`BatchStatements.ranked`) — so they cost writes only where the signal is counted.
-    static func rankedIndexes(_ signals: [Signal]) -> String {
-        batchTables.flatMap { table in
+    static func rankedIndexes(_ signals: [Signal], _ kind: SubjectKind = .track) -> String {
+        batchTables(kind).flatMap { table in
             signals.map { signal in
-                "CREATE INDEX \(rankedIndex(table, signal)) ON \(table.name) (\(table.keys.second), \(signal.rawValue) DESC, track_id) " +
-                    "WHERE \(signal.rawValue) > 0;"
+                "CREATE INDEX \(rankedIndex(table, signal)) ON \(table.name) (\(table.keys.second), \(signal.rawValue) DESC, \(table.idColumn))" +
+                    (signal == .plays ? ";" : " WHERE \(signal.rawValue) > 0;")
             }
         }.joined(separator: "\n")
     }
@@ -268,4 +307,38 @@ extension Catalogue {
     /// The signals that came after plays, added by one migration of each schema (SQLite's 7th of
     /// both files, PostgreSQL's 6th).
     static let signalsAfterPlays: [Signal] = [.downloads, .likes, .reposts, .comments]
+
+    /// The signals every counters table held after those migrations.
+    static let signalsOfSchema7: [Signal] = [.plays] + signalsAfterPlays
+}
+
+extension Catalogue {
+    /// The counters tables of `kind` (a migration for a kind that came after the tracks): each
+    /// key, the count columns of `signals`, both payloads; the realtime table indexed by
+    /// (id, hour), the batch tables by each signal's ranked index. A migration, being history,
+    /// names its signals (`signalsOfSchema7`): a signal added later adds its column to every family.
+    static func createTables(_ kind: SubjectKind, signals: [Signal], realtime: Bool, batch: Bool, _ types: ColumnTypes) -> String {
+        func create(_ table: CounterTable) -> String {
+            let columns = [table.keys.first, table.keys.second].map { "\($0) \(types.integer) NOT NULL" }
+                + signals.map { "\($0.rawValue) \(types.integer) NOT NULL DEFAULT 0" }
+                + ["dimensions \(types.blob)", "listener_plays \(types.integer) NOT NULL DEFAULT 0", "listeners \(types.blob)",
+                   "PRIMARY KEY (\(table.keys.first), \(table.keys.second))"]
+            return "CREATE TABLE \(table.name) (" + columns.joined(separator: ", ") + ")\(types.keyedTable);"
+        }
+        var statements: [String] = []
+        if realtime {
+            let table = Catalogue.realtime(kind)
+            statements += [create(table), "CREATE INDEX \(table.name)_by_id ON \(table.name) (\(table.idColumn), hour, plays);"]
+        }
+        if batch {
+            for table in batchTables(kind) {
+                statements.append(create(table))
+                if types.narrowIndexes {
+                    statements.append("CREATE INDEX \(table.name)_by_id ON \(table.name) (\(table.idColumn), \(table.bucketColumn), plays);")
+                }
+            }
+            statements.append(rankedIndexes(signals, kind))
+        }
+        return statements.joined(separator: "\n")
+    }
 }

@@ -31,7 +31,7 @@ public struct CounterRows: Sendable {
     var isEmpty: Bool { firstKeys.isEmpty }
     var indices: Range<Int> { firstKeys.indices }
 
-    func trackID(_ row: Int) -> Int64 { table.trackKey == 0 ? firstKeys[row] : secondKeys[row] }
+    func trackID(_ row: Int) -> Int64 { table.idKey == 0 ? firstKeys[row] : secondKeys[row] }
 
     /// Whether the row holds anything to write.
     func hasContent(_ row: Int) -> Bool {
@@ -110,7 +110,7 @@ public struct CounterRows: Sendable {
     /// fewer than the hours they sum.
     func rolledUp(to level: RollupLevel) throws -> CounterRows {
         guard let source = table.level, level > source else { preconditionFailure("CounterRows: batch rows roll up to a coarser level only") }
-        var rows = CounterRows(Catalogue.batch(level))
+        var rows = CounterRows(Catalogue.batch(level, table.subject))
         var bucket = BucketSketch()
         var encoded: [UInt8] = []
         func endBucket() throws {

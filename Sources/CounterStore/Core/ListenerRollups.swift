@@ -17,6 +17,11 @@ import CounterpointCore
 /// A late file in one hour thus costs what that hour holds, whatever the history's length
 /// (docs/performance.md).
 final class ListenerRollups {
+    /// Whose rollups these are.
+    let kind: SubjectKind
+
+    init(_ kind: SubjectKind) { self.kind = kind }
+
     private struct Replaced {
         var piece: RollupPiece
         var sketch: Range<Int>
@@ -98,15 +103,15 @@ final class ListenerRollups {
     /// sketches in the `source` rows [lower, upper) (none: NULL), `tracksPerRead` tracks at a time.
     private func rebuild<D: StoreDialect>(_ level: RollupLevel, key: Int64, tracks: Set<Int64>, from source: RollupLevel,
                                           lower: Int64, upper: Int64, _ db: D) throws {
-        let table = Catalogue.batch(source)
+        let table = Catalogue.batch(source, kind)
         let count = Self.tracksPerRead
         let sql = """
-            SELECT track_id, listeners FROM \(table.name)
-            WHERE track_id IN (\((0..<count).map { "$\($0 + 3)" }.joined(separator: ", ")))
+            SELECT \(table.idColumn), listeners FROM \(table.name)
+            WHERE \(table.idColumn) IN (\((0..<count).map { "$\($0 + 3)" }.joined(separator: ", ")))
             AND \(table.keys.second) >= $1 AND \(table.keys.second) < $2 AND listeners IS NOT NULL
             """
         let sorted = tracks.sorted()
-        var rows = CounterRows(Catalogue.batch(level), replacesListeners: true)
+        var rows = CounterRows(Catalogue.batch(level, kind), replacesListeners: true)
         for start in stride(from: 0, to: sorted.count, by: count) {
             let chunk = sorted[start..<min(start + count, sorted.count)]
             let ids = chunk.map { SQLValue.integer($0) } + Array(repeating: .integer(chunk.last!), count: count - chunk.count)

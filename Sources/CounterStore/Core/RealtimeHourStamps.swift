@@ -39,11 +39,13 @@ enum RealtimeHourStamps {
     }
 }
 
-extension CounterRows {
+extension [CounterRows] {
     /// The distinct values of the rows' first key, ascending (the hours of a realtime flush).
     var firstKeyValues: [Int64] {
         var values: [Int64] = []
-        for key in firstKeys where values.last != key { values.append(key) }
-        return values
+        for rows in self {
+            for key in rows.firstKeys where values.last != key { values.append(key) }
+        }
+        return count > 1 ? Set(values).sorted() : values
     }
 }

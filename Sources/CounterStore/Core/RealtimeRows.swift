@@ -6,7 +6,7 @@ extension CounterRows {
     /// key order every writer locks and sweeps them in; increments of 0 and empty blobs are left
     /// out. Throws `malformedListeners` for a sketch that does not decode.
     public static func realtime(_ increments: some Collection<CountRow>, dimensions: [DimensionRow] = [],
-                                listeners: [SketchRow] = []) throws -> CounterRows {
+                                listeners: [SketchRow] = [], of kind: SubjectKind = .track) throws -> CounterRows {
         var dimensionBlobs = EncodedRows()
         for row in dimensions.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
             dimensionBlobs.append(trackID: row.trackID, hour: row.hour.index, value: 0, blob: row.encoded)
@@ -16,7 +16,7 @@ extension CounterRows {
             sketches.append(trackID: row.trackID, hour: row.hour.index, value: row.listenerPlays, blob: row.encoded)
         }
         return try realtime(sorted: CountRowList(increments.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }),
-                            dimensions: dimensionBlobs, listeners: sketches)
+                            dimensions: dimensionBlobs, listeners: sketches, of: kind)
     }
 
     /// The same rows from sources already in (hour, track) order — the increments
@@ -25,8 +25,9 @@ extension CounterRows {
     /// key's plays and blobs go into its row as they are, with no blob merge and no array per
     /// row (the realtime consumer's flush). A key repeated within a source merges into its row
     /// as `append` does.
-    public static func realtime(sorted increments: CountRowList, dimensions: EncodedRows, listeners: EncodedRows) throws -> CounterRows {
-        var rows = CounterRows(Catalogue.realtime)
+    public static func realtime(sorted increments: CountRowList, dimensions: EncodedRows, listeners: EncodedRows,
+                                of kind: SubjectKind = .track) throws -> CounterRows {
+        var rows = CounterRows(Catalogue.realtime(kind))
         rows.reserveCapacity(increments.count)
         var (next, nextDimensions, nextListeners) = (0, 0, 0)
         try dimensions.withBlobs { storedDimensions in
@@ -72,6 +73,9 @@ extension CounterRows {
         return rows
     }
 
-    /// How many (track, hour) rows and plays the flush holds (for its report).
+    /// How many (subject, hour) rows the flush holds (for its report).
     public var rowCount: Int { count }
+
+    /// Whose rows these are.
+    public var subject: SubjectKind { table.subject }
 }

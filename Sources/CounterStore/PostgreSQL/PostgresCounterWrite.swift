@@ -61,7 +61,7 @@ struct PostgresCounterWrite {
             var pending = (start..<end).filter { counters.hasBlob($0) }
             // Each step hands the other the rows it could not write: the insert its conflicts,
             // the merge the keys it found no row for (new, or compacted meanwhile).
-            var inserting = table != Catalogue.realtime
+            var inserting = table.level != nil
             while !pending.isEmpty {
                 pending = inserting ? try insertNew(pending, db) : try mergeExisting(pending, db)
                 inserting.toggle()

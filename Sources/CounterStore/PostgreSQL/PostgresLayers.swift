@@ -87,31 +87,32 @@ public final class PostgresLayers: LayerReads {
 
     // MARK: Batch layer
 
-    public func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 {
+    public func batchSum(_ subject: Subject, over part: RollupDecomposition) throws -> Int64 {
         // One statement over the non-empty spans: a point lookup is one round trip.
-        let (mask, parameters) = Self.slots(of: part, track: track)
+        let (mask, parameters) = Self.slots(of: part, id: subject.id)
         guard mask != 0 else { return 0 }
-        return try query(Self.batchSQL.sumBySlots[mask], parameters).singleInt64 ?? 0
+        return try query(Self.batchSQL[subject.kind.rawValue].sumBySlots[mask], parameters).singleInt64 ?? 0
     }
 
-    public func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts {
-        let (mask, parameters) = Self.slots(of: part, track: track)
+    public func batchCounts(_ subject: Subject, over part: RollupDecomposition) throws -> SignalCounts {
+        let (mask, parameters) = Self.slots(of: part, id: subject.id)
         guard mask != 0 else { return .zero }
         var counts = SignalCounts()
-        let result = try query(Self.batchSQL.countsBySlots[mask], parameters)
+        let result = try query(Self.batchSQL[subject.kind.rawValue].countsBySlots[mask], parameters)
         for row in 0..<result.rowCount { counts.add(PostgresRow(result: result, row: row).signalCounts(from: 0)) }
         return counts
     }
 
-    public func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
-        let result = try query(Self.batchSQL.buckets[signal.ordinal][span.level.rawValue], [track, span.lower, span.upper])
+    public func batchBuckets(_ subject: Subject, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+        let result = try query(Self.batchSQL[subject.kind.rawValue].buckets[signal.ordinal][span.level.rawValue], [subject.id, span.lower, span.upper])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
-    public func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+    public func batchRanked(_ kind: SubjectKind, level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?,
+                            limit: Int) throws -> [RankedEntry] {
         let result = try after.map {
-            try query(Self.batchSQL.rankedAfter[signal.ordinal][level.rawValue], [key, $0.plays, $0.trackID, limit])
-        } ?? query(Self.batchSQL.ranked[signal.ordinal][level.rawValue], [key, limit])
+            try query(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue], [key, $0.plays, $0.trackID, limit])
+        } ?? query(Self.batchSQL[kind.rawValue].ranked[signal.ordinal][level.rawValue], [key, limit])
         return (0..<result.rowCount).map {
             RankedEntry(trackID: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
         }
@@ -119,18 +120,19 @@ public final class PostgresLayers: LayerReads {
 
     // MARK: Realtime layer
 
-    public func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 {
+    public func realtimeSum(_ subject: Subject, over gaps: [HourRange]) throws -> Int64 {
         guard !gaps.isEmpty else { return 0 }
-        return try query("SELECT " + Self.realtimeSumExpression(lowers: 2), [track] + Self.arrays(of: gaps)).singleInt64 ?? 0
+        return try query("SELECT " + Self.realtimeSumExpression(subject.kind, lowers: 2), [subject.id] + Self.arrays(of: gaps)).singleInt64 ?? 0
     }
 
-    public func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays] {
+    public func trackSums(_ kind: SubjectKind, ids tracks: [Int64], batchParts: [RollupDecomposition],
+                          realtimeGaps: [HourRange]) throws -> [TrackPlays] {
         // Every track and both layers in one statement: a point lookup on a held snapshot is one
         // round trip, and so is a multi-track request's (docs/postgresql.md). A range the batch
         // covers entirely asks the batch alone: the realtime subquery cost a fifth of the
         // server's work per lookup even when it found nothing (docs/performance.md).
         guard let read = OneStatementRead(batchParts: batchParts, realtimeGaps: realtimeGaps) else {
-            return try tracks.map { try sumsOneLayerAtATime(track: $0, batchParts: batchParts, realtimeGaps: realtimeGaps) }
+            return try tracks.map { try sumsOneLayerAtATime(Subject(kind, $0), batchParts: batchParts, realtimeGaps: realtimeGaps) }
         }
         guard !tracks.isEmpty, !read.findsNothing else {
             return tracks.map { TrackPlays(trackID: $0, batchPlays: 0, realtimePlays: 0) }
@@ -138,7 +140,7 @@ public final class PostgresLayers: LayerReads {
         let manyTracks = tracks.count > 1
         let trackParameter: any PostgresParameter = manyTracks ? PostgresInt64Array(tracks) : tracks[0]
         // One row per track, in order (`unnest … WITH ORDINALITY`).
-        let sql = Self.trackSumsSQL[manyTracks ? 1 : 0][read.withRealtime ? 1 : 0][read.mask]
+        let sql = Self.trackSumsSQL[kind.rawValue][manyTracks ? 1 : 0][read.withRealtime ? 1 : 0][read.mask]
         let result = try query(sql, [trackParameter] + read.parameters)
         return tracks.indices.map { row in
             TrackPlays(trackID: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
@@ -146,42 +148,43 @@ public final class PostgresLayers: LayerReads {
         }
     }
 
-    public func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts {
+    public func realtimeCounts(_ subject: Subject, over gaps: [HourRange]) throws -> SignalCounts {
         var counts = SignalCounts()
         for gap in gaps {
-            let result = try query(Self.realtimeSQL.counts, [track, gap.lower.index, gap.upper.index])
+            let result = try query(Self.realtimeSQL[subject.kind.rawValue].counts, [subject.id, gap.lower.index, gap.upper.index])
             for row in 0..<result.rowCount { counts.add(PostgresRow(result: result, row: row).signalCounts(from: 0)) }
         }
         return counts
     }
 
-    public func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
-        let result = try query(Self.realtimeSQL.hours[signal.ordinal], [track, gap.lower.index, gap.upper.index])
+    public func realtimeHours(_ subject: Subject, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
+        let result = try query(Self.realtimeSQL[subject.kind.rawValue].hours[signal.ordinal], [subject.id, gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1)) }
     }
 
-    public func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let (mask, parameters) = Self.slots(of: part, track: track)
+    public func batchDimensions(_ subject: Subject, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let (mask, parameters) = Self.slots(of: part, id: subject.id)
         guard mask != 0 else { return }
-        let result = try query(Self.batchSQL.dimensionsBySlots[mask], parameters)
+        let result = try query(Self.batchSQL[subject.kind.rawValue].dimensionsBySlots[mask], parameters)
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
-    public func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+    public func realtimeDimensions(_ subject: Subject, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard !gaps.isEmpty else { return }
-        let result = try query(Self.realtimeDimensionsSQL(lowers: 2, selecting: ""), [track] + Self.arrays(of: gaps))
+        let result = try query(Self.realtimeDimensionsSQL(subject.kind, lowers: 2, selecting: ""), [subject.id] + Self.arrays(of: gaps))
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 0, visit) }
     }
 
-    public func trackDimensions(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+    public func trackDimensions(_ subject: Subject, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
                                 _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays {
         // The sums and every blob in one statement: a waveform or breakdown on a held snapshot
         // is one round trip, as a point lookup is.
         guard let read = OneStatementRead(batchParts: batchParts, realtimeGaps: realtimeGaps) else {
-            return try dimensionsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
+            return try dimensionsOneLayerAtATime(subject, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
         }
+        let track = subject.id
         guard !read.findsNothing else { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
-        let result = try query(Self.trackDimensionsSQL[read.withRealtime ? 1 : 0][read.mask], [track] + read.parameters)
+        let result = try query(Self.trackDimensionsSQL[subject.kind.rawValue][read.withRealtime ? 1 : 0][read.mask], [track] + read.parameters)
         var plays = TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0)
         for row in 0..<result.rowCount {
             if result.int64(row: row, column: 0) == 0 {
@@ -194,9 +197,9 @@ public final class PostgresLayers: LayerReads {
         return plays
     }
 
-    public func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
-        // Summed per track by the server: a row per track crosses the wire, not one per (track, hour).
-        let result = try query(Self.realtimeRowsSQL[signal.ordinal], [gap.lower.index, gap.upper.index])
+    public func realtimeRows(_ kind: SubjectKind, in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+        // Summed per subject by the server: a row per subject crosses the wire, not one per (subject, hour).
+        let result = try query(Self.realtimeRowsSQL[kind.rawValue][signal.ordinal], [gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
@@ -209,24 +212,24 @@ public final class PostgresLayers: LayerReads {
 
     // MARK: Listeners
 
-    public func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+    public func batchListeners(_ subject: Subject, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
         // One statement over the non-empty spans: one round trip whatever the range.
-        let (mask, parameters) = Self.slots(of: part, track: track)
+        let (mask, parameters) = Self.slots(of: part, id: subject.id)
         guard mask != 0 else { return }
-        let result = try query(Self.batchSQL.listenersBySlots[mask], parameters)
+        let result = try query(Self.batchSQL[subject.kind.rawValue].listenersBySlots[mask], parameters)
         for row in 0..<result.rowCount { try result.withBytes(row: row, column: 1) { try visit(result.int64(row: row, column: 0), $0) } }
     }
 
-    public func batchListenerBuckets(track: Int64, in span: RollupSpan,
+    public func batchListenerBuckets(_ subject: Subject, in span: RollupSpan,
                                      _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-        let result = try query(Self.batchSQL.listeners[span.level.rawValue], [track, span.lower, span.upper])
+        let result = try query(Self.batchSQL[subject.kind.rawValue].listeners[span.level.rawValue], [subject.id, span.lower, span.upper])
         for row in 0..<result.rowCount {
             try result.withBytes(row: row, column: 2) { try visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1), $0) }
         }
     }
 
-    public func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-        let result = try query(Self.realtimeSQL.listeners, [track, gap.lower.index, gap.upper.index])
+    public func realtimeListeners(_ subject: Subject, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let result = try query(Self.realtimeSQL[subject.kind.rawValue].listeners, [subject.id, gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount {
             try result.withBytes(row: row, column: 2) {
                 try visit(Hour(index: result.int64(row: row, column: 0)), result.int64(row: row, column: 1), $0)
@@ -281,13 +284,16 @@ public final class PostgresLayers: LayerReads {
 extension PostgresLayers: Sendable {}
 
 extension PostgresLayers {
-    static let batchSQL = Catalogue.BatchStatements(placeholder: { "$\($0)" })
-    /// Per signal: (track, Σ count) of the realtime rows in [$1, $2) that hold it, by track.
-    static let realtimeRowsSQL = Signal.allCases.map { signal in
-        "SELECT track_id, sum(\(signal.rawValue))::bigint FROM realtime_counts WHERE hour >= $1 AND hour < $2"
-            + Catalogue.holding(signal) + " GROUP BY track_id ORDER BY track_id"
+    static let batchSQL = SubjectKind.allCases.map { Catalogue.BatchStatements($0, placeholder: { "$\($0)" }) }
+    /// Per kind, per signal: (id, Σ count) of the realtime rows in [$1, $2) that hold it, by id.
+    static let realtimeRowsSQL = SubjectKind.allCases.map { kind in
+        let table = Catalogue.realtime(kind)
+        return Signal.allCases.map { signal in
+            "SELECT \(table.idColumn), sum(\(signal.rawValue))::bigint FROM \(table.name) WHERE hour >= $1 AND hour < $2"
+                + Catalogue.holding(signal) + " GROUP BY \(table.idColumn) ORDER BY \(table.idColumn)"
+        }
     }
-    static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "$\($0)" })
+    static let realtimeSQL = SubjectKind.allCases.map { Catalogue.RealtimeStatements($0, placeholder: { "$\($0)" }) }
 
     /// What a read of one batch part and the realtime gaps asks for in one statement: the part's
     /// non-empty slots (`mask`), whether there are gaps, and the parameters after the track —
@@ -319,28 +325,31 @@ extension PostgresLayers {
     /// The realtime rows `r` of the track (`track`, by default $1) in the gaps given as two
     /// arrays, of lower bounds (parameter `lowers`) and upper bounds (the next): one statement
     /// shape whatever their number.
-    static func realtimeGapRows(lowers: Int, track: String = "$1") -> String {
-        "unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)"
-            + " JOIN realtime_counts r ON r.track_id = \(track) AND r.hour >= g.lower AND r.hour < g.upper"
+    static func realtimeGapRows(_ kind: SubjectKind, lowers: Int, track: String = "$1") -> String {
+        let table = Catalogue.realtime(kind)
+        return "unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)"
+            + " JOIN \(table.name) r ON r.\(table.idColumn) = \(track) AND r.hour >= g.lower AND r.hour < g.upper"
     }
 
-    /// Σ realtime plays of the track over the gaps of `realtimeGapRows`.
-    static func realtimeSumExpression(lowers: Int, track: String = "$1") -> String {
-        "(SELECT coalesce(sum(r.plays), 0)::bigint FROM \(realtimeGapRows(lowers: lowers, track: track)))"
+    /// Σ realtime plays of the subject over the gaps of `realtimeGapRows`.
+    static func realtimeSumExpression(_ kind: SubjectKind, lowers: Int, track: String = "$1") -> String {
+        "(SELECT coalesce(sum(r.plays), 0)::bigint FROM \(realtimeGapRows(kind, lowers: lowers, track: track)))"
     }
 
     /// `trackSumsSQL[manyTracks][withRealtime][mask]` (0 or 1 for each flag): the batch sum of
     /// `batchSQL.sumBySlots[mask]` (the slots' bounds from $2 on) and, with realtime, the
     /// realtime sum (its gaps' arrays after the slots' bounds), for one track ($1) or for each of
     /// an array of them ($1, one row each, in order).
-    static let trackSumsSQL = [false, true].map { manyTracks in
-        [false, true].map { withRealtime in
-            let track = manyTracks ? "u.t" : "$1"
-            let batch = manyTracks ? Catalogue.BatchStatements(placeholder: { $0 == 1 ? track : "$\($0)" }) : batchSQL
-            return batch.sumExpressionBySlots.enumerated().map { mask, batchSum in
-                let realtime = withRealtime ? ", " + realtimeSumExpression(lowers: gapsParameter(mask: mask), track: track) : ""
-                let from = manyTracks ? " FROM unnest($1::bigint[]) WITH ORDINALITY AS u (t, n) ORDER BY u.n" : ""
-                return "SELECT \(batchSum)\(realtime)\(from)"
+    static let trackSumsSQL = SubjectKind.allCases.map { kind in
+        [false, true].map { manyTracks in
+            [false, true].map { withRealtime in
+                let track = manyTracks ? "u.t" : "$1"
+                let batch = manyTracks ? Catalogue.BatchStatements(kind, placeholder: { $0 == 1 ? track : "$\($0)" }) : batchSQL[kind.rawValue]
+                return batch.sumExpressionBySlots.enumerated().map { mask, batchSum in
+                    let realtime = withRealtime ? ", " + realtimeSumExpression(kind, lowers: gapsParameter(mask: mask), track: track) : ""
+                    let from = manyTracks ? " FROM unnest($1::bigint[]) WITH ORDINALITY AS u (t, n) ORDER BY u.n" : ""
+                    return "SELECT \(batchSum)\(realtime)\(from)"
+                }
             }
         }
     }
@@ -348,25 +357,27 @@ extension PostgresLayers {
     /// `trackDimensionsSQL[withRealtime][mask]`: a row (0, batch sum, realtime sum or 0, NULL)
     /// and a row (1, NULL, NULL, blob) per dimension blob of the batch slots of `mask` and of the
     /// realtime gaps, with the parameters of `trackSumsSQL[0][withRealtime][mask]`.
-    static let trackDimensionsSQL = [false, true].map { withRealtime in
-        batchSQL.sumExpressionBySlots.enumerated().map { mask, batchSum in
-            let lowers = gapsParameter(mask: mask)
-            let realtimeSum = withRealtime ? realtimeSumExpression(lowers: lowers) : "0::bigint"
-            var sql = "SELECT 0::bigint, \(batchSum), \(realtimeSum), NULL::bytea"
-            if mask != 0 {
-                sql += " UNION ALL SELECT 1, NULL, NULL, b.dimensions FROM (\(batchSQL.dimensionsBySlots[mask])) AS b"
+    static let trackDimensionsSQL = SubjectKind.allCases.map { kind in
+        [false, true].map { withRealtime in
+            batchSQL[kind.rawValue].sumExpressionBySlots.enumerated().map { mask, batchSum in
+                let lowers = gapsParameter(mask: mask)
+                let realtimeSum = withRealtime ? realtimeSumExpression(kind, lowers: lowers) : "0::bigint"
+                var sql = "SELECT 0::bigint, \(batchSum), \(realtimeSum), NULL::bytea"
+                if mask != 0 {
+                    sql += " UNION ALL SELECT 1, NULL, NULL, b.dimensions FROM (\(batchSQL[kind.rawValue].dimensionsBySlots[mask])) AS b"
+                }
+                if withRealtime {
+                    sql += " UNION ALL " + realtimeDimensionsSQL(kind, lowers: lowers, selecting: "1, NULL, NULL, ")
+                }
+                return sql
             }
-            if withRealtime {
-                sql += " UNION ALL " + realtimeDimensionsSQL(lowers: lowers, selecting: "1, NULL, NULL, ")
-            }
-            return sql
         }
     }
 
-    /// The realtime dimension blobs of the track ($1) over the gaps of `realtimeGapRows`, after
+    /// The realtime dimension blobs of the subject ($1) over the gaps of `realtimeGapRows`, after
     /// the columns `selecting`.
-    static func realtimeDimensionsSQL(lowers: Int, selecting columns: String) -> String {
-        "SELECT \(columns)r.dimensions FROM \(realtimeGapRows(lowers: lowers)) WHERE r.dimensions IS NOT NULL"
+    static func realtimeDimensionsSQL(_ kind: SubjectKind, lowers: Int, selecting columns: String) -> String {
+        "SELECT \(columns)r.dimensions FROM \(realtimeGapRows(kind, lowers: lowers)) WHERE r.dimensions IS NOT NULL"
     }
 
     /// `gaps` as the two array parameters of `realtimeSumExpression`.
@@ -376,9 +387,9 @@ extension PostgresLayers {
 
     /// The non-empty slots of `part` as a mask (bit i: slot i) and the parameters of the
     /// `…BySlots[mask]` statements: the track, then each slot's bounds.
-    static func slots(of part: RollupDecomposition, track: Int64) -> (mask: Int, parameters: [any PostgresParameter]) {
+    static func slots(of part: RollupDecomposition, id: Int64) -> (mask: Int, parameters: [any PostgresParameter]) {
         let (mask, bounds) = slotBounds(of: part)
-        return (mask, [track] + bounds)
+        return (mask, [id] + bounds)
     }
 
     /// The non-empty slots of `part` as a mask and each slot's bounds, in slot order (the

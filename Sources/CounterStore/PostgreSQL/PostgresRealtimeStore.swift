@@ -37,14 +37,14 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         var partitions: Set<Int32>
     }
 
-    public func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+    public func apply(_ rows: [CounterRows], progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
         let ordered = progress.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
         do {
             try retryingConflicts {
                 try database.withConnection { connection in
                     try connection.write(isolation: .readCommitted) { db in
                         try fence(ordered, flushedAt: flushedAt, db)
-                        try PostgresDialect(db).add(rows)
+                        for kindRows in rows { try PostgresDialect(db).add(kindRows) }
                         try advance(ordered, flushedAt: flushedAt, db)
                         let change = try db.query("""
                             INSERT INTO realtime_flushes (writer, flushed_at, stamps) VALUES ($1, $2, true)
@@ -149,21 +149,32 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         try retryingConflicts {
             try database.withConnection { connection in
                 try connection.write(isolation: .readCommitted) { db in
-                    let gone = try db.query("""
-                        WITH gone AS (
-                            DELETE FROM realtime_counts WHERE (hour, track_id) IN (
-                                SELECT r.hour, r.track_id FROM coverage c
-                                JOIN realtime_counts r ON r.hour >= c.lower AND r.hour < c.upper
-                                LIMIT $1)
-                            RETURNING hour)
-                        SELECT count(*)::bigint, min(hour), max(hour), txid_current() FROM gone
-                        """, [max(0, maxRows)])
-                    let deleted = Int(gone.singleInt64 ?? 0)
-                    if deleted > 0 {
+                    var deleted = 0
+                    var deletedFrom: (lower: Int64, upper: Int64)?
+                    var change: Int64 = 0
+                    for kind in SubjectKind.allCases.reversed() where deleted < maxRows {
+                        let table = Catalogue.realtime(kind)
+                        let gone = try db.query("""
+                            WITH gone AS (
+                                DELETE FROM \(table.name) WHERE (hour, \(table.idColumn)) IN (
+                                    SELECT r.hour, r.\(table.idColumn) FROM coverage c
+                                    JOIN \(table.name) r ON r.hour >= c.lower AND r.hour < c.upper
+                                    LIMIT $1)
+                                RETURNING hour)
+                            SELECT count(*)::bigint, min(hour), max(hour), txid_current() FROM gone
+                            """, [max(0, maxRows - deleted)])
+                        let rows = Int(gone.singleInt64 ?? 0)
+                        guard rows > 0 else { continue }
+                        deleted += rows
+                        let (lower, upper) = (gone.int64(row: 0, column: 1), gone.int64(row: 0, column: 2) + 1)
+                        deletedFrom = deletedFrom.map { (Swift.min($0.lower, lower), Swift.max($0.upper, upper)) } ?? (lower, upper)
+                        change = gone.int64(row: 0, column: 3)
+                    }
+                    if let deletedFrom {
                         // The hours from the first to the last it deleted from, in one statement:
                         // an hour in between that it did not change is only read again by readers.
-                        try RealtimeHourStamps.stampDeletions(lower: gone.int64(row: 0, column: 1), upper: gone.int64(row: 0, column: 2) + 1,
-                                                              change: gone.int64(row: 0, column: 3), PostgresDialect(db))
+                        try RealtimeHourStamps.stampDeletions(lower: deletedFrom.lower, upper: deletedFrom.upper, change: change,
+                                                              PostgresDialect(db))
                     }
                     try forgetSilentWriters(db)
                     return deleted

@@ -115,6 +115,8 @@ enum PostgresSchema {
         // ALTER), and the batch tables' partial ranked indexes (docs/creators-and-signals.md).
         Catalogue.addSignalColumns(Catalogue.signalsAfterPlays, to: [Catalogue.realtime] + Catalogue.batchTables, types) + "\n"
             + Catalogue.rankedIndexes(Catalogue.signalsAfterPlays),
+        // The creators' counters (SPEC §11), a family of their own (docs/creators-and-signals.md).
+        Catalogue.createTables(.creator, signals: Catalogue.signalsOfSchema7, realtime: true, batch: true, types),
     ]
 
     static var version: Int { migrations.count }

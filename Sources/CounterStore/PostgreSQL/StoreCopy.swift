@@ -44,14 +44,20 @@ public enum StoreCopy {
             }
             _ = try batchSource.read { db in
                 try batchTarget.replace(ranges: coverage.ranges, startedAt: latest?.startedAt ?? 0) { writer in
-                    try db.cachedStatement("""
-                        SELECT track_id, hour, dimensions, listener_plays, listeners, \(Catalogue.signalColumns.joined(separator: ", "))
-                        FROM \(Catalogue.batch(.hour).name)
-                        """).forEachRow { row in
-                        try writer.write(trackID: row.int64(at: 0), hour: Hour(index: row.int64(at: 1)), counts: row.signalCounts(from: 5),
-                                         dimensions: row.bytes(at: 2), listenerPlays: row.int64(at: 3), listeners: row.bytes(at: 4))
-                        summary.batchRows += 1
-                        if summary.batchRows & 0xFFFF == 0 { progress(Progress(batchRows: summary.batchRows, batchRowsInAll: inAll)) }
+                    // Every kind's hours; the target's replacement rolls them up as a batch run does.
+                    for kind in SubjectKind.allCases {
+                        let hours = Catalogue.batch(.hour, kind)
+                        try db.cachedStatement("""
+                            SELECT \(hours.idColumn), hour, dimensions, listener_plays, listeners, \(Catalogue.signalColumns.joined(separator: ", "))
+                            FROM \(hours.name)
+                            """).forEachRow { row in
+                            try writer.write(Subject(kind, row.int64(at: 0)), hour: Hour(index: row.int64(at: 1)),
+                                             counts: row.signalCounts(from: 5), dimensions: row.bytes(at: 2), listenerPlays: row.int64(at: 3),
+                                             listeners: row.bytes(at: 4))
+                            guard kind == .track else { return }
+                            summary.batchRows += 1
+                            if summary.batchRows & 0xFFFF == 0 { progress(Progress(batchRows: summary.batchRows, batchRowsInAll: inAll)) }
+                        }
                     }
                     progress(Progress(batchRows: summary.batchRows, batchRowsInAll: inAll))
                     var run = latest ?? BatchRun(range: coverage.ranges[0], startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0,
@@ -63,16 +69,24 @@ public enum StoreCopy {
         }
 
         try realtimeSource.read { db in
-            var rows: [CountRow] = []
-            var dimensions: [DimensionRow] = []
-            var listeners: [SketchRow] = []
-            try db.cachedStatement(
-                "SELECT track_id, hour, dimensions, listener_plays, listeners, \(Catalogue.signalColumns.joined(separator: ", ")) FROM realtime_counts"
-            ).forEachRow { row in
-                let (trackID, hour) = (row.int64(at: 0), Hour(index: row.int64(at: 1)))
-                rows.append(CountRow(trackID: trackID, hour: hour, counts: row.signalCounts(from: 5)))
-                dimensions.append(DimensionRow(trackID: trackID, hour: hour, encoded: row.bytes(at: 2)))
-                listeners.append(SketchRow(trackID: trackID, hour: hour, listenerPlays: row.int64(at: 3), encoded: row.bytes(at: 4)))
+            var families: [CounterRows] = []
+            var trackRows = 0
+            for kind in SubjectKind.allCases {
+                var rows: [CountRow] = []
+                var dimensions: [DimensionRow] = []
+                var listeners: [SketchRow] = []
+                let table = Catalogue.realtime(kind)
+                try db.cachedStatement("""
+                    SELECT \(table.idColumn), hour, dimensions, listener_plays, listeners, \(Catalogue.signalColumns.joined(separator: ", "))
+                    FROM \(table.name)
+                    """).forEachRow { row in
+                    let (id, hour) = (row.int64(at: 0), Hour(index: row.int64(at: 1)))
+                    rows.append(CountRow(trackID: id, hour: hour, counts: row.signalCounts(from: 5)))
+                    dimensions.append(DimensionRow(trackID: id, hour: hour, encoded: row.bytes(at: 2)))
+                    listeners.append(SketchRow(trackID: id, hour: hour, listenerPlays: row.int64(at: 3), encoded: row.bytes(at: 4)))
+                }
+                if kind == .track { trackRows = rows.count }
+                families.append(try CounterRows.realtime(rows, dimensions: dimensions, listeners: listeners, of: kind))
             }
             var progress: [PartitionProgress] = []
             try db.cachedStatement("SELECT topic, partition, next_offset, high_watermark FROM partition_offsets").forEachRow { row in
@@ -80,12 +94,11 @@ public enum StoreCopy {
                                                   startOffset: nil, nextOffset: row.int64(at: 2), highWatermark: row.optionalInt64(at: 3)))
             }
             let flushedAt = try db.cachedStatement("SELECT flushed_at FROM last_flush WHERE id = 1").singleInt64()
-            guard !rows.isEmpty || !progress.isEmpty else { return }
+            guard families.contains(where: { !$0.isEmpty }) || !progress.isEmpty else { return }
             // startOffset nil: the flush commits only if no consumer has claimed the partitions meanwhile.
-            let outcome = try realtimeTarget.apply(increments: rows, dimensions: dimensions, listeners: listeners, progress: progress,
-                                                   flushedAt: flushedAt ?? 0)
+            let outcome = try realtimeTarget.apply(families, progress: progress, flushedAt: flushedAt ?? 0)
             guard outcome == .committed else { throw CounterStoreError.targetNotEmpty(PostgresConnection.redactedURL(url)) }
-            summary.realtimeRows = rows.count
+            summary.realtimeRows = trackRows
             summary.partitions = progress.count
         }
         return summary

@@ -56,12 +56,12 @@ public final class SQLiteLayers: LayerReads {
 
     // MARK: Batch layer
 
-    public func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64 {
+    public func batchSum(_ subject: Subject, over part: RollupDecomposition) throws -> Int64 {
         // One statement over the non-empty spans: a point lookup is one step, whatever the range.
         let (mask, spans) = Catalogue.nonEmptySlots(of: part)
         guard mask != 0 else { return 0 }
-        let sum = try batch.cachedStatement(Self.batchSQL.sumBySlots[mask])
-        try sum.bind(track, at: 1)
+        let sum = try batch.cachedStatement(Self.batchSQL[subject.kind.rawValue].sumBySlots[mask])
+        try sum.bind(subject.id, at: 1)
         for (index, span) in spans.enumerated() {
             try sum.bind(span.lower, at: 2 * index + 2)
             try sum.bind(span.upper, at: 2 * index + 3)
@@ -69,11 +69,11 @@ public final class SQLiteLayers: LayerReads {
         return try sum.singleInt64() ?? 0
     }
 
-    public func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts {
+    public func batchCounts(_ subject: Subject, over part: RollupDecomposition) throws -> SignalCounts {
         let (mask, spans) = Catalogue.nonEmptySlots(of: part)
         guard mask != 0 else { return .zero }
-        let rows = try batch.cachedStatement(Self.batchSQL.countsBySlots[mask])
-        try rows.bind(track, at: 1)
+        let rows = try batch.cachedStatement(Self.batchSQL[subject.kind.rawValue].countsBySlots[mask])
+        try rows.bind(subject.id, at: 1)
         for (index, span) in spans.enumerated() {
             try rows.bind(span.lower, at: 2 * index + 2)
             try rows.bind(span.upper, at: 2 * index + 3)
@@ -83,24 +83,25 @@ public final class SQLiteLayers: LayerReads {
         return counts
     }
 
-    public func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
-        let rows = try batch.cachedStatement(Self.batchSQL.buckets[signal.ordinal][span.level.rawValue])
-        try rows.bind(track, at: 1)
+    public func batchBuckets(_ subject: Subject, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+        let rows = try batch.cachedStatement(Self.batchSQL[subject.kind.rawValue].buckets[signal.ordinal][span.level.rawValue])
+        try rows.bind(subject.id, at: 1)
         try rows.bind(span.lower, at: 2)
         try rows.bind(span.upper, at: 3)
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
     }
 
-    public func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry] {
+    public func batchRanked(_ kind: SubjectKind, level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?,
+                            limit: Int) throws -> [RankedEntry] {
         let rows: Statement
         if let after {
-            rows = try batch.cachedStatement(Self.batchSQL.rankedAfter[signal.ordinal][level.rawValue])
+            rows = try batch.cachedStatement(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue])
             try rows.bind(key, at: 1)
             try rows.bind(after.plays, at: 2)
             try rows.bind(after.trackID, at: 3)
             try rows.bind(Int64(limit), at: 4)
         } else {
-            rows = try batch.cachedStatement(Self.batchSQL.ranked[signal.ordinal][level.rawValue])
+            rows = try batch.cachedStatement(Self.batchSQL[kind.rawValue].ranked[signal.ordinal][level.rawValue])
             try rows.bind(key, at: 1)
             try rows.bind(Int64(limit), at: 2)
         }
@@ -112,11 +113,12 @@ public final class SQLiteLayers: LayerReads {
 
     // MARK: Realtime layer
 
-    public func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64 {
+    public func realtimeSum(_ subject: Subject, over gaps: [HourRange]) throws -> Int64 {
         guard !gaps.isEmpty else { return 0 }
         let sum = try realtime.cachedStatement(
-            gaps.count < RealtimeSums.all.count ? RealtimeSums.all[gaps.count] : RealtimeSums.sum(gaps: gaps.count))
-        try sum.bind(track, at: 1)
+            gaps.count < RealtimeSums.all[subject.kind.rawValue].count ? RealtimeSums.all[subject.kind.rawValue][gaps.count]
+                : RealtimeSums.sum(subject.kind, gaps: gaps.count))
+        try sum.bind(subject.id, at: 1)
         for (index, gap) in gaps.enumerated() {
             try sum.bind(gap.lower.index, at: 2 * index + 2)
             try sum.bind(gap.upper.index, at: 2 * index + 3)
@@ -124,11 +126,11 @@ public final class SQLiteLayers: LayerReads {
         return try sum.singleInt64() ?? 0
     }
 
-    public func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts {
+    public func realtimeCounts(_ subject: Subject, over gaps: [HourRange]) throws -> SignalCounts {
         var counts = SignalCounts()
         for gap in gaps {
-            let rows = try realtime.cachedStatement(Self.realtimeSQL.counts)
-            try rows.bind(track, at: 1)
+            let rows = try realtime.cachedStatement(Self.realtimeSQL[subject.kind.rawValue].counts)
+            try rows.bind(subject.id, at: 1)
             try rows.bind(gap.lower.index, at: 2)
             try rows.bind(gap.upper.index, at: 3)
             try rows.forEachRow { counts.add($0.signalCounts(from: 0)) }
@@ -136,16 +138,16 @@ public final class SQLiteLayers: LayerReads {
         return counts
     }
 
-    public func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
-        let rows = try realtime.cachedStatement(Self.realtimeSQL.hours[signal.ordinal])
-        try rows.bind(track, at: 1)
+    public func realtimeHours(_ subject: Subject, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws {
+        let rows = try realtime.cachedStatement(Self.realtimeSQL[subject.kind.rawValue].hours[signal.ordinal])
+        try rows.bind(subject.id, at: 1)
         try rows.bind(gap.lower.index, at: 2)
         try rows.bind(gap.upper.index, at: 3)
         try rows.forEachRow { visit(Hour(index: $0.int64(at: 0)), $0.int64(at: 1)) }
     }
 
-    public func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
-        let rows = try realtime.cachedStatement(Self.realtimeRowsSQL[signal.ordinal])
+    public func realtimeRows(_ kind: SubjectKind, in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
+        let rows = try realtime.cachedStatement(Self.realtimeRowsSQL[kind.rawValue][signal.ordinal])
         try rows.bind(gap.lower.index, at: 1)
         try rows.bind(gap.upper.index, at: 2)
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
@@ -163,21 +165,21 @@ public final class SQLiteLayers: LayerReads {
 
     // MARK: Dimensions
 
-    public func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+    public func batchDimensions(_ subject: Subject, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         // In process, a statement per span costs nothing more than one over them all.
         for span in part.spans {
-            let rows = try batch.cachedStatement(Self.batchSQL.dimensions[span.level.rawValue])
-            try rows.bind(track, at: 1)
+            let rows = try batch.cachedStatement(Self.batchSQL[subject.kind.rawValue].dimensions[span.level.rawValue])
+            try rows.bind(subject.id, at: 1)
             try rows.bind(span.lower, at: 2)
             try rows.bind(span.upper, at: 3)
             try rows.forEachRow { try $0.withBytes(at: 0, visit) }
         }
     }
 
-    public func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+    public func realtimeDimensions(_ subject: Subject, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         for gap in gaps {
-            let rows = try realtime.cachedStatement(Self.realtimeSQL.dimensions)
-            try rows.bind(track, at: 1)
+            let rows = try realtime.cachedStatement(Self.realtimeSQL[subject.kind.rawValue].dimensions)
+            try rows.bind(subject.id, at: 1)
             try rows.bind(gap.lower.index, at: 2)
             try rows.bind(gap.upper.index, at: 3)
             try rows.forEachRow { try $0.withBytes(at: 0, visit) }
@@ -186,24 +188,24 @@ public final class SQLiteLayers: LayerReads {
 
     // MARK: Listeners
 
-    public func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+    public func batchListeners(_ subject: Subject, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws {
         for span in part.spans {
-            try batchListenerBuckets(track: track, in: span) { _, plays, sketch in try visit(plays, sketch) }
+            try batchListenerBuckets(subject, in: span) { _, plays, sketch in try visit(plays, sketch) }
         }
     }
 
-    public func batchListenerBuckets(track: Int64, in span: RollupSpan,
+    public func batchListenerBuckets(_ subject: Subject, in span: RollupSpan,
                                      _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-        let rows = try batch.cachedStatement(Self.batchSQL.listeners[span.level.rawValue])
-        try rows.bind(track, at: 1)
+        let rows = try batch.cachedStatement(Self.batchSQL[subject.kind.rawValue].listeners[span.level.rawValue])
+        try rows.bind(subject.id, at: 1)
         try rows.bind(span.lower, at: 2)
         try rows.bind(span.upper, at: 3)
         try rows.forEachRow { row in try row.withBytes(at: 2) { try visit(row.int64(at: 0), row.int64(at: 1), $0) } }
     }
 
-    public func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
-        let rows = try realtime.cachedStatement(Self.realtimeSQL.listeners)
-        try rows.bind(track, at: 1)
+    public func realtimeListeners(_ subject: Subject, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let rows = try realtime.cachedStatement(Self.realtimeSQL[subject.kind.rawValue].listeners)
+        try rows.bind(subject.id, at: 1)
         try rows.bind(gap.lower.index, at: 2)
         try rows.bind(gap.upper.index, at: 3)
         try rows.forEachRow { row in try row.withBytes(at: 2) { try visit(Hour(index: row.int64(at: 0)), row.int64(at: 1), $0) } }
@@ -248,23 +250,28 @@ extension SQLiteLayers: Sendable {}
 extension SQLiteLayers {
     /// The batch statements in SQLite's placeholders; rankings read the (bucket, plays DESC,
     /// track_id) index by name, so the planner never sorts a bucket instead.
-    static let batchSQL = Catalogue.BatchStatements(placeholder: { "?\($0)" },
-                                                    rankedHint: { " INDEXED BY \(Catalogue.rankedIndex($0, $1))" })
-    /// Per signal: (track, count) of the realtime rows in [1, 2) that hold it, in key order.
-    static let realtimeRowsSQL = Signal.allCases.map { signal in
-        "SELECT track_id, \(signal.rawValue) FROM realtime_counts WHERE hour >= ?1 AND hour < ?2"
-            + Catalogue.holding(signal) + " ORDER BY hour, track_id"
+    static let batchSQL = SubjectKind.allCases.map {
+        Catalogue.BatchStatements($0, placeholder: { "?\($0)" }, rankedHint: { " INDEXED BY \(Catalogue.rankedIndex($0, $1))" })
     }
-    static let realtimeSQL = Catalogue.RealtimeStatements(placeholder: { "?\($0)" })
+    /// Per kind, per signal: (id, count) of the realtime rows in [1, 2) that hold it, in key order.
+    static let realtimeRowsSQL = SubjectKind.allCases.map { kind in
+        let table = Catalogue.realtime(kind)
+        return Signal.allCases.map { signal in
+            "SELECT \(table.idColumn), \(signal.rawValue) FROM \(table.name) WHERE hour >= ?1 AND hour < ?2"
+                + Catalogue.holding(signal) + " ORDER BY hour, \(table.idColumn)"
+        }
+    }
+    static let realtimeSQL = SubjectKind.allCases.map { Catalogue.RealtimeStatements($0, placeholder: { "?\($0)" }) }
 }
 
 private enum RealtimeSums {
-    static let all: [String] = (0...4).map { sum(gaps: $0) }
+    static let all: [[String]] = SubjectKind.allCases.map { kind in (0...4).map { sum(kind, gaps: $0) } }
 
-    /// Σ plays of track ?1 over `gaps` ranges, gap i bound at ?(2i+2), ?(2i+3).
-    static func sum(gaps: Int) -> String {
+    /// Σ plays of subject ?1 over `gaps` ranges, gap i bound at ?(2i+2), ?(2i+3).
+    static func sum(_ kind: SubjectKind, gaps: Int) -> String {
+        let table = Catalogue.realtime(kind)
         let parts = (0..<gaps).map { gap in
-            "(SELECT coalesce(sum(plays), 0) FROM realtime_counts WHERE track_id = ?1 AND hour >= ?\(2 * gap + 2) AND hour < ?\(2 * gap + 3))"
+            "(SELECT coalesce(sum(plays), 0) FROM \(table.name) WHERE \(table.idColumn) = ?1 AND hour >= ?\(2 * gap + 2) AND hour < ?\(2 * gap + 3))"
         }
         return "SELECT " + parts.joined(separator: " + ")
     }

@@ -25,11 +25,11 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
     /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
     /// Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
     /// those partitions since this one read them: nothing is written and `.fenced` names them.
-    public func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+    public func apply(_ rows: [CounterRows], progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
         try database.write { db in
             let stale = try staleOffsets(progress, db)
             guard stale.isEmpty else { return .fenced(partitions: stale) }
-            try SQLiteDialect(db).add(rows)
+            for kindRows in rows { try SQLiteDialect(db).add(kindRows) }
 
             let saveOffset = try db.cachedStatement("""
                 INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at)
@@ -108,46 +108,48 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
 
     /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds — their dimension
     /// counts and sketches with them, columns of the same rows — in one transaction, oldest
-    /// first. Returns the number of rows deleted.
+    /// first, every subject kind's (the creators' first). Returns the number of rows deleted.
     @discardableResult
     public func compact(coverage: Coverage, maxRows: Int = .max) throws -> Int {
-        // The row just past the budget bounds the delete: (hour, track_id) is the key order.
-        let boundary = try database.cachedStatement("""
-            SELECT hour, track_id FROM realtime_counts WHERE hour >= ?1 AND hour < ?2
-            ORDER BY hour, track_id LIMIT 1 OFFSET ?3
-            """)
-        let deleteBefore = try database.cachedStatement("""
-            DELETE FROM realtime_counts WHERE hour >= ?1 AND (hour, track_id) < (?2, ?3)
-            """)
-        let deleteRange = try database.cachedStatement("DELETE FROM realtime_counts WHERE hour >= ?1 AND hour < ?2")
-        return try database.write { db in
+        try database.write { db in
             var budget = max(0, maxRows)
             var deleted = 0
             var deletedFrom: [HourRange] = []
-            for covered in coverage.ranges where budget > 0 {
-                try boundary.bind(covered.lower.index, at: 1)
-                try boundary.bind(covered.upper.index, at: 2)
-                try boundary.bind(Int64(budget), at: 3)
-                var stop: (hour: Int64, track: Int64)?
-                if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
-                boundary.reset()
-                if let stop {
-                    try deleteBefore.bind(covered.lower.index, at: 1)
-                    try deleteBefore.bind(stop.hour, at: 2)
-                    try deleteBefore.bind(stop.track, at: 3)
-                    try deleteBefore.execute()
-                } else {
-                    try deleteRange.bind(covered.lower.index, at: 1)
-                    try deleteRange.bind(covered.upper.index, at: 2)
-                    try deleteRange.execute()
+            for kind in SubjectKind.allCases.reversed() {
+                let table = Catalogue.realtime(kind)
+                let (hour, id) = (table.keys.first, table.keys.second)
+                // The row just past the budget bounds the delete: (hour, id) is the key order.
+                let boundary = try db.cachedStatement("""
+                    SELECT \(hour), \(id) FROM \(table.name) WHERE \(hour) >= ?1 AND \(hour) < ?2
+                    ORDER BY \(hour), \(id) LIMIT 1 OFFSET ?3
+                    """)
+                let deleteBefore = try db.cachedStatement("DELETE FROM \(table.name) WHERE \(hour) >= ?1 AND (\(hour), \(id)) < (?2, ?3)")
+                let deleteRange = try db.cachedStatement("DELETE FROM \(table.name) WHERE \(hour) >= ?1 AND \(hour) < ?2")
+                for covered in coverage.ranges where budget > 0 {
+                    try boundary.bind(covered.lower.index, at: 1)
+                    try boundary.bind(covered.upper.index, at: 2)
+                    try boundary.bind(Int64(budget), at: 3)
+                    var stop: (hour: Int64, id: Int64)?
+                    if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
+                    boundary.reset()
+                    if let stop {
+                        try deleteBefore.bind(covered.lower.index, at: 1)
+                        try deleteBefore.bind(stop.hour, at: 2)
+                        try deleteBefore.bind(stop.id, at: 3)
+                        try deleteBefore.execute()
+                    } else {
+                        try deleteRange.bind(covered.lower.index, at: 1)
+                        try deleteRange.bind(covered.upper.index, at: 2)
+                        try deleteRange.execute()
+                    }
+                    if db.changes > 0 { deletedFrom.append(covered) }
+                    deleted += db.changes
+                    budget -= db.changes
                 }
-                if db.changes > 0 { deletedFrom.append(covered) }
-                deleted += db.changes
-                budget -= db.changes
             }
             if !deletedFrom.isEmpty {
                 let change = try countChange(flushedAt: nil, db)
-                for range in deletedFrom {
+                for range in Coverage(deletedFrom).ranges {
                     try RealtimeHourStamps.stampDeletions(lower: range.lower.index, upper: range.upper.index,
                                                           change: change, SQLiteDialect(db))
                 }

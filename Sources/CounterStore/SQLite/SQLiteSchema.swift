@@ -36,7 +36,7 @@ struct SQLiteSchema: Sendable {
 
 extension SQLiteSchema {
     /// SQLite's column types (an `INTEGER PRIMARY KEY` is the rowid).
-    static let types = ColumnTypes(integer: "INTEGER", text: "TEXT", blob: "BLOB")
+    static let types = ColumnTypes(integer: "INTEGER", text: "TEXT", blob: "BLOB", keyedTable: " WITHOUT ROWID", narrowIndexes: true)
 
     /// realtime.sqlite. Counters are keyed (hour, track_id) so compaction deletes contiguous
     /// rows; the covering index (track_id, hour, plays) serves the reader's per-track sums and
@@ -122,6 +122,8 @@ extension SQLiteSchema {
         """,
         // Every signal of SPEC §11 beside plays, a column each in the same rows (docs/creators-and-signals.md).
         Catalogue.addSignalColumns(Catalogue.signalsAfterPlays, to: [Catalogue.realtime], types),
+        // The creators' counters (SPEC §11), a family of their own (docs/creators-and-signals.md).
+        Catalogue.createTables(.creator, signals: Catalogue.signalsOfSchema7, realtime: true, batch: false, types),
     ])
 
     /// batch.sqlite. Version 1 kept hours only; version 2 keeps hours, days and months, each
@@ -219,6 +221,8 @@ extension SQLiteSchema {
         // ranked index (docs/creators-and-signals.md).
         Catalogue.addSignalColumns(Catalogue.signalsAfterPlays, to: Catalogue.batchTables, types) + "\n"
             + Catalogue.rankedIndexes(Catalogue.signalsAfterPlays),
+        // The creators' counters (SPEC §11), a family of their own (docs/creators-and-signals.md).
+        Catalogue.createTables(.creator, signals: Catalogue.signalsOfSchema7, realtime: false, batch: true, types),
     ])
 }
 

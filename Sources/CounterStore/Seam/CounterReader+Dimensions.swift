@@ -26,14 +26,16 @@ public struct TrackDimensions: Sendable, Equatable {
 }
 
 extension CounterReader {
-    /// Merged plays and dimension counts of `track` over `range`: covered hours from the batch
+    /// Merged plays and dimension counts of `subject` over `range`: covered hours from the batch
     /// layer's blobs (in the coarsest rollups that tile them), the rest from the realtime layer's.
-    public func dimensions(track: Int64, in range: HourRange) throws -> TrackDimensions {
-        try withSnapshot { state in
+    /// A creator's hold no waveform (a waveform is a track's).
+    public func dimensions(_ subject: Subject, in range: HourRange) throws -> TrackDimensions {
+        let track = subject.id
+        return try withSnapshot { state in
             let plan = self.plan(range, state)
             var merged: [UInt8] = []
             var scratch: [UInt8] = []
-            let plays = try layers.trackDimensions(track: track, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps) { blob in
+            let plays = try layers.trackDimensions(subject, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps) { blob in
                 let ok = merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
                 guard ok else { throw CounterStoreError.malformedDimensions(trackID: track) }
                 swap(&merged, &scratch)
@@ -42,4 +44,7 @@ extension CounterReader {
             return TrackDimensions(plays: plays, totals: totals)
         }
     }
+
+    /// `dimensions(_:in:)` of a track.
+    public func dimensions(track: Int64, in range: HourRange) throws -> TrackDimensions { try dimensions(.track(track), in: range) }
 }

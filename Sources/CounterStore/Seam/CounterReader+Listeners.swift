@@ -30,16 +30,17 @@ extension CounterReader {
     /// (in the coarsest rollups that tile them: at most five rows per covered part, whatever
     /// the range), the rest from the realtime layer's. Throws
     /// `CounterStoreError.malformedListeners` when a stored sketch does not decode.
-    public func listeners(track: Int64, in range: HourRange) throws -> TrackListeners {
-        try withSnapshot { state in
+    public func listeners(_ subject: Subject, in range: HourRange) throws -> TrackListeners {
+        let track = subject.id
+        return try withSnapshot { state in
             let plan = self.plan(range, state)
-            let plays = try plays(track: track, plan: plan)
+            let plays = try plays(subject, plan: plan)
             var union = SketchUnion(trackID: track)
             for part in plan.batchParts {
-                try layers.batchListeners(track: track, over: part) { try union.add($0, $1) }
+                try layers.batchListeners(subject, over: part) { try union.add($0, $1) }
             }
             for gap in plan.realtimeGaps {
-                try layers.realtimeListeners(track: track, in: gap) { try union.add($1, $2) }
+                try layers.realtimeListeners(subject, in: gap) { try union.add($1, $2) }
             }
             return TrackListeners(trackID: track, listeners: union.listeners, exact: union.sketch.isExact, plays: plays,
                                   listenerPlays: union.listenerPlays)
@@ -49,19 +50,20 @@ extension CounterReader {
     /// Distinct listeners per bucket of `range`, zero-filled: each bucket the union of its
     /// batch rollup rows (days for day buckets) and realtime hours. The caller bounds the
     /// bucket count.
-    public func listenerTimeline(track: Int64, in range: HourRange, step: TimelineStep) throws -> [ListenerPoint] {
+    public func listenerTimeline(_ subject: Subject, in range: HourRange, step: TimelineStep) throws -> [ListenerPoint] {
         guard !range.isEmpty else { return [] }
+        let track = subject.id
         let buckets = TimelineBuckets(range: range, step: step)
         return try withSnapshot { state in
             let plan = self.plan(range, state, coarsest: step == .day ? .day : .hour)
             var unions = [SketchUnion](repeating: SketchUnion(trackID: track), count: buckets.count)
             for span in plan.batchSpans {
-                try layers.batchListenerBuckets(track: track, in: span) { key, plays, sketch in
+                try layers.batchListenerBuckets(subject, in: span) { key, plays, sketch in
                     try unions[buckets.index(of: span.level.firstHour(ofKey: key))].add(plays, sketch)
                 }
             }
             for gap in plan.realtimeGaps {
-                try layers.realtimeListeners(track: track, in: gap) { hour, plays, sketch in
+                try layers.realtimeListeners(subject, in: gap) { hour, plays, sketch in
                     try unions[buckets.index(of: hour)].add(plays, sketch)
                 }
             }
@@ -71,5 +73,13 @@ extension CounterReader {
                               source: sources[index])
             }
         }
+    }
+
+    /// `listeners(_:in:)` of a track.
+    public func listeners(track: Int64, in range: HourRange) throws -> TrackListeners { try listeners(.track(track), in: range) }
+
+    /// `listenerTimeline(_:in:step:)` of a track.
+    public func listenerTimeline(track: Int64, in range: HourRange, step: TimelineStep) throws -> [ListenerPoint] {
+        try listenerTimeline(.track(track), in: range, step: step)
     }
 }

@@ -27,8 +27,9 @@ public final class CounterReader {
     /// When the held snapshots were opened; `nil` when none are held.
     public private(set) var snapshotsHeldSince: ContinuousClock.Instant?
     private var heldState: SnapshotState?
-    /// The realtime window rankings read, one per signal, kept up to date from snapshot to snapshot.
-    private var windows = Signal.allCases.map { RealtimeWindowCache(signal: $0) }
+    /// The realtime window rankings read, one per subject kind and signal, kept up to date from
+    /// snapshot to snapshot.
+    private var windows = SubjectKind.allCases.map { kind in Signal.allCases.map { RealtimeWindowCache(kind, signal: $0) } }
     /// The last merge plan worked out, and what it was worked out from (see `plan`).
     private var lastPlan: (coarsest: RollupLevel, coverage: Coverage, plan: MergePlan)?
 
@@ -86,57 +87,67 @@ public final class CounterReader {
 
     // MARK: Totals
 
-    /// Merged plays of `track` over `range`.
-    public func plays(track: Int64, in range: HourRange) throws -> TrackPlays {
+    /// Merged plays of `subject` over `range` (`trackID` holds the subject's id).
+    public func plays(_ subject: Subject, in range: HourRange) throws -> TrackPlays {
         try withSnapshot { state in
-            try plays(track: track, plan: plan(range, state))
+            try plays(subject, plan: plan(range, state))
         }
     }
 
-    /// Merged plays of each of `tracks` over `range`, in request order (duplicates allowed).
-    public func plays(tracks: [Int64], in range: HourRange) throws -> [TrackPlays] {
-        guard !tracks.isEmpty else { return [] }
+    /// Merged plays of each of `ids`, subjects of `kind`, over `range`, in request order
+    /// (duplicates allowed).
+    public func plays(_ kind: SubjectKind = .track, ids: [Int64], in range: HourRange) throws -> [TrackPlays] {
+        guard !ids.isEmpty else { return [] }
         return try withSnapshot { state in
-            try plays(tracks: tracks, plan: plan(range, state))
+            try plays(kind, ids: ids, plan: plan(range, state))
         }
     }
 
-    func plays(track: Int64, plan: MergePlan) throws -> TrackPlays {
-        try plays(tracks: [track], plan: plan)[0]
+    /// `plays(_:in:)` of a track.
+    public func plays(track: Int64, in range: HourRange) throws -> TrackPlays { try plays(.track(track), in: range) }
+
+    /// `plays(_:ids:in:)` of tracks.
+    public func plays(tracks: [Int64], in range: HourRange) throws -> [TrackPlays] { try plays(.track, ids: tracks, in: range) }
+
+    func plays(_ subject: Subject, plan: MergePlan) throws -> TrackPlays {
+        try plays(subject.kind, ids: [subject.id], plan: plan)[0]
     }
 
-    func plays(tracks: [Int64], plan: MergePlan) throws -> [TrackPlays] {
-        try layers.trackSums(tracks: tracks, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps)
+    func plays(_ kind: SubjectKind, ids: [Int64], plan: MergePlan) throws -> [TrackPlays] {
+        try layers.trackSums(kind, ids: ids, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps)
     }
 
-    /// Every signal's merged total of `track` over `range`, with each layer's part (SPEC §11).
-    public func counts(track: Int64, in range: HourRange) throws -> MergedCounts {
+    /// Every signal's merged total of `subject` over `range`, with each layer's part (SPEC §11).
+    public func counts(_ subject: Subject, in range: HourRange) throws -> MergedCounts {
         try withSnapshot { state in
             let plan = plan(range, state)
             var batch = SignalCounts()
-            for part in plan.batchParts { batch.add(try layers.batchCounts(track: track, over: part)) }
-            return MergedCounts(batch: batch, realtime: try layers.realtimeCounts(track: track, over: plan.realtimeGaps))
+            for part in plan.batchParts { batch.add(try layers.batchCounts(subject, over: part)) }
+            return MergedCounts(batch: batch, realtime: try layers.realtimeCounts(subject, over: plan.realtimeGaps))
         }
     }
+
+    /// `counts(_:in:)` of a track.
+    public func counts(track: Int64, in range: HourRange) throws -> MergedCounts { try counts(.track(track), in: range) }
 
     // MARK: Timeline
 
     /// Every bucket of `range`, zero-filled, of `signal`'s net count. A day bucket sums the merged
     /// hours of the day that lie in `range` and starts at the day's first hour. The caller bounds
     /// the bucket count.
-    public func timeline(track: Int64, in range: HourRange, step: TimelineStep, signal: Signal = .plays) throws -> [TimelinePoint] {
+    public func timeline(_ subject: Subject, in range: HourRange, step: TimelineStep, signal: Signal = .plays) throws -> [TimelinePoint] {
         guard !range.isEmpty else { return [] }
         let buckets = TimelineBuckets(range: range, step: step)
         return try withSnapshot { state in
             let plan = self.plan(range, state, coarsest: step == .day ? .day : .hour)
             var counts = [Int64](repeating: 0, count: buckets.count)
             for span in plan.batchSpans {
-                try layers.batchBuckets(track: track, in: span, signal: signal) { key, count in
+                try layers.batchBuckets(subject, in: span, signal: signal) { key, count in
                     counts[buckets.index(of: span.level.firstHour(ofKey: key))] &+= count
                 }
             }
             for gap in plan.realtimeGaps {
-                try layers.realtimeHours(track: track, in: gap, signal: signal) { hour, count in
+                try layers.realtimeHours(subject, in: gap, signal: signal) { hour, count in
                     counts[buckets.index(of: hour)] &+= count
                 }
             }
@@ -145,6 +156,11 @@ public final class CounterReader {
                 TimelinePoint(start: buckets.start(index), count: counts[index], source: sources[index])
             }
         }
+    }
+
+    /// `timeline(_:in:step:signal:)` of a track.
+    public func timeline(track: Int64, in range: HourRange, step: TimelineStep, signal: Signal = .plays) throws -> [TimelinePoint] {
+        try timeline(.track(track), in: range, step: step, signal: signal)
     }
 
     // MARK: Ranking
@@ -159,31 +175,32 @@ public final class CounterReader {
     /// since it holds only what is not batched yet — one more; `ThresholdTopK` merges them and
     /// stops as soon as no unseen track can enter the ranking. Its cost follows the depth it
     /// reads and the buckets of the range (a few dozen for a year), not the rows of the range.
-    public func top(in range: HourRange, limit: Int, signal: Signal = .plays) throws -> [TrackPlays] {
+    public func top(_ kind: SubjectKind = .track, in range: HourRange, limit: Int, signal: Signal = .plays) throws -> [TrackPlays] {
         guard limit > 0, !range.isEmpty else { return [] }
         return try withSnapshot { state in
             let plan = self.plan(range, state)
-            let window = try windows[signal.ordinal].window(plan.realtimeGaps, state: state, layers: layers)
+            let window = try windows[kind.rawValue][signal.ordinal].window(plan.realtimeGaps, state: state, layers: layers)
             let realtimeTotals = window.totals
             var lists: [RankedList] = []
             for span in plan.batchSpans {
                 for key in span.lower..<span.upper {
                     let level = span.level
                     lists.append(RankedList { [layers] (after: RankedEntry?, limit: Int) in
-                        try layers.batchRanked(level: level, key: key, signal: signal, after: after, limit: limit)
+                        try layers.batchRanked(kind, level: level, key: key, signal: signal, after: after, limit: limit)
                     })
                 }
             }
             if !window.ranked.isEmpty {
                 lists.append(.inMemory(window.ranked))
             }
-            return try ThresholdTopK.top(limit: limit, lists: &lists) { track in
+            return try ThresholdTopK.top(limit: limit, lists: &lists) { id in
+                let subject = Subject(kind, id)
                 var batchPlays: Int64 = 0
                 for part in plan.batchParts {
                     batchPlays += signal == .plays
-                        ? try layers.batchSum(track: track, over: part) : try layers.batchCounts(track: track, over: part)[signal]
+                        ? try layers.batchSum(subject, over: part) : try layers.batchCounts(subject, over: part)[signal]
                 }
-                return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: realtimeTotals.plays(of: track))
+                return TrackPlays(trackID: id, batchPlays: batchPlays, realtimePlays: realtimeTotals.plays(of: id))
             }
         }
     }

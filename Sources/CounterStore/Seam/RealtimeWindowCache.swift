@@ -29,8 +29,13 @@ struct RealtimeWindowCache {
 
     /// The signal this window sums (a reader keeps one window per signal it ranks by).
     let signal: Signal
+    /// Whose rows it sums.
+    let kind: SubjectKind
 
-    init(signal: Signal = .plays) { self.signal = signal }
+    init(_ kind: SubjectKind = .track, signal: Signal = .plays) {
+        self.kind = kind
+        self.signal = signal
+    }
 
     /// One hour's rows summed per track, by ascending track id, and the stamp they were read at.
     private struct HourRun {
@@ -55,7 +60,7 @@ struct RealtimeWindowCache {
             for run in runs.values { totals.add(run: run.entries) }
         } else {
             forget()
-            for gap in gaps { try layers.realtimeRows(in: gap, signal: signal) { totals.add($0, $1) } }
+            for gap in gaps { try layers.realtimeRows(kind, in: gap, signal: signal) { totals.add($0, $1) } }
         }
         totals.finish()
         let ranked = PartialRanking(totals.entries.filter { $0.plays > 0 })
@@ -113,7 +118,7 @@ struct RealtimeWindowCache {
             if unsettled.contains(hour) {
                 if runs[hour]?.stamp != stamp { runs[hour] = HourRun(stamp: stamp, entries: try read(hour, layers)) }
             } else {
-                try layers.realtimeRows(in: Self.range(hour), signal: signal) { sums.add($0, $1) }
+                try layers.realtimeRows(kind, in: Self.range(hour), signal: signal) { sums.add($0, $1) }
                 settledStamps[hour] = stamp
                 runs[hour] = nil
             }
@@ -127,7 +132,7 @@ struct RealtimeWindowCache {
     /// One hour's rows summed per track.
     private func read(_ hour: Int64, _ layers: any LayerReads) throws -> [RankedEntry] {
         var totals = WindowTotals()
-        try layers.realtimeRows(in: Self.range(hour), signal: signal) { totals.add($0, $1) }
+        try layers.realtimeRows(kind, in: Self.range(hour), signal: signal) { totals.add($0, $1) }
         totals.finish()
         return totals.entries
     }

@@ -6,11 +6,12 @@ import CounterpointCore
 
 /// The realtime layer's writer: one per consumer process, used from one thread.
 public protocol RealtimeWriter: AnyObject {
-    /// Adds `rows` (`CounterRows.realtime`: plays, dimension counts and listener sketches) to
-    /// the realtime counters — plays add up, dimension counts merge (`DimensionEncoding.merge`),
-    /// sketches unite — and records `progress`, in ONE transaction, with the compare-and-set
-    /// fencing on each partition's stored next offset (see `FlushOutcome`).
-    func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome
+    /// Adds `rows` (`CounterRows.realtime`, one per subject kind: every signal, dimension counts
+    /// and listener sketches) to the realtime counters of their kinds — counts add up, dimension
+    /// counts merge (`DimensionEncoding.merge`), sketches unite — and records `progress`, in ONE
+    /// transaction, with the compare-and-set fencing on each partition's stored next offset (see
+    /// `FlushOutcome`).
+    func apply(_ rows: [CounterRows], progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome
 
     /// The next offset to consume, per partition of `topic`, as of the last committed flush.
     func storedOffsets(topic: String) throws -> [Int32: Int64]
@@ -24,15 +25,21 @@ public protocol RealtimeWriter: AnyObject {
     /// never reads them), in one short transaction so that flushes interleave with a long
     /// compaction. Returns the rows deleted: fewer than `maxRows` means nothing covered is left.
     /// The dimension counts and listener sketches of the same (track, hour)s go in the same
-    /// transaction.
+    /// transaction; every subject kind's rows are compacted, the creators' first.
     func compactCoveredHours(maxRows: Int) throws -> Int
 }
 
 extension RealtimeWriter {
-    /// A flush of these increments, dimension counts and listener sketches.
+    /// A flush of these increments, dimension counts and listener sketches of one kind's subjects.
     public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow] = [], listeners: [SketchRow] = [],
-                      progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
-        try apply(CounterRows.realtime(increments, dimensions: dimensions, listeners: listeners), progress: progress, flushedAt: flushedAt)
+                      of kind: SubjectKind = .track, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+        try apply([CounterRows.realtime(increments, dimensions: dimensions, listeners: listeners, of: kind)], progress: progress,
+                  flushedAt: flushedAt)
+    }
+
+    /// A flush of one kind's rows.
+    public func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+        try apply([rows], progress: progress, flushedAt: flushedAt)
     }
 }
 
@@ -84,6 +91,8 @@ public struct BatchRowWriter {
     /// One row as a backend's sink receives it. Its blobs are lent for the call only: a sink
     /// copies what it keeps.
     public struct Row {
+        /// Whose row: `counts.trackID` is the id of a subject of this kind.
+        public var kind: SubjectKind
         public var counts: CountRow
         /// `DimensionEncoding`; empty when the row has none.
         public var dimensions: UnsafeRawBufferPointer
@@ -124,8 +133,26 @@ public struct BatchRowWriter {
     /// copied into arrays: what a run's rows come in, back to back in one buffer (`EncodedRows`).
     public func write(trackID: Int64, hour: Hour, counts: SignalCounts, borrowingDimensions dimensions: UnsafeRawBufferPointer,
                       listenerPlays: Int64, borrowingListeners listeners: UnsafeRawBufferPointer) throws {
-        try sink(Row(counts: CountRow(trackID: trackID, hour: hour, counts: counts), dimensions: dimensions,
+        try write(.track(trackID), hour: hour, counts: counts, borrowingDimensions: dimensions, listenerPlays: listenerPlays,
+                  borrowingListeners: listeners)
+    }
+
+    /// The same for any subject: a creator's rows (SPEC §11) go to the creators' tables.
+    public func write(_ subject: Subject, hour: Hour, counts: SignalCounts, borrowingDimensions dimensions: UnsafeRawBufferPointer,
+                      listenerPlays: Int64, borrowingListeners listeners: UnsafeRawBufferPointer) throws {
+        try sink(Row(kind: subject.kind, counts: CountRow(trackID: subject.id, hour: hour, counts: counts), dimensions: dimensions,
                      listenerPlays: listenerPlays, listeners: listeners))
+    }
+
+    /// `write(_:hour:counts:borrowingDimensions:…)` with the blobs as arrays.
+    public func write(_ subject: Subject, hour: Hour, counts: SignalCounts, dimensions: [UInt8] = [], listenerPlays: Int64 = 0,
+                      listeners: [UInt8] = []) throws {
+        try dimensions.withUnsafeBytes { dimensions in
+            try listeners.withUnsafeBytes { listeners in
+                try write(subject, hour: hour, counts: counts, borrowingDimensions: dimensions, listenerPlays: listenerPlays,
+                          borrowingListeners: listeners)
+            }
+        }
     }
 }
 
@@ -166,34 +193,34 @@ public protocol LayerReads: AnyObject {
     func beginSnapshots() throws -> SnapshotState
     func endSnapshots()
 
-    /// Σ batch plays of `track` over the spans of `part`.
-    func batchSum(track: Int64, over part: RollupDecomposition) throws -> Int64
+    /// Σ batch plays of `subject` over the spans of `part`.
+    func batchSum(_ subject: Subject, over part: RollupDecomposition) throws -> Int64
     /// The batch rollup rows of `track` in `span`: (bucket key, count of `signal`), any order.
-    func batchBuckets(track: Int64, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws
+    func batchBuckets(_ subject: Subject, in span: RollupSpan, signal: Signal, _ visit: (Int64, Int64) -> Void) throws
     /// Every signal's batch sum of `track` over the spans of `part`.
-    func batchCounts(track: Int64, over part: RollupDecomposition) throws -> SignalCounts
+    func batchCounts(_ subject: Subject, over part: RollupDecomposition) throws -> SignalCounts
     /// Sorted access for rankings: the tracks of one rollup bucket by `signal`'s count descending
     /// (ties by track id; for a signal other than plays, its positive counts only), `limit`
     /// entries ranked after `after` (from the first when nil), sought through the bucket's ranked
     /// index of the signal.
-    func batchRanked(level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry]
+    func batchRanked(_ kind: SubjectKind, level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?, limit: Int) throws -> [RankedEntry]
 
     /// Σ realtime plays of `track` over `gaps`.
-    func realtimeSum(track: Int64, over gaps: [HourRange]) throws -> Int64
+    func realtimeSum(_ subject: Subject, over gaps: [HourRange]) throws -> Int64
     /// Point lookups: for each of `tracks` (in order, duplicates allowed), Σ batch plays over
     /// `batchParts` and Σ realtime plays over `realtimeGaps` — by default `batchSum` for each
     /// part, then `realtimeSum`, track by track; a store whose reads are round trips asks for
     /// every track and both layers in one.
-    func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays]
+    func trackSums(_ kind: SubjectKind, ids tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays]
     /// The realtime rows of `track` in `gap`: (hour, count of `signal`), any order.
-    func realtimeHours(track: Int64, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws
+    func realtimeHours(_ subject: Subject, in gap: HourRange, signal: Signal, _ visit: (Hour, Int64) -> Void) throws
     /// Every signal's realtime sum of `track` over `gaps`.
-    func realtimeCounts(track: Int64, over gaps: [HourRange]) throws -> SignalCounts
+    func realtimeCounts(_ subject: Subject, over gaps: [HourRange]) throws -> SignalCounts
     /// Every realtime row in `gap` that holds `signal`: (track, its count), several per track, in runs of strictly
     /// ascending track ids (a run ends where the next id is not larger: on SQLite one run per
     /// hour, on PostgreSQL one run of per-track sums). The realtime layer holds only the
     /// uncovered window, so this reads what has not been batched yet, never history.
-    func realtimeRows(in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws
+    func realtimeRows(_ kind: SubjectKind, in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws
     /// The hours of `gap` that hold realtime rows, ascending, each with its stamp: the number of
     /// the last commit that changed its rows (`RealtimeHourStamps`), so that the same stamp in
     /// two snapshots means the same rows. nil when this snapshot cannot vouch for its stamps (a
@@ -203,23 +230,23 @@ public protocol LayerReads: AnyObject {
 
     /// The batch dimension blobs (`DimensionEncoding`) of `track` over the spans of `part`, any
     /// order (like `batchSum`, one step whatever the range).
-    func batchDimensions(track: Int64, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
+    func batchDimensions(_ subject: Subject, over part: RollupDecomposition, _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
     /// The realtime dimension blobs of `track` in `gaps`, any order.
-    func realtimeDimensions(track: Int64, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
+    func realtimeDimensions(_ subject: Subject, over gaps: [HourRange], _ visit: (UnsafeRawBufferPointer) throws -> Void) throws
     /// A waveform or breakdown: `track`'s sums as `trackSums` gives them, and its dimension
     /// blobs over the same parts and gaps, any order — by default `trackSums`, then
     /// `batchDimensions` per part and `realtimeDimensions`; a store whose reads are round trips
     /// asks for all of it in one.
-    func trackDimensions(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+    func trackDimensions(_ subject: Subject, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
                          _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays
 
     /// The batch listener sketches of `track` over the spans of `part`, with the plays that
     /// carried a listener id in each row: (listener plays, sketch), any order.
-    func batchListeners(track: Int64, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws
+    func batchListeners(_ subject: Subject, over part: RollupDecomposition, _ visit: (Int64, UnsafeRawBufferPointer) throws -> Void) throws
     /// The batch rollup rows of `track` in `span` that hold a sketch: (bucket key, listener plays, sketch), any order.
-    func batchListenerBuckets(track: Int64, in span: RollupSpan, _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws
+    func batchListenerBuckets(_ subject: Subject, in span: RollupSpan, _ visit: (Int64, Int64, UnsafeRawBufferPointer) throws -> Void) throws
     /// The realtime rows of `track` in `gap` that hold a sketch: (hour, listener plays, sketch), any order.
-    func realtimeListeners(track: Int64, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws
+    func realtimeListeners(_ subject: Subject, in gap: HourRange, _ visit: (Hour, Int64, UnsafeRawBufferPointer) throws -> Void) throws
 
     /// The latest hour holding a batch row with plays; nil when none does. The batch layer
     /// writes rows only in the hours it covers, so every such row counts by the merge rule.
@@ -236,34 +263,35 @@ public protocol LayerReads: AnyObject {
 }
 
 extension LayerReads {
-    public func trackSums(tracks: [Int64], batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> [TrackPlays] {
-        try tracks.map { try sumsOneLayerAtATime(track: $0, batchParts: batchParts, realtimeGaps: realtimeGaps) }
+    public func trackSums(_ kind: SubjectKind, ids tracks: [Int64], batchParts: [RollupDecomposition],
+                          realtimeGaps: [HourRange]) throws -> [TrackPlays] {
+        try tracks.map { try sumsOneLayerAtATime(Subject(kind, $0), batchParts: batchParts, realtimeGaps: realtimeGaps) }
     }
 
-    public func trackDimensions(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+    public func trackDimensions(_ subject: Subject, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
                                 _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays {
-        try dimensionsOneLayerAtATime(track: track, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
+        try dimensionsOneLayerAtATime(subject, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
     }
 
     /// `trackDimensions` as `trackSums`, one `batchDimensions` per part and one `realtimeDimensions`.
-    func dimensionsOneLayerAtATime(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
+    func dimensionsOneLayerAtATime(_ subject: Subject, batchParts: [RollupDecomposition], realtimeGaps: [HourRange],
                                    _ visit: (UnsafeRawBufferPointer) throws -> Void) throws -> TrackPlays {
-        let plays = try trackSums(tracks: [track], batchParts: batchParts, realtimeGaps: realtimeGaps)[0]
+        let plays = try trackSums(subject.kind, ids: [subject.id], batchParts: batchParts, realtimeGaps: realtimeGaps)[0]
         for part in batchParts {
-            try batchDimensions(track: track, over: part, visit)
+            try batchDimensions(subject, over: part, visit)
         }
         if !realtimeGaps.isEmpty {
-            try realtimeDimensions(track: track, over: realtimeGaps, visit)
+            try realtimeDimensions(subject, over: realtimeGaps, visit)
         }
         return plays
     }
 
     /// `trackSums` as one `batchSum` per part and one `realtimeSum`.
-    func sumsOneLayerAtATime(track: Int64, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
+    func sumsOneLayerAtATime(_ subject: Subject, batchParts: [RollupDecomposition], realtimeGaps: [HourRange]) throws -> TrackPlays {
         var batchPlays: Int64 = 0
         for part in batchParts {
-            batchPlays += try batchSum(track: track, over: part)
+            batchPlays += try batchSum(subject, over: part)
         }
-        return TrackPlays(trackID: track, batchPlays: batchPlays, realtimePlays: try realtimeSum(track: track, over: realtimeGaps))
+        return TrackPlays(trackID: subject.id, batchPlays: batchPlays, realtimePlays: try realtimeSum(subject, over: realtimeGaps))
     }
 }

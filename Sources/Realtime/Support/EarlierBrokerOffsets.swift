@@ -45,7 +45,7 @@ final class WriterForgettingEarlierOffsets: RealtimeWriter {
         self.logger = logger
     }
 
-    func apply(_ rows: CounterRows, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
+    func apply(_ rows: [CounterRows], progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
         if let forgotten = try earlier.forgetIfPending(in: writer), forgotten > 0 {
             logger.info("the broker is new: the realtime store's offsets from an earlier run are forgotten, its counts kept",
                         metadata: ["kafka.topic": "\(earlier.topic)", "kafka.partitions": "\(forgotten)"])

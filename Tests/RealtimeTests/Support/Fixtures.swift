@@ -179,9 +179,9 @@ struct StoreContents {
         contents.offsets = try offsets(layers, topic: topic)
         // The tracks with realtime rows, then each track's hours.
         var tracks = Set<Int64>()
-        try layers.realtimeRows(in: allHours, signal: .plays) { track, _ in tracks.insert(track) }
+        try layers.realtimeRows(.track, in: allHours, signal: .plays) { track, _ in tracks.insert(track) }
         for track in tracks {
-            try layers.realtimeHours(track: track, in: allHours, signal: .plays) { hour, plays in
+            try layers.realtimeHours(.track(track), in: allHours, signal: .plays) { hour, plays in
                 contents.counts[CountKey(trackID: track, hour: hour.index), default: 0] += plays
             }
         }
