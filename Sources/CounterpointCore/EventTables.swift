@@ -17,7 +17,13 @@ public struct EventTables: Sendable {
     @inlinable
     public mutating func add(trackID: Int64, hour: Hour, type: EventType, _ play: PlayDimensions) {
         counts.add(trackID: trackID, hour: hour, signal: type.signal, weight: type.weight)
-        guard type == .play else { return }
+        guard type == .play else {
+            // A comment's place on the waveform, or a deletion's taking one back (SPEC §11).
+            if type.signal == .comments, let bucket = play.waveformBucket {
+                dimensions.addComment(trackID: trackID, hour: hour, waveformBucket: bucket, weight: type.weight)
+            }
+            return
+        }
         dimensions.add(trackID: trackID, hour: hour, play)
         listeners.add(trackID: trackID, hour: hour, listenerID: play.listenerID)
     }
