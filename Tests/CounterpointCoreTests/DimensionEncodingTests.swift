@@ -103,12 +103,20 @@ struct DimensionEncodingTests {
         #expect(DimensionEncoding.decode(doubled)?.countries.count == 300)
     }
 
-    @Test("truncated, unordered or random blobs are refused, never a crash")
-    func malformed() {
+    @Test("truncated, unordered or random blobs are refused, never a crash; cut where comments start, the plays' three sections")
+    func malformed() throws {
         var random = SystemRandomNumberGenerator()
-        let valid = DimensionEncodingTests.randomReferenceNonEmpty(&random).encoded
+        let reference = DimensionEncodingTests.randomReferenceNonEmpty(&random)
+        let valid = reference.encoded
+        var plays = reference
+        plays.comments = [:]
         for length in 0..<valid.count where length > 0 {
-            #expect(DimensionEncoding.decode(Array(valid.prefix(length))) == nil)
+            let decoded = DimensionEncoding.decode(Array(valid.prefix(length)))
+            if length == plays.encoded.count {
+                #expect(Reference(try #require(decoded)) == plays)
+            } else {
+                #expect(decoded == nil)
+            }
         }
         #expect(DimensionEncoding.decode([2, 5, 2, 3, 2, 0, 0]) == nil, "buckets must ascend")
         #expect(DimensionEncoding.decode([1, 100, 2, 0, 0]) == nil, "bucket 100 does not exist")
@@ -123,6 +131,7 @@ struct DimensionEncodingTests {
         var reference = randomReference(&random)
         reference.waveform[7] = 3
         reference.countries["SE"] = 2
+        reference.comments[42] = -3
         return reference
     }
 
