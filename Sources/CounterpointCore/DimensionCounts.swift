@@ -12,9 +12,9 @@ public struct DimensionRow: Hashable, Sendable {
     }
 }
 
-/// Plays per (track, hour, waveform bucket, client, country), gathered in memory next to
-/// `HourCounts` by the batch job and the realtime consumer, and turned into one
-/// `DimensionRow` per (track, hour) when handed to a store.
+/// Plays per (track, hour, waveform bucket, client, country) and comments per (track, hour,
+/// waveform bucket), gathered in memory next to `HourCounts` by the batch job and the realtime
+/// consumer, and turned into one `DimensionRow` per (track, hour) when handed to a store.
 ///
 /// Adding a play appends one 24-byte record (client and country interned to small numbers
 /// first) — sequential writes, where a hash table would take a cache miss per play — and the
@@ -24,12 +24,16 @@ public struct DimensionCounts: Sendable {
     struct Record: TrackHourRecord {
         var trackID: Int64
         var hour: Int64
-        /// bucket (7 bits, 127 = none) | client id << 7 (28 bits) | country id << 35 (28 bits).
+        /// A play: bucket (7 bits, 127 = none) | client id << 7 (28 bits) | country id << 35 (28 bits).
+        /// A comment (`commentFlag` set): bucket | `deletionFlag` for a deleted one.
         var combination: UInt64
     }
 
     static let noBucket: UInt64 = 127
     static let noValue: UInt64 = (1 << 28) - 1
+    /// The bit a play's combination never sets (its fields take 63), marking a comment's record.
+    static let commentFlag: UInt64 = 1 << 63
+    static let deletionFlag: UInt64 = 1 << 7
 
     private var records: [Record] = []
     /// The radix sort's second buffer, kept between calls.
@@ -54,7 +58,16 @@ public struct DimensionCounts: Sendable {
         records.append(Record(trackID: trackID, hour: hour.index, combination: bucket | client << 7 | country << 35))
     }
 
-    /// Forgets every play, keeping the memory (e.g. after a flush).
+    /// Adds a comment at `waveformBucket` (`weight` 1), or takes one back for a deleted one (−1).
+    @inline(__always)
+    public mutating func addComment(trackID: Int64, hour: Hour, waveformBucket: Int8, weight: Int64) {
+        precondition(trackID >= 1, "track ids start at 1")
+        let deletion = weight < 0 ? Self.deletionFlag : 0
+        records.append(Record(trackID: trackID, hour: hour.index,
+                              combination: Self.commentFlag | deletion | UInt64(UInt8(bitPattern: waveformBucket))))
+    }
+
+    /// Forgets every play and comment, keeping the memory (e.g. after a flush).
     public mutating func removeAll() {
         records.removeAll(keepingCapacity: true)
         values.removeAll()
@@ -75,11 +88,24 @@ public struct DimensionCounts: Sendable {
         counts[section + rank] += 1
     }
 
+    /// Calls `body` with each bucket set in `mask`, ascending.
+    @inline(__always)
+    private static func forEachBucket(_ mask: (low: UInt64, high: UInt64), _ body: (Int) -> Void) {
+        for half in 0..<2 {
+            var bits = half == 0 ? mask.low : mask.high
+            while bits != 0 {
+                body(half * 64 + bits.trailingZeroBitCount)
+                bits &= bits - 1
+            }
+        }
+    }
+
     /// Appends one row per (track, hour), in `keyOrder`, to `out`.
     ///
     /// One sweep over the sorted records: a key's plays are summed into flat per-value counters
-    /// (countries, then clients, indexed by each value's rank in byte order) and written out as
-    /// the key ends, each value from its stored form made once per call.
+    /// (countries, then clients, indexed by each value's rank in byte order) and its comments
+    /// into their buckets, and written out as the key ends, each value from its stored form made
+    /// once per call.
     public mutating func encodeRows(_ keyOrder: KeyOrder, into out: inout EncodedRows) {
         TrackHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
         // Each value's place in byte order and stored form (length byte, bytes), worked out once.
@@ -99,6 +125,7 @@ public struct DimensionCounts: Sendable {
         }
 
         var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
+        var commentsWaveform = [Int64](repeating: 0, count: WaveformBucket.count)
         // Section 0 is countries, 1 clients (their order in the blob): counts[section * valueCount + rank].
         var counts = [Int64](repeating: 0, count: 2 * valueCount)
         var touched = [Int](repeating: 0, count: 2 * valueCount)
@@ -109,10 +136,17 @@ public struct DimensionCounts: Sendable {
                 let trackID = records[start].trackID, hour = records[start].hour
                 var end = start
                 var buckets = (low: UInt64(0), high: UInt64(0))
+                var commentBuckets = (low: UInt64(0), high: UInt64(0))
                 var touchedCount = (0, 0)
                 while end < records.count && records[end].trackID == trackID && records[end].hour == hour {
                     let combination = records[end].combination
                     let bucket = Int(combination & 127)
+                    if combination & Self.commentFlag != 0 {
+                        commentsWaveform[bucket] += combination & Self.deletionFlag != 0 ? -1 : 1
+                        if bucket < 64 { commentBuckets.low |= 1 << UInt64(bucket) } else { commentBuckets.high |= 1 << UInt64(bucket - 64) }
+                        end += 1
+                        continue
+                    }
                     if bucket != noBucket {
                         waveform[bucket] += 1
                         if bucket < 64 { buckets.low |= 1 << UInt64(bucket) } else { buckets.high |= 1 << UInt64(bucket - 64) }
@@ -148,8 +182,20 @@ public struct DimensionCounts: Sendable {
                             counts[base + rank] = 0
                         }
                     }
+                    // Comments' buckets, those that did not net 0; the section only when one is left.
+                    var commentEntries: UInt64 = 0
+                    Self.forEachBucket(commentBuckets) { if commentsWaveform[$0] != 0 { commentEntries += 1 } }
+                    if commentEntries > 0 {
+                        DimensionEncoding.appendVarint(commentEntries, to: &encoded)
+                        Self.forEachBucket(commentBuckets) { bucket in
+                            guard commentsWaveform[bucket] != 0 else { return }
+                            encoded.append(UInt8(bucket))
+                            DimensionEncoding.appendVarint(DimensionEncoding.zigzag(commentsWaveform[bucket]), to: &encoded)
+                            commentsWaveform[bucket] = 0
+                        }
+                    }
                     // Nothing in any section: the empty blob, not three zero counts.
-                    if encoded.count - rowStart == DimensionEncoding.Section.allCases.count { encoded.removeSubrange(rowStart...) }
+                    if encoded.count - rowStart == DimensionEncoding.Section.alwaysWritten { encoded.removeSubrange(rowStart...) }
                 }
                 start = end
             }

@@ -2,19 +2,34 @@
 /// layers store it: one blob per key instead of a row per (key, bucket) or (key, country),
 /// which would multiply the rows of the store (docs/architecture.md's size budget).
 ///
-/// Layout: three sections, each a varint entry count and its entries in ascending key order:
-/// waveform buckets `(bucket: 1 byte, count)`, then countries and clients
-/// `(length: 1 byte, UTF-8 bytes, count)`. Counts are zig-zag varints: small counts take one
-/// byte, and the rollups' subtractions can carry negative deltas. Entries with count 0 are
-/// never written, so the empty blob (zero bytes) means "no plays with any dimension".
+/// Layout: sections, each a varint entry count and its entries in ascending key order:
+/// waveform buckets of plays `(bucket: 1 byte, count)`, then countries and clients
+/// `(length: 1 byte, UTF-8 bytes, count)`, then — only when it holds an entry — the waveform
+/// buckets of comments (SPEC §11), laid out as the plays' ones. Counts are zig-zag varints:
+/// small counts take one byte, and the rollups' subtractions, like deleted comments, can carry
+/// negative counts. Entries with count 0 are never written, so the empty blob (zero bytes) means
+/// "no plays or comments with any dimension".
+///
+/// The comments' section is last and optional so that blobs written before it (three sections)
+/// read and merge as they are, and blobs of plays alone keep their bytes: both stores hold it
+/// in the same column, with no migration, and `copy-store` copies it unread.
 ///
 /// Plays without position, client or country are not stored at all: they are the plays of the
 /// key minus what its entries hold, so the answers derive them from the merged plays — which
-/// also makes plays counted before dimensions were kept show as "without".
+/// also makes plays counted before dimensions were kept show as "without". Comments without a
+/// position are derived the same way, from the merged comments.
 public enum DimensionEncoding {
     /// The sections, in blob order.
     public enum Section: Int, CaseIterable, Sendable {
         case waveform, country, client
+        /// Where on the waveform comments sit: written only when it has an entry.
+        case commentsWaveform
+
+        /// Whether the section's keys are waveform buckets (rather than strings).
+        var isWaveform: Bool { self == .waveform || self == .commentsWaveform }
+
+        /// The sections every non-empty blob has; the others may be left off at its end.
+        static let alwaysWritten = 3
     }
 
     // MARK: Merging
@@ -29,7 +44,7 @@ public enum DimensionEncoding {
         var left = Cursor(a)
         var right = Cursor(b)
         for section in Section.allCases {
-            guard let leftCount = left.sectionCount(), let rightCount = right.sectionCount() else { return false }
+            guard let leftCount = left.sectionCount(section), let rightCount = right.sectionCount(section) else { return false }
             let countAt = out.count
             out.append(0) // one byte reserved for the entry count, widened below if needed
             var written: UInt64 = 0
@@ -67,11 +82,15 @@ public enum DimensionEncoding {
                     }
                 }
             }
-            setCount(written, at: countAt, in: &out)
+            if written == 0 && section.rawValue >= Section.alwaysWritten {
+                out.removeSubrange(countAt...)
+            } else {
+                setCount(written, at: countAt, in: &out)
+            }
         }
         guard left.isAtEnd, right.isAtEnd else { return false }
         // Nothing left in any section: the empty blob, not three zero counts.
-        if out.count == Section.allCases.count { out.removeAll(keepingCapacity: true) }
+        if out.count == Section.alwaysWritten { out.removeAll(keepingCapacity: true) }
         return true
     }
 
@@ -88,21 +107,14 @@ public enum DimensionEncoding {
     public static func encode(waveform: some Sequence<(bucket: Int, count: Int64)>,
                               countries: some Sequence<(value: DimensionValue, count: Int64)>,
                               clients: some Sequence<(value: DimensionValue, count: Int64)>,
+                              commentsWaveform: [(bucket: Int, count: Int64)] = [],
                               into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
-        var countAt = out.count
-        out.append(0)
-        var written: UInt64 = 0
-        for (bucket, count) in waveform where count != 0 {
-            out.append(UInt8(bucket))
-            appendVarint(zigzag(count), to: &out)
-            written += 1
-        }
-        setCount(written, at: countAt, in: &out)
+        appendBuckets(waveform, to: &out)
         for values in [Array(countries), Array(clients)] {
-            countAt = out.count
+            let countAt = out.count
             out.append(0)
-            written = 0
+            var written: UInt64 = 0
             for (value, count) in values where count != 0 {
                 value.withBytes { bytes in
                     out.append(UInt8(bytes.count))
@@ -113,7 +125,21 @@ public enum DimensionEncoding {
             }
             setCount(written, at: countAt, in: &out)
         }
-        if out.count == Section.allCases.count { out.removeAll(keepingCapacity: true) }
+        if commentsWaveform.contains(where: { $0.count != 0 }) { appendBuckets(commentsWaveform, to: &out) }
+        if out.count == Section.alwaysWritten { out.removeAll(keepingCapacity: true) }
+    }
+
+    /// Appends a waveform section: its entry count, then its nonzero buckets.
+    private static func appendBuckets(_ buckets: some Sequence<(bucket: Int, count: Int64)>, to out: inout [UInt8]) {
+        let countAt = out.count
+        out.append(0)
+        var written: UInt64 = 0
+        for (bucket, count) in buckets where count != 0 {
+            out.append(UInt8(bucket))
+            appendVarint(zigzag(count), to: &out)
+            written += 1
+        }
+        setCount(written, at: countAt, in: &out)
     }
 
     /// The entries of a blob; nil when it is malformed.
@@ -122,14 +148,15 @@ public enum DimensionEncoding {
         guard !blob.isEmpty else { return totals }
         var cursor = Cursor(blob)
         for section in Section.allCases {
-            guard let count = cursor.sectionCount() else { return nil }
+            guard let count = cursor.sectionCount(section) else { return nil }
             var previous: Key?
             for _ in 0..<count {
                 guard let entry = cursor.entry(section) else { return nil }
                 if let previous, compareKeys(previous, entry.key) >= 0 { return nil }
                 previous = entry.key
                 switch entry.key {
-                case .bucket(let bucket): totals.waveform[bucket] = entry.count
+                case .bucket(let bucket):
+                    if section == .waveform { totals.waveform[bucket] = entry.count } else { totals.commentsWaveform[bucket] = entry.count }
                 case .bytes(let bytes):
                     let value = DimensionValue(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count)
                     if section == .country { totals.countries.append((value, entry.count)) } else { totals.clients.append((value, entry.count)) }
@@ -208,9 +235,10 @@ public enum DimensionEncoding {
 
         var isAtEnd: Bool { position == bytes.count }
 
-        /// An empty blob reads as three empty sections.
-        mutating func sectionCount() -> UInt64? {
-            bytes.isEmpty ? 0 : varint()
+        /// An empty blob reads as empty sections, and so does the end of a blob where only the
+        /// sections that may be left off remain (a blob written before they existed).
+        mutating func sectionCount(_ section: Section) -> UInt64? {
+            bytes.isEmpty || section.rawValue >= Section.alwaysWritten && isAtEnd ? 0 : varint()
         }
 
         mutating func varint() -> UInt64? {
@@ -231,7 +259,7 @@ public enum DimensionEncoding {
             let head = Int(bytes[position])
             position += 1
             let key: Key
-            if section == .waveform {
+            if section.isWaveform {
                 guard head < WaveformBucket.count else { return nil }
                 key = .bucket(head)
             } else {
@@ -246,18 +274,20 @@ public enum DimensionEncoding {
 }
 
 /// The decoded dimension counts of some plays: waveform buckets, and (value, plays) per
-/// country and client in ascending byte order. Plays without a value are not in it (see
-/// `DimensionEncoding`).
+/// country and client in ascending byte order; and the waveform buckets of their comments.
+/// Plays and comments without a value are not in it (see `DimensionEncoding`).
 public struct DimensionTotals: Sendable, Equatable {
     public var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
     public var countries: [(value: DimensionValue, plays: Int64)] = []
     public var clients: [(value: DimensionValue, plays: Int64)] = []
+    /// Net comments per bucket: a bucket may be negative where deletions outnumber comments.
+    public var commentsWaveform = [Int64](repeating: 0, count: WaveformBucket.count)
 
     public init() {}
 
     public static func == (a: DimensionTotals, b: DimensionTotals) -> Bool {
         a.waveform == b.waveform && a.countries.elementsEqual(b.countries, by: { $0 == $1 })
-            && a.clients.elementsEqual(b.clients, by: { $0 == $1 })
+            && a.clients.elementsEqual(b.clients, by: { $0 == $1 }) && a.commentsWaveform == b.commentsWaveform
     }
 
     public func values(_ section: DimensionEncoding.Section) -> [(value: DimensionValue, plays: Int64)] {

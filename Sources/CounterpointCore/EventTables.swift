@@ -17,7 +17,14 @@ public struct SubjectTables: Sendable {
     @inlinable
     public mutating func add(_ id: Int64, hour: Hour, type: EventType, _ play: PlayDimensions) {
         counts.add(trackID: id, hour: hour, signal: type.signal, weight: type.weight)
-        guard type == .play else { return }
+        guard type == .play else {
+            // A comment's place on the waveform, or a deletion's taking one back (SPEC §11); a
+            // creator's events come without a waveform bucket.
+            if type.signal == .comments, let bucket = play.waveformBucket {
+                dimensions.addComment(trackID: id, hour: hour, waveformBucket: bucket, weight: type.weight)
+            }
+            return
+        }
         dimensions.add(trackID: id, hour: hour, play)
         listeners.add(trackID: id, hour: hour, listenerID: play.listenerID)
     }

@@ -2,22 +2,47 @@ import CounterpointCore
 import CounterStore
 import HTTPServer
 
-/// The dimension endpoints of docs/openapi.yaml: where on the waveform plays start, and plays by
-/// country or client. Same parameters, errors and freshness as the count endpoints; the plays
-/// they split are the track's merged plays, read from the same snapshots.
+/// The dimension endpoints of docs/openapi.yaml: where on the waveform plays start (or comments
+/// sit), and plays by country or client. Same parameters, errors and freshness as the count
+/// endpoints; the plays they split are the track's merged plays, read from the same snapshots.
 struct DimensionAnswers {
     let counts: CountAnswers
 
+    /// The waveform of plays, or with `signal=comments` of comments (SPEC §11), whose members
+    /// then read `comments` and `comments_without_position`. Without `signal` the answer is the
+    /// plays' as before comments had a waveform, byte for byte; with it, it names the signal.
     func waveform(_ subject: Subject, _ query: [(name: String, value: String)], store: StoreSlot) throws -> [UInt8] {
-        try counts.rangeAnswer(subject, query, store: store, capacity: 256 + WaveformBucket.count * 8,
-                               read: { try $0.dimensions(subject, in: $1) }) { answer, json in
+        let values = try QueryValues(query, allowed: QueryValues.waveformParameters)
+        let named = try Self.waveformSignal(values)
+        let signal = named ?? .plays
+        let range = try values.hourRange()
+        let (answer, freshness) = try store.read { try $0.waveform(track: subject.id, in: range, signal: signal) }
+        return counts.subjectAnswer(subject, capacity: 256 + WaveformBucket.count * 8, freshness: freshness) { json in
+            if let named { json.key("signal"); json.value(named.rawValue) }
             json.key("buckets")
             json.beginArray()
-            for plays in answer.waveform { json.value(plays) }
+            for count in answer.buckets { json.value(count) }
             json.endArray()
-            json.key("plays"); json.value(answer.plays.plays)
-            json.key("plays_without_position"); json.value(answer.playsWithoutPosition)
+            if signal == .comments {
+                json.key("comments"); json.value(answer.total)
+                json.key("comments_without_position"); json.value(answer.withoutPosition)
+            } else {
+                json.key("plays"); json.value(answer.total)
+                json.key("plays_without_position"); json.value(answer.withoutPosition)
+            }
         }
+    }
+
+    /// `signal` of a waveform: one of the signals whose events have a place on it, nil when absent.
+    static func waveformSignal(_ values: QueryValues) throws(APIError) -> Signal? {
+        guard let text = values["signal"] else { return nil }
+        guard let signal = Signal(named: text), TrackWaveform.signals.contains(signal) else {
+            let why = Signal(named: text) == nil ? "" : ": \(text) have no place on the waveform"
+            throw .badRequest("invalid_signal", "'signal' of a waveform must be "
+                + TrackWaveform.signals.map { "'\($0.rawValue)'" }.joined(separator: " or ")
+                + ", not '\(QueryValues.printable(text))'" + why)
+        }
+        return signal
     }
 
     func breakdown(_ subject: Subject, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {

@@ -35,6 +35,7 @@ struct QueryValues {
     static let multiTrackParameters: Set<String> = ["track_id", "from", "to", "format"]
     static let rankingParameters: Set<String> = ["from", "to", "limit", "format", "signal"]
     static let breakdownParameters: Set<String> = ["by", "from", "to", "format"]
+    static let waveformParameters: Set<String> = ["from", "to", "signal"]
 
     /// `signal` (SPEC §11): one of `Signal`'s names; nil when absent (plays, answered as
     /// before the other signals: without naming the signal).

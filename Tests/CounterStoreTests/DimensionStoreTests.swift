@@ -10,13 +10,16 @@ import SQLiteDB
 import Testing
 
 /// Dimension counts in both layers — replaced with the plays by batch runs, flushed with them,
-/// compacted and rolled up — against a model of the plays kept by the test, merged hour by hour.
+/// compacted and rolled up — against a model of the plays (and comments, SPEC §11) kept by the
+/// test, merged hour by hour.
 @Suite("Dimension counts in both layers against a brute-force model", .onTestThreads)
 struct DimensionStoreTests {
     struct Play: Hashable {
         var bucket: Int8?
         var client: String?
         var country: String?
+        /// A comment's weight (1, or −1 for a deletion) instead of a play: `bucket` is where it sits.
+        var comment: Int64? = nil
     }
 
     /// Plays per layer, hour and track, as the test wrote them.
@@ -45,11 +48,24 @@ struct DimensionStoreTests {
         }
     }
 
+    /// A few comments and deletions, with a bucket or without.
+    static func randomComments(_ random: inout some RandomNumberGenerator) -> [Play] {
+        (0..<Int.random(in: 0...2, using: &random)).map { _ in
+            Play(bucket: Int.random(in: 0..<4, using: &random) == 0 ? nil : Int8.random(in: 0...9, using: &random) * 11,
+                 comment: Bool.random(using: &random) ? 1 : -1)
+        }
+    }
+
     /// Counts and dimension rows of `plays` as an aggregation would hand them to a store.
     static func rows(_ plays: [(track: Int64, hour: Int64, play: Play)]) -> ([CountRow], [DimensionRow]) {
         var counts = HourCounts()
         var dimensions = DimensionCounts()
         for (track, hourIndex, play) in plays {
+            if let weight = play.comment {
+                counts.add(trackID: track, hour: Hour(index: hourIndex), signal: .comments, weight: weight)
+                if let bucket = play.bucket { dimensions.addComment(trackID: track, hour: Hour(index: hourIndex), waveformBucket: bucket, weight: weight) }
+                continue
+            }
             counts.add(trackID: track, hour: Hour(index: hourIndex))
             dimensions.add(trackID: track, hour: Hour(index: hourIndex),
                            PlayDimensions(waveformBucket: play.bucket, client: play.client.flatMap(DimensionValue.init),
@@ -77,6 +93,15 @@ struct DimensionStoreTests {
         #expect(breakdown.reduce(0) { $0 + $1.plays } == Int64(plays.count), comment)
         #expect(breakdown.filter { $0.value != nil }.count == clients.count, comment)
         if plays.contains(where: { $0.client == nil }) { #expect(breakdown.last?.value == nil, comment) }
+    }
+
+    /// What the comments' waveform must say about `comments`, worked out without the encoding.
+    static func check(_ answer: TrackWaveform, comments: [Play], _ comment: Comment) {
+        var waveform = [Int64](repeating: 0, count: 100)
+        for event in comments { if let bucket = event.bucket { waveform[Int(bucket)] += event.comment! } }
+        let total = comments.reduce(0) { $0 + $1.comment! }
+        #expect(answer.buckets == waveform && answer.total == total, comment)
+        #expect(answer.withoutPosition == comments.filter { $0.bucket == nil }.reduce(0) { $0 + $1.comment! }, comment)
     }
 
     /// (integer, integer, blob) rows of `sql`, read from the store's tables directly: the batch
@@ -115,7 +140,7 @@ struct DimensionStoreTests {
                 var flushed: [(track: Int64, hour: Int64, play: Play)] = []
                 for _ in 0..<20 {
                     let track = Int64.random(in: tracks, using: &random), hourIndex = origin + Int64.random(in: 0..<span, using: &random)
-                    for play in Self.randomPlays(&random) {
+                    for play in Self.randomPlays(&random) + Self.randomComments(&random) {
                         flushed.append((track, hourIndex, play))
                         model.realtime[hourIndex, default: [:]][track, default: []].append(play)
                     }
@@ -135,7 +160,7 @@ struct DimensionStoreTests {
                     for _ in 0..<30 {
                         let track = Int64.random(in: tracks, using: &random)
                         let hourIndex = range.lower.index + Int64.random(in: 0..<Int64(range.count), using: &random)
-                        for play in Self.randomPlays(&random) {
+                        for play in Self.randomPlays(&random) + Self.randomComments(&random) {
                             written.append((track, hourIndex, play))
                             model.batch[hourIndex, default: [:]][track, default: []].append(play)
                         }
@@ -147,7 +172,7 @@ struct DimensionStoreTests {
                             let (counts, dimensions) = Self.rows(half)
                             let byKey = Dictionary(uniqueKeysWithValues: dimensions.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
                             for row in counts {
-                                try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays,
+                                try writer.write(trackID: row.trackID, hour: row.hour, counts: row.counts,
                                                  dimensions: byKey["\(row.trackID)/\(row.hour.index)"] ?? [])
                             }
                         }
@@ -160,8 +185,11 @@ struct DimensionStoreTests {
                     let track = Int64.random(in: tracks, using: &random)
                     let lower = origin + Int64.random(in: -5..<span, using: &random)
                     let range = HourRange(Hour(index: lower), Hour(index: lower + Int64.random(in: 0...span, using: &random)))
-                    Self.check(try reader.dimensions(track: track, in: range), model.plays(track: track, in: range),
+                    let events = model.plays(track: track, in: range)
+                    Self.check(try reader.dimensions(track: track, in: range), events.filter { $0.comment == nil },
                                "step \(step), track \(track), \(range)")
+                    Self.check(try reader.waveform(track: track, in: range, signal: .comments),
+                               comments: events.filter { $0.comment != nil }, "step \(step), track \(track), \(range)")
                 }
             }
             // The rollups hold exactly the merged hours: recomputing them from the hour table agrees.
@@ -181,6 +209,40 @@ struct DimensionStoreTests {
                 }
                 #expect(stored.filter { !$0.value.isEmpty } == fromHours.filter { !$0.value.isEmpty }, "\(table)")
             }
+        }
+    }
+
+    @Test("an hour, day or month whose comments net 0 keeps where they sit on the waveform, through a rerun of other hours",
+          arguments: Backend.allCases)
+    func commentsNettingZero(_ backend: Backend) throws {
+        try withStores(backend) { stores in
+            let batch = try stores.batch()
+            let reader = try stores.reader()
+            // Track 9 on the day: hour 3 a comment in bucket 10 and a deletion in 20 (0 comments);
+            // hour 5 a comment in 30, hour 6 a deletion in 40 (so the day nets 0 too); nothing else.
+            let events: [(hour: Int64, play: Play)] = [(3, Play(bucket: 10, comment: 1)), (3, Play(bucket: 20, comment: -1)),
+                                                       (5, Play(bucket: 30, comment: 1)), (6, Play(bucket: 40, comment: -1))]
+            let month = hours(-8 * 24, 22 * 24)  // September 2026
+            try batch.replace(range: month, run: batchRun(month)) { writer in
+                let (counts, dimensions) = Self.rows(events.map { (track: 9, hour: hour($0.hour).index, play: $0.play) })
+                for (row, blob) in zip(counts, dimensions) {
+                    #expect(row.counts.comments == 0 || row.hour == hour(5) || row.hour == hour(6))
+                    try writer.write(trackID: row.trackID, hour: row.hour, counts: row.counts, dimensions: blob.encoded)
+                }
+            }
+            // A rerun of another hour of the day and month, with a play of another track: their
+            // rollups are rebuilt around track 9's rows.
+            try batch.replace(range: hours(12, 13), run: batchRun(hours(12, 13))) {
+                try $0.write(trackID: 1, hour: hour(12), plays: 1)
+            }
+            var buckets = [Int64](repeating: 0, count: 100)
+            (buckets[10], buckets[20], buckets[30], buckets[40]) = (1, -1, 1, -1)
+            for range in [month, hours(0, 24), hours(-24, 48)] {
+                let answer = try reader.waveform(track: 9, in: range, signal: .comments)
+                #expect(answer.buckets == buckets && answer.total == 0 && answer.withoutPosition == 0, "\(range)")
+            }
+            let hourThree = try reader.waveform(track: 9, in: hours(3, 4), signal: .comments).buckets
+            #expect(hourThree[10] == 1 && hourThree[20] == -1 && hourThree[30] == 0)
         }
     }
 

@@ -11,14 +11,18 @@ struct DimensionEncodingTests {
         var waveform: [Int: Int64] = [:]
         var countries: [String: Int64] = [:]
         var clients: [String: Int64] = [:]
+        /// Net comments per bucket (SPEC §11), negative where deletions outnumber comments.
+        var comments: [Int: Int64] = [:]
 
         mutating func add(_ other: Reference, sign: Int64 = 1) {
             for (key, count) in other.waveform { waveform[key, default: 0] += sign * count }
             for (key, count) in other.countries { countries[key, default: 0] += sign * count }
             for (key, count) in other.clients { clients[key, default: 0] += sign * count }
+            for (key, count) in other.comments { comments[key, default: 0] += sign * count }
             waveform = waveform.filter { $0.value != 0 }
             countries = countries.filter { $0.value != 0 }
             clients = clients.filter { $0.value != 0 }
+            comments = comments.filter { $0.value != 0 }
         }
 
         init() {}
@@ -27,6 +31,7 @@ struct DimensionEncodingTests {
             for (bucket, count) in totals.waveform.enumerated() where count != 0 { waveform[bucket] = count }
             for (value, count) in totals.countries { countries[value.string] = count }
             for (value, count) in totals.clients { clients[value.string] = count }
+            for (bucket, count) in totals.commentsWaveform.enumerated() where count != 0 { comments[bucket] = count }
         }
 
         var encoded: [UInt8] {
@@ -35,7 +40,8 @@ struct DimensionEncodingTests {
                 map.map { (value: DimensionValue($0.key)!, count: $0.value) }.sorted { $0.value.bytes.lexicographicallyPrecedes($1.value.bytes) }
             }
             DimensionEncoding.encode(waveform: waveform.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) },
-                                     countries: sortedBytes(countries), clients: sortedBytes(clients), into: &out)
+                                     countries: sortedBytes(countries), clients: sortedBytes(clients),
+                                     commentsWaveform: comments.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) }, into: &out)
             return out
         }
     }
@@ -52,6 +58,10 @@ struct DimensionEncodingTests {
         }
         for _ in 0..<Int.random(in: 0...3, using: &random) {
             reference.clients[names.randomElement(using: &random)!] = Int64.random(in: 1...70, using: &random)
+        }
+        // Half the blobs have no comments (and so the three sections of plays alone).
+        for _ in 0..<(Bool.random(using: &random) ? 0 : Int.random(in: 1...6, using: &random)) {
+            reference.comments[Int.random(in: 0..<100, using: &random)] = Int64.random(in: -300...300, using: &random) | 1
         }
         return reference
     }
@@ -93,12 +103,20 @@ struct DimensionEncodingTests {
         #expect(DimensionEncoding.decode(doubled)?.countries.count == 300)
     }
 
-    @Test("truncated, unordered or random blobs are refused, never a crash")
-    func malformed() {
+    @Test("truncated, unordered or random blobs are refused, never a crash; cut where comments start, the plays' three sections")
+    func malformed() throws {
         var random = SystemRandomNumberGenerator()
-        let valid = DimensionEncodingTests.randomReferenceNonEmpty(&random).encoded
+        let reference = DimensionEncodingTests.randomReferenceNonEmpty(&random)
+        let valid = reference.encoded
+        var plays = reference
+        plays.comments = [:]
         for length in 0..<valid.count where length > 0 {
-            #expect(DimensionEncoding.decode(Array(valid.prefix(length))) == nil)
+            let decoded = DimensionEncoding.decode(Array(valid.prefix(length)))
+            if length == plays.encoded.count {
+                #expect(Reference(try #require(decoded)) == plays)
+            } else {
+                #expect(decoded == nil)
+            }
         }
         #expect(DimensionEncoding.decode([2, 5, 2, 3, 2, 0, 0]) == nil, "buckets must ascend")
         #expect(DimensionEncoding.decode([1, 100, 2, 0, 0]) == nil, "bucket 100 does not exist")
@@ -113,10 +131,63 @@ struct DimensionEncodingTests {
         var reference = randomReference(&random)
         reference.waveform[7] = 3
         reference.countries["SE"] = 2
+        reference.comments[42] = -3
         return reference
     }
 
-    @Test("aggregated plays per (track, hour) equal a dictionary count of the same plays")
+    /// Bucket 7: 3 plays; country "DE": 1 play; no client — as written before comments had a waveform.
+    static let threeSectionBlob: [UInt8] = [1, 7, 6, 1, 2, 0x44, 0x45, 2, 0]
+
+    @Test("a blob of three sections, written before comments had a waveform, reads and merges as one without comments")
+    func threeSectionBlobs() throws {
+        var old = Reference()
+        old.waveform[7] = 3
+        old.countries["DE"] = 1
+        #expect(old.encoded == Self.threeSectionBlob, "plays alone keep the bytes of three sections")
+        let decoded = try #require(DimensionEncoding.decode(Self.threeSectionBlob))
+        #expect(decoded.commentsWaveform == [Int64](repeating: 0, count: 100))
+        #expect(Reference(decoded) == old)
+        #expect(DimensionEncoding.merged(Self.threeSectionBlob, []) == Self.threeSectionBlob)
+
+        var comments = Reference()
+        comments.comments = [0: 2, 99: -1]
+        let both = try #require(DimensionEncoding.merged(Self.threeSectionBlob, comments.encoded))
+        var expected = old
+        expected.add(comments)
+        #expect(both == expected.encoded)
+        #expect(both == Self.threeSectionBlob + [2, 0, 4, 99, 1])
+        // The other way round, and taking the comments away again, back to the old bytes.
+        #expect(DimensionEncoding.merged(comments.encoded, Self.threeSectionBlob) == both)
+        #expect(DimensionEncoding.merged(both, comments.encoded, sign: -1) == Self.threeSectionBlob)
+        #expect(DimensionEncoding.merged(both, Self.threeSectionBlob, sign: -1) == comments.encoded)
+        // A rollup's subtraction of an old hour from a sum that holds comments.
+        #expect(DimensionEncoding.merged(both, both, sign: -1) == [])
+    }
+
+    @Test("comments' buckets may be negative; a deletion cancels its comment; comments alone leave the plays' sections empty")
+    func negativeCommentBuckets() throws {
+        var deletions = Reference()
+        deletions.comments = [5: -2]
+        #expect(deletions.encoded == [0, 0, 0, 1, 5, 3])
+        let decoded = try #require(DimensionEncoding.decode(deletions.encoded))
+        #expect(decoded.commentsWaveform[5] == -2 && decoded.waveform.allSatisfy { $0 == 0 } && decoded.countries.isEmpty)
+        var twoComments = Reference()
+        twoComments.comments = [5: 2]
+        #expect(DimensionEncoding.merged(deletions.encoded, twoComments.encoded) == [], "nothing left: the empty blob")
+        #expect(DimensionEncoding.merged(twoComments.encoded, deletions.encoded, sign: -1) == [0, 0, 0, 1, 5, 8])
+        // An explicit empty fourth section reads as none, and the merge leaves it out.
+        #expect(DimensionEncoding.decode([1, 7, 6, 0, 0, 0]) == DimensionEncoding.decode([1, 7, 6, 0, 0]))
+        #expect(DimensionEncoding.merged([1, 7, 6, 0, 0, 0], []) == [1, 7, 6, 0, 0])
+        #expect(DimensionEncoding.merged([0, 0, 0, 0], []) == [])
+        // The comments' section is checked like the plays' waveform.
+        #expect(DimensionEncoding.decode([0, 0, 0, 1, 100, 2]) == nil, "bucket 100 does not exist")
+        #expect(DimensionEncoding.decode([0, 0, 0, 2, 6, 2, 5, 2]) == nil, "buckets must ascend")
+        #expect(DimensionEncoding.decode([0, 0, 0, 2, 5, 2]) == nil, "an entry is missing")
+        #expect(DimensionEncoding.decode([0, 0, 0, 1, 5, 2, 0]) == nil, "nothing may follow the comments")
+        #expect(DimensionEncoding.merged([0, 0, 0, 1, 100, 2], []) == nil)
+    }
+
+    @Test("aggregated plays and comments per (track, hour) equal a dictionary count of the same events")
     func aggregationMatchesDictionaries() throws {
         var random = SystemRandomNumberGenerator()
         var counts = DimensionCounts(minimumCapacity: 16)
@@ -124,6 +195,16 @@ struct DimensionEncodingTests {
         for _ in 0..<50_000 {
             let track = Int64.random(in: 1...40, using: &random)
             let hour = Hour(index: Int64.random(in: 490_000...490_005, using: &random))
+            if Int.random(in: 0..<8, using: &random) == 0 {
+                // A comment or a deletion, on few buckets so that some cancel out.
+                let bucket = Int8.random(in: 0...3, using: &random) * 33
+                let weight: Int64 = Bool.random(using: &random) ? 1 : -1
+                counts.addComment(trackID: track, hour: hour, waveformBucket: bucket, weight: weight)
+                var comment = Reference()
+                comment.comments[Int(bucket)] = weight
+                reference[track, default: [:]][hour.index, default: Reference()].add(comment)
+                continue
+            }
             let bucket: Int8? = Bool.random(using: &random) ? Int8.random(in: 0...99, using: &random) : nil
             let client = Int.random(in: 0..<5, using: &random) == 0 ? nil : Self.names.randomElement(using: &random)
             let country = Int.random(in: 0..<5, using: &random) == 0 ? nil : Self.names.randomElement(using: &random)
@@ -141,7 +222,9 @@ struct DimensionEncodingTests {
         for row in rows {
             let expected = try #require(reference[row.trackID]?[row.hour.index])
             #expect(Reference(try #require(DimensionEncoding.decode(row.encoded))) == expected)
-            seen += 1
+            // Comments that cancelled out everywhere leave their key the empty blob.
+            #expect(row.encoded.isEmpty == (expected == Reference()))
+            if !row.encoded.isEmpty { seen += 1 }
         }
         #expect(seen == reference.values.reduce(0) { $0 + $1.filter { $0.value != Reference() }.count })
         counts.removeAll()

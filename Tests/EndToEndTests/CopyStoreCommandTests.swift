@@ -39,8 +39,10 @@ struct CopyStoreCommandTests {
             #expect(!before.1[4].contains(#""listeners":0"#), "\(before.1[4])")
 
             let copy = try await runCounterpointJSON(["copy-store", "--data-dir", data.path, "--store", store, "--json"], scratch: scratch)
-            // A batch row is a (track, hour) with any signal not 0 (the logs hold every type).
-            let coveredRows = exact.signals.values.reduce(0) { $0 + $1.filter { covered.contains($0.key) && $0.value.values.contains { $0 != 0 } }.count }
+            // A batch row is a (track, hour) with any signal not 0 (the logs hold every type), or comments on the waveform.
+            let coveredRows = exact.signals.reduce(0) { sum, track in
+                sum + track.value.keys.filter { covered.contains($0) && exact.hasStoredRow(track.key, hour: $0) }.count
+            }
             #expect(int(copy["batch_rows"]) == coveredRows)
 
             let server = try await Server.start(dataDirectory: scratch.appendingPathComponent("unused"), scratch: scratch,

@@ -5,25 +5,35 @@ import HTTPTestClient
 import Testing
 
 /// The routes of SPEC §11 for a track's and a creator's signals, over HTTP: `counts` with its
-/// split, `signal=` on timelines, rankings of tracks and of creators, CSV twins, and 400s naming
-/// a bad `signal` or creator id. The rows are written by hand with
-/// every signal, retractions as negative hours; the expected answers are worked out below from
-/// those rows, not by the reader's code.
+/// split, `signal=` on timelines and waveforms, rankings of tracks and of creators, CSV twins, and
+/// 400s naming a bad `signal` or creator id. The rows are written by hand with every signal,
+/// retractions as negative hours; the expected answers are worked out below from those rows, not
+/// by the reader's code.
 @Suite("A track's every signal over HTTP", .onTestThreads)
 struct SignalAnswerTests {
     /// The standard data, then a batch run over [−24, 10) holding track 6 alone (hours 2 and 3),
-    /// and realtime rows of track 6 in hours 3 (covered, never read) and 30 (uncovered).
+    /// and realtime rows of track 6 in hours 3 (covered, never read) and 30 (uncovered). With
+    /// dimension counts: hour 2's 4 plays, 3 in bucket 10 and 2 from DE, and a comment in bucket
+    /// 50 and a deletion in 60 (0 comments); hour 3's 2 comments, 1 in bucket 50 and 2 in 99 (so
+    /// a deletion without position); hour 30's comment in bucket 50.
     static func stores(_ batch: any BatchWriter, _ realtime: any RealtimeWriter) throws {
         try standardStores(batch, realtime)
+        func blob(plays: [(bucket: Int, count: Int64)] = [], countries: [(value: DimensionValue, count: Int64)] = [],
+                  comments: [(bucket: Int, count: Int64)]) -> [UInt8] {
+            var out: [UInt8] = []
+            DimensionEncoding.encode(waveform: plays, countries: countries, clients: [], commentsWaveform: comments, into: &out)
+            return out
+        }
         try batch.replace(range: hours(-24, 10), run: standardRun(hours(-24, 10), reasons: [:])) {
             var two = SignalCounts(plays: 4)
             two.likes = 3
             two.downloads = 1
-            try $0.write(trackID: 6, hour: hour(2), counts: two)
+            try $0.write(trackID: 6, hour: hour(2), counts: two,
+                         dimensions: blob(plays: [(10, 3)], countries: [(DimensionValue("DE")!, 2)], comments: [(50, 1), (60, -1)]))
             var three = SignalCounts()
             three.likes = -1
             three.comments = 2
-            try $0.write(trackID: 6, hour: hour(3), counts: three)
+            try $0.write(trackID: 6, hour: hour(3), counts: three, dimensions: blob(comments: [(50, 1), (99, 2)]))
             // Creator 7 named by track 6's events and others'; creator 8 by fewer.
             var seven = SignalCounts(plays: 9)
             seven.likes = 2
@@ -39,7 +49,9 @@ struct SignalAnswerTests {
         late.reposts = 5
         // Tracks' and creators' rows in one flush.
         _ = try realtime.apply(
-            [CounterRows.realtime([CountRow(trackID: 6, hour: hour(3), counts: covered), CountRow(trackID: 6, hour: hour(30), counts: late)]),
+            [CounterRows.realtime([CountRow(trackID: 6, hour: hour(3), counts: covered), CountRow(trackID: 6, hour: hour(30), counts: late)],
+                                  dimensions: [DimensionRow(trackID: 6, hour: hour(3), encoded: blob(comments: [(0, 100)])),
+                                               DimensionRow(trackID: 6, hour: hour(30), encoded: blob(comments: [(50, 1)]))]),
              CounterRows.realtime([CountRow(trackID: 7, hour: hour(3), counts: covered), CountRow(trackID: 7, hour: hour(30), counts: late),
                                    CountRow(trackID: 8, hour: hour(31), counts: SignalCounts(plays: 20))], of: .creator)],
             progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 100, nextOffset: 101, highWatermark: 130)],
@@ -213,6 +225,70 @@ struct SignalAnswerTests {
             #expect(unknown.status == 400 && unknown.text.contains("unknown_parameter"))
             let badFormat = try reader.get("/v1/tracks/6/counts?format=xml")
             #expect(badFormat.status == 400 && badFormat.text.contains("invalid_format"))
+        }
+    }
+
+    struct WaveformAnswer: Decodable {
+        var trackId: Int64
+        var signal: String?
+        var buckets: [Int64]
+        var plays: Int64?
+        var playsWithoutPosition: Int64?
+        var comments: Int64?
+        var commentsWithoutPosition: Int64?
+    }
+
+    /// 100 buckets, zero but for `entries`.
+    static func buckets(_ entries: [Int: Int64]) -> [Int64] {
+        (0..<100).map { entries[$0] ?? 0 }
+    }
+
+    @Test("the comments' waveform reads comments and comments_without_position and names its signal; without it, the plays' as before")
+    func commentsWaveform() throws {
+        try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
+            // All time: batch hours 2 and 3, realtime hour 30 (hour 3's realtime row is covered).
+            let all = try reader.json("/v1/tracks/6/waveform?signal=comments", as: WaveformAnswer.self)
+            #expect(all.trackId == 6 && all.signal == "comments")
+            #expect(all.buckets == Self.buckets([50: 3, 60: -1, 99: 2]))
+            #expect(all.comments == 3 && all.commentsWithoutPosition == -1)
+            #expect(all.plays == nil && all.playsWithoutPosition == nil)
+            let three = try reader.json("/v1/tracks/6/waveform?signal=comments&from=\(time(3))&to=\(time(4))", as: WaveformAnswer.self)
+            #expect(three.buckets == Self.buckets([50: 1, 99: 2]) && three.comments == 2 && three.commentsWithoutPosition == -1)
+            let late = try reader.json("/v1/tracks/6/waveform?signal=comments&from=\(time(30))&to=\(time(31))", as: WaveformAnswer.self)
+            #expect(late.buckets == Self.buckets([50: 1]) && late.comments == 1 && late.commentsWithoutPosition == 0)
+            let none = try reader.json("/v1/tracks/77/waveform?signal=comments", as: WaveformAnswer.self)
+            #expect(none.buckets == Self.buckets([:]) && none.comments == 0 && none.commentsWithoutPosition == 0)
+
+            // Without `signal`: the plays' answer, its members and their order as before comments had a waveform.
+            let plays = try reader.get("/v1/tracks/6/waveform")
+            #expect(plays.status == 200)
+            #expect(plays.text.hasPrefix(#"{"track_id":6,"buckets":[0,0,0,0,0,0,0,0,0,0,3,0,"#))
+            #expect(plays.text.contains(#"],"plays":5,"plays_without_position":2,"freshness":{"#))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(plays.text.utf8)) as? [String: Any])
+            #expect(Set(object.keys) == ["track_id", "buckets", "plays", "plays_without_position", "freshness"])
+            // `signal=plays`: the same answer, naming the signal after the track.
+            let named = try reader.get("/v1/tracks/6/waveform?signal=plays")
+            #expect(named.text == plays.text.replacingOccurrences(of: #"{"track_id":6,"#, with: #"{"track_id":6,"signal":"plays","#))
+            // The breakdowns read the same blobs, comments and all, as before.
+            let countries = try reader.get("/v1/tracks/6/breakdown?by=country&format=csv")
+            #expect(countries.text == "value,plays\r\nDE,2\r\n,3\r\n")
+        }
+    }
+
+    @Test("a waveform of a signal without positions, or of an unknown one, is a 400 invalid_signal naming it")
+    func waveformOfOtherSignals() throws {
+        try ReaderFixture.with(.sqlite, stores: Self.stores) { reader in
+            for signal in ["likes", "downloads", "bogus", "Comments", ""] {
+                let bad = try reader.get("/v1/tracks/6/waveform?signal=\(signal)")
+                #expect(bad.status == 400, "\(signal)")
+                let error = try bad.decode(ErrorAnswer.self).error
+                #expect(error.code == "invalid_signal", "\(signal)")
+                #expect(error.message.contains("'\(signal)'") && error.message.contains("'plays' or 'comments'"), "\(error.message)")
+            }
+            let likes = try reader.get("/v1/tracks/6/waveform?signal=likes")
+            #expect(likes.text.contains("likes have no place on the waveform"))
+            let csv = try reader.get("/v1/tracks/6/waveform?signal=comments&format=csv")
+            #expect(csv.status == 400 && csv.text.contains("unknown_parameter"))
         }
     }
 }

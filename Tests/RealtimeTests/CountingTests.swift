@@ -38,7 +38,8 @@ struct CountingTests {
         }
     }
 
-    @Test("every signal's events count by their weight for their track and the creator they name, retractions at −1, in the same flushes as the plays", arguments: StoreKind.allCases)
+    @Test("every signal's events count by their weight for their track and the creator they name, retractions at −1, in the same flushes as the plays, comments on their waveform",
+          arguments: StoreKind.allCases)
     func everySignal(_ kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let cluster = try Fixtures.cluster(partitions: 2)
@@ -46,6 +47,8 @@ struct CountingTests {
             let types = ["play", "download", "like", "unlike", "repost", "unrepost", "comment", "comment_deleted"]
             let signals = ["plays", "downloads", "likes", "likes", "reposts", "reposts", "comments", "comments"]
             var truth: [String: Int64] = [:]  // "track@hour offset@signal", "creator 2@hour offset@signal"
+            // Per track: net comments in each waveform bucket (SPEC §11), of those with a position and a duration.
+            var commentBuckets: [Int64: [Int64]] = [:]
             var values: [[UInt8]?] = []
             var random = SystemRandomNumberGenerator()
             for index in 0..<3_000 {
@@ -62,7 +65,16 @@ struct CountingTests {
                 }
                 if let creator { truth["creator \(creator)@\(offset)@\(signals[type])", default: 0] += weight }
                 let creatorField = creator.map { #","creator_id":\#($0)"# } ?? ""
-                values.append(Array(#"{"event_id":"s\#(index)","type":"\#(types[type])","track_id":\#(track),"occurred_at":"2026-11-20T\#(offset):30:00Z"\#(creatorField)}"#.utf8))
+                // Every type may carry a position; only comments' count on their waveform, and 1 in 4 has none.
+                var position = ""
+                if Int.random(in: 0..<4, using: &random) != 0 {
+                    let (at, duration) = (Int64.random(in: 0...10_100, using: &random), Int64.random(in: 9_900...10_000, using: &random))
+                    position = #","position_ms":\#(at),"duration_ms":\#(duration)"#
+                    if signals[type] == "comments" {
+                        commentBuckets[track, default: [Int64](repeating: 0, count: 100)][Int(min(99, at * 100 / duration))] += weight
+                    }
+                }
+                values.append(Array(#"{"event_id":"s\#(index)","type":"\#(types[type])","track_id":\#(track),"occurred_at":"2026-11-20T\#(offset):30:00Z"\#(creatorField)\#(position)}"#.utf8))
             }
             try Fixtures.produce(values, to: cluster)
             let consumer = try await Fixtures.consumeUntilStored(values.count, configuration: configuration)
@@ -85,6 +97,13 @@ struct CountingTests {
                 }
             }
             #expect(found == truth.filter { $0.value != 0 })
+            for track in 1...6 as ClosedRange<Int64> {
+                let waveform = try reader.waveform(track: track, in: HourRange(ten, ten.advanced(by: 3)), signal: .comments)
+                let buckets = commentBuckets[track] ?? [Int64](repeating: 0, count: 100)
+                let comments = (10...12).reduce(0) { $0 + (truth["\(track)@\($1)@comments"] ?? 0) }
+                #expect(waveform.buckets == buckets && waveform.total == comments, "track \(track)")
+                #expect(waveform.withoutPosition == comments - buckets.reduce(0, +), "track \(track)")
+            }
         }
     }
 

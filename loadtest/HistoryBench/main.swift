@@ -8,7 +8,9 @@
 // Popularity: half of each hour's plays follow one fixed Zipf ranking of the tracks, the other
 // half a Zipf ranking that is reshuffled every week, so rankings of different ranges differ.
 // Every play has a listener (one of a million), so each (track, hour) row has a listener sketch.
-// The last six hours are left to the realtime layer, as a live store has them.
+// Every play names its track's creator (SPEC §11): 10,000 creators of skewed catalogues, the
+// largest (creator 1) owning 5,000 tracks, so the store holds each creator's rows as the batch
+// writes them. The last six hours are left to the realtime layer, as a live store has them.
 import CoreTestSupport
 import CounterpointCore
 import CounterStore
@@ -31,6 +33,19 @@ func trackID(rank: Int, tracks: Int, week: Int64, shuffled: Bool) -> Int64 {
     return Int64((rank * 7_919 + offset) % tracks + 1)
 }
 
+/// The creators: creator 1 owns tracks 1…5,000, the others the rest, catalogues skewed towards
+/// the lower ids (a cube of a uniform draw), as most creators own a few tracks and a few own many.
+let creators: Int64 = 10_000
+let largestCatalogue: Int64 = 5_000
+
+func creatorID(ofTrack track: Int64) -> Int64 {
+    guard track > largestCatalogue else { return 1 }
+    var mixed = UInt64(bitPattern: track) &* 0x9E37_79B9_7F4A_7C15
+    mixed ^= mixed >> 29
+    let uniform = Double(mixed % 1_000_003) / 1_000_003
+    return 2 + Int64(uniform * uniform * uniform * Double(creators - 1))
+}
+
 /// Every play has a listener, drawn uniformly from a million: a track's listeners are close to
 /// its plays, so its sketches are as large as its plays allow.
 let listenerPopulation = 1_000_000
@@ -44,22 +59,23 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     let hours = Int64(days) * 24
     let batchEnd = firstHour.advanced(by: hours - realtimeHours)
     var rowsWritten = 0
-    var counts = HourCounts()
-    var listeners = ListenerCounts()
-    /// The (track, hour) rows of one hour's plays, with their listener sketches (in the same order).
-    func playsOfHour(_ hour: Hour) -> (counts: [CountRow], listeners: [SketchRow]) {
-        counts.removeAll()
-        listeners.removeAll()
+    var tables = EventTables(keys: 1 << 16, plays: 1 << 16)
+    /// The (subject, hour) rows of one hour's plays of each kind, with their listener sketches
+    /// (in the same order).
+    func playsOfHour(_ hour: Hour) -> [(kind: SubjectKind, counts: [CountRow], listeners: [SketchRow])] {
+        tables.removeAll()
         // A daily rhythm: quiet at 04:00 UTC, busiest at 18:00.
         let hourOfDay = Double(hour.index % 24)
         let events = Int(Double(eventsPerHour) * (0.6 + 0.4 * cos((hourOfDay - 18) / 24 * 2 * .pi)))
         let week = (hour.index - firstHour.index) / (24 * 7)
         for event in 0..<events {
             let track = trackID(rank: zipf.sample(&random), tracks: tracks, week: week, shuffled: event % 2 == 1)
-            counts.add(trackID: track, hour: hour)
-            listeners.add(trackID: track, hour: hour, listenerID: Int64(random.next(below: listenerPopulation)))
+            tables.add(trackID: track, creatorID: creatorID(ofTrack: track), hour: hour, type: .play,
+                       PlayDimensions(listenerID: Int64(random.next(below: listenerPopulation))))
         }
-        return (Array(counts.sortedElements()), listeners.rows())
+        return SubjectKind.allCases.map { kind in
+            tables.withTables(of: kind) { (kind, Array($0.counts.sortedElements()), $0.listeners.rows()) }
+        }
     }
     var day = firstHour
     while day < batchEnd {
@@ -67,11 +83,12 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
         try batch.replace(ranges: [range], startedAt: 0) { writer in
             for offset in 0..<range.count {
                 let hour = range.lower.advanced(by: offset)
-                let (rows, sketches) = playsOfHour(hour)
-                for (row, sketch) in zip(rows, sketches) {
-                    try writer.write(trackID: row.trackID, hour: hour, plays: row.plays, listenerPlays: sketch.listenerPlays,
-                                     listeners: sketch.encoded)
-                    rowsWritten += 1
+                for (kind, rows, sketches) in playsOfHour(hour) {
+                    for (row, sketch) in zip(rows, sketches) {
+                        try writer.write(Subject(kind, row.trackID), hour: hour, counts: row.counts, listenerPlays: sketch.listenerPlays,
+                                         listeners: sketch.encoded)
+                        if kind == .track { rowsWritten += 1 }
+                    }
                 }
             }
             return BatchRun(range: range, startedAt: 0, finishedAt: 0, eventsRead: 0, valid: 0, duplicates: 0, rejected: 0,
@@ -84,18 +101,19 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
         }
     }
     let realtime = try SQLiteRealtimeStore(location: location)
-    var rows: [CountRow] = []
-    var sketches: [SketchRow] = []
+    var rows: [[CountRow]] = [[], []]
+    var sketches: [[SketchRow]] = [[], []]
     for offset in 0..<realtimeHours {
-        let hour = playsOfHour(batchEnd.advanced(by: offset))
-        rows += hour.counts
-        sketches += hour.listeners
+        for (kind, counts, listeners) in playsOfHour(batchEnd.advanced(by: offset)) {
+            rows[kind.rawValue] += counts
+            sketches[kind.rawValue] += listeners
+        }
     }
-    _ = try realtime.apply(increments: rows, listeners: sketches,
+    _ = try realtime.apply(try SubjectKind.allCases.map { try CounterRows.realtime(rows[$0.rawValue], listeners: sketches[$0.rawValue], of: $0) },
                            progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 1, highWatermark: 1)],
                            flushedAt: Int64(Date().timeIntervalSince1970 * 1000))
-    print(String(format: "built %d tracks × %d days (%d batch rows, %d realtime rows) in %.1f s", tracks, days, rowsWritten,
-                 rows.count, Date().timeIntervalSince(started)))
+    print(String(format: "built %d tracks of %d creators × %d days (%d batch rows of tracks, %d realtime rows) in %.1f s", tracks,
+                 creators, days, rowsWritten, rows[0].count, Date().timeIntervalSince(started)))
 }
 
 /// Wall time percentiles, and the 99th percentile of the CPU time the answering thread used
@@ -207,6 +225,38 @@ func bench(directory: String, queries: Int) throws {
     }
     percentiles("total over all time", samples)
     if depthCheck == 0 { print("warning: every ranking was empty") }
+
+    // Creators (SPEC §11): every signal's counts and a 30-day hour timeline of a creator drawn
+    // uniformly, and of the largest catalogue (creator 1, 5,000 tracks); creators ranked.
+    var creatorCheck: Int64 = 0
+    for (name, pick) in [("uniform creators", { Int64(1 + random.next(below: Int(creators))) }), ("the largest catalogue", { Int64(1) })] {
+        samples = []
+        for _ in 0..<queries {
+            let length = Int64(24 * 7 + random.next(below: 24 * 23 + 1))
+            let lower = firstHour.advanced(by: Int64(random.next(below: Int(max(1, spanHours - length)))))
+            let creator = pick()
+            samples.append(try timed {
+                creatorCheck += try reader.counts(.creator(creator), in: HourRange(lower, lower.advanced(by: length))).total.plays
+            }.0)
+        }
+        percentiles("creator counts (every signal), random 7–30 day ranges, \(name)", samples)
+        samples = []
+        let last30 = HourRange(end.advanced(by: -24 * 30), end)
+        for _ in 0..<queries {
+            let creator = pick()
+            samples.append(try timed { creatorCheck += Int64(try reader.timeline(.creator(creator), in: last30, step: .hour).count) }.0)
+        }
+        percentiles("creator timeline, last 30 days by hour (720 points), \(name)", samples)
+    }
+    samples = []
+    for _ in 0..<queries {
+        let length = Int64(24 * 7 + random.next(below: 24 * 23 + 1))
+        guard spanHours > length else { break }
+        let lower = firstHour.advanced(by: Int64(random.next(below: Int(spanHours - length))))
+        samples.append(try timed { creatorCheck += Int64(try reader.top(.creator, in: HourRange(lower, lower.advanced(by: length)), limit: 100).count) }.0)
+    }
+    if !samples.isEmpty { percentiles("creators top-100, random 7–30 day ranges", samples) }
+    if creatorCheck == 0 { print("warning: no creator counted anything (a store built before creators? rebuild it)") }
 }
 
 let arguments = CommandLine.arguments

@@ -76,13 +76,15 @@ enum BatchReplacement {
         }
     }
 
-    /// Removes rollup rows left at 0 in every signal (a track with nothing left in a rebuilt
-    /// bucket), so that every rollup row, like every hour row, holds a count that is not 0.
+    /// Removes rollup rows left at 0 in every signal and without dimension counts (a subject with
+    /// nothing left in a rebuilt bucket), so that every rollup row, like every hour row, holds a
+    /// count that is not 0 — or comments on the waveform whose net count is (SPEC §11).
     private static func dropEmptyBuckets<D: StoreDialect>(_ pieces: [RollupPiece], _ kind: SubjectKind, _ db: D) throws {
         for (level, keys) in [(RollupLevel.day, Set(pieces.map(\.day))), (.month, Set(pieces.map(\.month)))] {
             let table = Catalogue.batch(level, kind)
             for key in keys.sorted() {
-                try db.run("DELETE FROM \(table.name) WHERE \(table.keys.second) = $1 AND \(Catalogue.allSignalsZero)", .integer(key))
+                try db.run("DELETE FROM \(table.name) WHERE \(table.keys.second) = $1 AND \(Catalogue.allSignalsZero)"
+                    + " AND (dimensions IS NULL OR length(dimensions) = 0)", .integer(key))
             }
         }
     }
@@ -109,7 +111,9 @@ final class BatchRowSink<D: StoreDialect> {
     }
 
     func write(_ row: BatchRowWriter.Row) throws {
-        guard try target.admits(row.counts) else { return }
+        // A row netting 0 in every signal may still place comments on the waveform: a comment
+        // and a deletion in other buckets.
+        guard try target.admits(row.counts) || !row.dimensions.isEmpty else { return }
         staleListeners.noteNew(trackID: row.counts.trackID, hour: row.counts.hour, sketch: row.listeners)
         buffer.append(row.counts, dimensions: row.dimensions, listenerPlays: row.listenerPlays, listeners: row.listeners)
         if buffer.count >= capacity { try drain() }

@@ -25,7 +25,65 @@ public struct TrackDimensions: Sendable, Equatable {
     }
 }
 
+/// Where on a track's waveform one signal's events sit over a range — plays (§5) or comments
+/// (SPEC §11) — and the signal's merged net count, under the same merge rule and from the same
+/// snapshots: `total` = the buckets' sum + `withoutPosition`.
+public struct TrackWaveform: Sendable, Equatable {
+    /// The signals that have a waveform.
+    public static let signals: [Signal] = [.plays, .comments]
+
+    public var signal: Signal
+    /// `WaveformBucket.count` buckets.
+    public var buckets: [Int64]
+    /// The signal's merged net count over the range.
+    public var total: Int64
+    /// What lacks position or duration: the total minus the buckets' sum. Plays never go below 0;
+    /// comments may, like any net count (a deletion without position of a comment with one).
+    public var withoutPosition: Int64
+
+    public init(signal: Signal, buckets: [Int64], total: Int64, withoutPosition: Int64) {
+        self.signal = signal
+        self.buckets = buckets
+        self.total = total
+        self.withoutPosition = withoutPosition
+    }
+}
+
 extension CounterReader {
+    /// The waveform of `signal` (one of `TrackWaveform.signals`) of `track` over `range`: the
+    /// plays' as `dimensions` reads it; the comments' from the same blobs, beside the merged comments.
+    public func waveform(track: Int64, in range: HourRange, signal: Signal = .plays) throws -> TrackWaveform {
+        let subject = Subject.track(track)
+        precondition(TrackWaveform.signals.contains(signal), "\(signal) has no waveform")
+        guard signal == .comments else {
+            let plays = try dimensions(track: track, in: range)
+            return TrackWaveform(signal: .plays, buckets: plays.waveform, total: plays.plays.plays,
+                                 withoutPosition: plays.playsWithoutPosition)
+        }
+        return try withSnapshot { state in
+            let plan = self.plan(range, state)
+            var merged: [UInt8] = []
+            var scratch: [UInt8] = []
+            func add(_ blob: UnsafeRawBufferPointer) throws {
+                let ok = merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
+                guard ok else { throw CounterStoreError.malformedDimensions(trackID: track) }
+                swap(&merged, &scratch)
+            }
+            var comments: Int64 = 0
+            for part in plan.batchParts {
+                comments += try layers.batchCounts(subject, over: part).comments
+                try layers.batchDimensions(subject, over: part, add)
+            }
+            if !plan.realtimeGaps.isEmpty {
+                comments += try layers.realtimeCounts(subject, over: plan.realtimeGaps).comments
+                try layers.realtimeDimensions(subject, over: plan.realtimeGaps, add)
+            }
+            guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(trackID: track) }
+            return TrackWaveform(signal: .comments, buckets: totals.commentsWaveform, total: comments,
+                                 withoutPosition: comments - totals.commentsWaveform.reduce(0, &+))
+        }
+    }
+
     /// Merged plays and dimension counts of `subject` over `range`: covered hours from the batch
     /// layer's blobs (in the coarsest rollups that tile them), the rest from the realtime layer's.
     /// A creator's hold no waveform (a waveform is a track's).

@@ -21,6 +21,9 @@ struct LogTruth {
     /// Every signal's net count of the distinct events (SPEC §11; plays too):
     /// [track: [hour index since epoch: [signal: count]]].
     var signals: [Int64: [Int64: [String: Int]]] = [:]
+    /// Net comments per waveform bucket, of the distinct comments and deletions with a position
+    /// and a duration (SPEC §11): [track: [hour index since epoch: [bucket: count]]].
+    var commentBuckets: [Int64: [Int64: [Int: Int]]] = [:]
     /// Distinct valid events of every type.
     var counted = 0
     /// The same per hour index since epoch.
@@ -39,6 +42,12 @@ struct LogTruth {
 
     /// The (track, hour)s with a count that is not 0: the batch's rows.
     var rows: Int { signals.values.reduce(0) { $0 + $1.values.filter { $0.values.contains { $0 != 0 } }.count } }
+
+    /// Whether the batch store keeps a row for (track, hour): a signal's count is not 0, or a
+    /// bucket of its comments' waveform is not (a comment and a deletion elsewhere on it).
+    func hasStoredRow(_ track: Int64, hour: Int64) -> Bool {
+        signals[track]?[hour]?.values.contains { $0 != 0 } == true || commentBuckets[track]?[hour]?.values.contains { $0 != 0 } == true
+    }
     var trackIDs: [Int64] { plays.keys.sorted() }
 
     /// Reads every `*.ndjson` file under `root`, and every `*.ndjson.gz` (as the archiver leaves
@@ -87,6 +96,9 @@ struct LogTruth {
         countedByHour[hour, default: 0] += 1
         let (signal, weight) = Self.signalAndWeight[event.type]!
         signals[event.trackID, default: [:]][hour, default: [:]][signal, default: 0] += weight
+        if signal == "comments", let position = event.position, let duration = event.duration {
+            commentBuckets[event.trackID, default: [:]][hour, default: [:]][DimensionTruth.bucket(position, duration), default: 0] += weight
+        }
         guard event.type == "play" else { return }
         plays[event.trackID, default: [:]][hour, default: 0] += 1
         if let listener = event.listener {

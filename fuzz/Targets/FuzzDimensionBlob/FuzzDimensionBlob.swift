@@ -48,20 +48,24 @@ struct Counts: Equatable {
     var waveform: [Int: Int64] = [:]
     var countries: [[UInt8]: Int64] = [:]
     var clients: [[UInt8]: Int64] = [:]
+    var comments: [Int: Int64] = [:]
 
     init(_ totals: DimensionTotals) {
         for (bucket, count) in totals.waveform.enumerated() where count != 0 { waveform[bucket] = count }
         for (value, count) in totals.countries where count != 0 { countries[value.bytes] = count }
         for (value, count) in totals.clients where count != 0 { clients[value.bytes] = count }
+        for (bucket, count) in totals.commentsWaveform.enumerated() where count != 0 { comments[bucket] = count }
     }
 
     mutating func add(_ other: Counts, sign: Int64) {
         for (key, count) in other.waveform { waveform[key, default: 0] &+= sign &* count }
         for (key, count) in other.countries { countries[key, default: 0] &+= sign &* count }
         for (key, count) in other.clients { clients[key, default: 0] &+= sign &* count }
+        for (key, count) in other.comments { comments[key, default: 0] &+= sign &* count }
         waveform = waveform.filter { $0.value != 0 }
         countries = countries.filter { $0.value != 0 }
         clients = clients.filter { $0.value != 0 }
+        comments = comments.filter { $0.value != 0 }
     }
 }
 
@@ -72,6 +76,7 @@ func encode(_ counts: Counts) -> [UInt8] {
     }
     var out: [UInt8] = []
     DimensionEncoding.encode(waveform: counts.waveform.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) },
-                             countries: sorted(counts.countries), clients: sorted(counts.clients), into: &out)
+                             countries: sorted(counts.countries), clients: sorted(counts.clients),
+                             commentsWaveform: counts.comments.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) }, into: &out)
     return out
 }
