@@ -7,7 +7,7 @@ import Testing
 extension RunEndToEnd {
     /// The stats page at `/` as a person sees it: rendered by headless Chromium from a real
     /// `serve`, its numbers compared with the test's own count of the logs.
-    @Suite("the stats page, in headless Chromium")
+    @Suite("the stats page, in headless Chromium", .sharedStatsPageStore)
     struct StatsPage {
         /// `1234567` → `1,234,567`: the page's exact integers, grouped by thousands.
         static func grouped(_ value: Int) -> String {
@@ -25,39 +25,34 @@ extension RunEndToEnd {
         static let endHour = TestDay.firstHour + 72
         static let end = "end=\(Hours.text(endHour))"
 
-        /// Logs of `TestDay` with a known truth, rebuilt by a batch run, served by `serve`.
-        static func withServedLogs(_ body: (Server, LogTruth, Browser, URL) async throws -> Void) async throws {
-            try await withTemporaryDirectory { scratch in
-                let logs = scratch.appendingPathComponent("logs")
-                let data = scratch.appendingPathComponent("data")
-                try await Steps.generate(into: logs, scratch: scratch, events: 30_000, tracks: 300, seed: 909,
-                                         duplicates: 0.02, malformed: 0.01)
-                let truth = try LogTruth(logs: logs)
-                try await Steps.batch(logs: logs, data: data, scratch: scratch)
-                let browser = try Browser(scratch: scratch)
-                defer { browser.quit() }
-                try await withServer(dataDirectory: data, scratch: scratch) { server in
-                    try await body(server, truth, browser, scratch)
-                }
-            }
+        /// Logs of `TestDay` with a known truth, rebuilt by a batch run, served by `serve`, and a
+        /// browser: one of each for every test of the suite (`StatsPageStore`), made by the first that
+        /// asks. Each test's tabs close when it ends.
+        static func withServedLogs(_ body: (Server, LogTruth, Browser, StatsPageStore.CreatorTruth) async throws -> Void) async throws {
+            let store = try #require(StatsPageStore.current, "the suite's trait provides the shared store")
+            let served = try await store.served()
+            defer { try? served.browser.closeTabs() }
+            try await body(served.server, served.truth, served.browser, served.creators)
         }
 
-        @Test("the page shows the top tracks with their exact plays, and #track=ID that track's exact total, hour by hour, from 127.0.0.1 only and without script errors")
+        @Test("without a creator or a track in the fragment the page opens on the top creator of the period with its exact plays and the top creators; #track=ID shows that track's exact total, hour by hour; from 127.0.0.1 only and without script errors")
         func pageShowsExactNumbers() async throws {
-            try await Self.withServedLogs { server, truth, browser, _ in
+            try await Self.withServedLogs { server, truth, browser, creators in
                 let origin = "http://127.0.0.1:\(server.port)"
                 let tab = try browser.openTab(width: 1280, height: 900)
 
-                // No track in the fragment: the top list, and the top track's total.
+                // No subject in the fragment: the top creators, and the top creator's total.
                 try tab.navigate("\(origin)/#period=all&step=day&\(Self.end)")
                 try await tab.wait(until: "document.querySelector('#top-rows tr:first-child button:not([hidden])') && document.getElementById('total').textContent !== '—'",
                                    "the top list and a total")
-                let expectedTop = truth.top(hours: Int64.min..<Int64.max, limit: 10)
+                let expectedTop = creators.top(hours: Int64.min..<Int64.max, limit: 10)
                 let shownTop = try tab.evaluate("[...document.querySelectorAll('#top-rows tr')].map(r => [r.children[1].textContent, r.children[2].textContent])") as? [[String]] ?? []
-                #expect(shownTop == expectedTop.map { ["Track \($0.track)", Self.grouped($0.plays)] })
-                #expect(try tab.text("#track-title") == "Track \(expectedTop[0].track)")
+                #expect(shownTop == expectedTop.map { ["Creator \($0.creator)", Self.grouped($0.plays)] })
+                #expect(try tab.text("#top-title") == "Top creators")
+                #expect(try tab.text("#subject-title") == "Creator \(expectedTop[0].creator)")
+                #expect(try tab.text("#subject-note") == "— the top creator of the period; type an id or pick one below")
                 #expect(try tab.text("#total") == Self.grouped(expectedTop[0].plays))
-                #expect(expectedTop[0].plays >= 1_000, "the top track's plays need a thousands separator to test it")
+                #expect(expectedTop[0].plays >= 1_000, "the top creator's plays need a thousands separator to test it")
                 // All time in days: from the first covered day to the end, one mark each.
                 let days = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.count)") as? [Int] ?? []
                 #expect(Int64(days.count) == (Self.endHour - TestDay.firstHour) / 24, "\(days.count) day marks")
@@ -68,7 +63,7 @@ extension RunEndToEnd {
                 let track = truth.top(hours: Int64.min..<Int64.max, limit: 40)[27].track
                 try tab.navigate("about:blank")
                 try tab.navigate("\(origin)/#track=\(track)&period=all&step=hour&\(Self.end)")
-                try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(track)' && document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length > 24",
+                try await tab.wait(until: "document.getElementById('subject-title').textContent === 'Track \(track)' && document.getElementById('total').textContent !== '—' && document.querySelectorAll('#chart-marks rect.mark').length > 24",
                                    "track \(track)")
                 #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
                 #expect(try tab.text("#batch-plays") == Self.grouped(truth.plays(of: track)))
@@ -102,9 +97,9 @@ extension RunEndToEnd {
                 try await checkListeners(tab, track: track, truth: truth)
 
                 // Picking a track in the top list shows it and puts it in the fragment.
-                let second = expectedTop[1]
+                let second = truth.top(hours: Int64.min..<Int64.max, limit: 2)[1]
                 _ = try tab.evaluate("document.querySelector('#top-rows tr:nth-child(2) button').click()")
-                try await tab.wait(until: "location.hash === '#track=\(second.track)&period=all&step=hour&\(Self.end)' && document.getElementById('track-title').textContent === 'Track \(second.track)' && document.getElementById('total').textContent === '\(Self.grouped(second.plays))'",
+                try await tab.wait(until: "location.hash === '#track=\(second.track)&period=all&step=hour&\(Self.end)' && document.getElementById('subject-title').textContent === 'Track \(second.track)' && document.getElementById('total').textContent === '\(Self.grouped(second.plays))'",
                                    "track \(second.track) picked in the top list")
 
                 // "Up to now" drops the fragment's end: the period ends with the current hour again.
@@ -129,7 +124,7 @@ extension RunEndToEnd {
                 let track = try #require(truth.signals.keys.max { truth.count("likes", of: $0, hours: all) < truth.count("likes", of: $1, hours: all) })
                 #expect(truth.count("likes", of: track, hours: all) >= 5, "the logs hold likes")
                 try tab.navigate("\(origin)/#track=\(track)&period=all&step=day&\(Self.end)")
-                try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(track)' && document.getElementById('sig-likes').textContent !== '—'",
+                try await tab.wait(until: "document.getElementById('subject-title').textContent === 'Track \(track)' && document.getElementById('sig-likes').textContent !== '—'",
                                    "track \(track)'s signals")
                 #expect(try tab.text("#total") == Self.grouped(truth.plays(of: track)))
                 for signal in ["downloads", "likes", "reposts", "comments"] {
@@ -159,7 +154,7 @@ extension RunEndToEnd {
                 }
                 if let negative {
                     try tab.navigate("\(origin)/#track=\(negative)&period=all&step=day&signal=likes&\(Self.end)")
-                    try await tab.wait(until: "document.getElementById('track-title').textContent === 'Track \(negative)' && [...document.querySelectorAll('#chart-marks rect.mark')].some(m => +m.dataset.count < 0)",
+                    try await tab.wait(until: "document.getElementById('subject-title').textContent === 'Track \(negative)' && [...document.querySelectorAll('#chart-marks rect.mark')].some(m => +m.dataset.count < 0)",
                                        "a negative day of track \(negative)")
                     let below = try tab.evaluate("""
                         (() => { const marks = [...document.querySelectorAll('#chart-marks rect.mark')];
@@ -340,9 +335,9 @@ extension RunEndToEnd {
             return "\(parts[2]) \(months[parts[1] - 1]) \(parts[0])"
         }
 
-        @Test("at 360 px wide nothing on the page reaches past the screen's edge, so it never scrolls sideways; opened on a period after every play, it names the day of the latest plays and shows that day's top track in one click")
+        @Test("at 360 px wide nothing on the page reaches past the screen's edge, so it never scrolls sideways; opened on a period after every play, it names the day of the latest plays and shows that day's top creator in one click")
         func narrowScreenDoesNotScrollSideways() async throws {
-            try await Self.withServedLogs { server, truth, browser, _ in
+            try await Self.withServedLogs { server, truth, browser, creators in
                 let tab = try browser.openTab(width: 360, height: 740, mobile: true)
                 let origin = "http://127.0.0.1:\(server.port)"
 
@@ -355,20 +350,20 @@ extension RunEndToEnd {
                 try tab.navigate("\(origin)/#end=\(Hours.text(emptyEnd))")
                 try await tab.wait(until: "!document.getElementById('latest').hidden", "the day of the latest plays")
                 let day = Self.dayText(latestHour)
-                #expect(try tab.text("#track-title") == "No plays in the 28 days to \(Hours.text(emptyEnd).prefix(10)) 00:00 UTC")
+                #expect(try tab.text("#subject-title") == "No plays in the 28 days to \(Hours.text(emptyEnd).prefix(10)) 00:00 UTC")
                 #expect(try tab.text("#latest-text") == "The latest plays are on \(day).")
                 #expect(try tab.text("#latest-go") == "Show \(day)")
                 #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
                 #expect(try Self.overflowing(tab) == [], "elements past the right edge, with no plays in the period")
 
-                // One click: the period ends with that day, and shows its top track and that day's plays exactly.
+                // One click: the period ends with that day, and shows its top creator and that day's plays exactly.
                 let dayEnd = (latestHour / 24 + 1) * 24
-                let dayTop = truth.top(hours: (dayEnd - 24)..<dayEnd, limit: 1)[0]
-                let periodTop = truth.top(hours: (dayEnd - 672)..<dayEnd, limit: 1)[0]
-                #expect(periodTop.track == dayTop.track && periodTop.plays == dayTop.plays, "the 28 days to that day's end hold only that day's plays")
+                let dayTop = creators.top(hours: (dayEnd - 24)..<dayEnd, limit: 1)[0]
+                let periodTop = creators.top(hours: (dayEnd - 672)..<dayEnd, limit: 1)[0]
+                #expect(periodTop.creator == dayTop.creator && periodTop.plays == dayTop.plays, "the 28 days to that day's end hold only that day's plays")
                 _ = try tab.evaluate("document.getElementById('latest-go').click()")
-                try await tab.wait(until: "location.hash === '#period=28d&step=day&end=\(Hours.text(dayEnd))' && document.getElementById('track-title').textContent === 'Track \(dayTop.track)' && document.getElementById('total').textContent !== '0'",
-                                   "the top track of \(day)")
+                try await tab.wait(until: "location.hash === '#period=28d&step=day&end=\(Hours.text(dayEnd))' && document.getElementById('subject-title').textContent === 'Creator \(dayTop.creator)' && document.getElementById('total').textContent !== '0'",
+                                   "the top creator of \(day)")
                 #expect(try tab.text("#total") == Self.grouped(dayTop.plays))
                 #expect(try tab.text("#top-rows tr:first-child td.n") == Self.grouped(dayTop.plays))
                 #expect(try tab.evaluate("document.getElementById('latest').hidden && !document.getElementById('now').hidden && document.activeElement.id === 'summary'") as? Bool == true)
@@ -380,6 +375,13 @@ extension RunEndToEnd {
                 #expect(try tab.evaluate("window.innerWidth") as? Int == 360)
                 #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
                 #expect(try Self.overflowing(tab) == [], "elements past the right edge")
+
+                // A creator's view, its tracks table one block per track.
+                try tab.navigate("\(origin)/#creator=\(dayTop.creator)&period=all&step=day&\(Self.end)")
+                try await tab.wait(until: "document.getElementById('subject-title').textContent === 'Creator \(dayTop.creator)' && document.querySelectorAll('#tracks-rows tr').length > 0",
+                                   "creator \(dayTop.creator)'s tracks")
+                #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == 360)
+                #expect(try Self.overflowing(tab) == [], "elements past the right edge of a creator's view")
                 let errors = try tab.activity().errors
                 #expect(errors.isEmpty, "\(errors)")
             }
@@ -394,7 +396,7 @@ extension RunEndToEnd {
                     #expect(try server.json("/v1/status")["latest_counts"] is NSNull)
                     let tab = try browser.openTab(width: 1024, height: 800)
                     try tab.navigate("http://127.0.0.1:\(server.port)/")
-                    try await tab.wait(until: "document.getElementById('track-title').textContent === 'No plays counted yet'", "the empty store's title")
+                    try await tab.wait(until: "document.getElementById('subject-title').textContent === 'No plays counted yet'", "the empty store's title")
                     #expect(try tab.evaluate("document.getElementById('latest').hidden") as? Bool == true)
                     #expect(try tab.text("#total") == "0")
                     let errors = try tab.activity().errors
@@ -403,12 +405,15 @@ extension RunEndToEnd {
             }
         }
 
-        @Test("when the reader stops, the page keeps its last numbers and says it could not update them")
+        @Test("where no event names a creator the page opens on the top track; when the reader stops, the page keeps its last numbers and says it could not update them")
         func stoppedReaderKeepsNumbersAndShowsNotice() async throws {
             try await withTemporaryDirectory { scratch in
                 let logs = scratch.appendingPathComponent("logs")
                 let data = scratch.appendingPathComponent("data")
-                try await Steps.generate(into: logs, scratch: scratch, events: 5_000, tracks: 50, seed: 910)
+                try await runCounterpointJSON([
+                    "generate", "--logs", logs.path, "--events", "5000", "--tracks", "50", "--creators", "0",
+                    "--hours", "24", "--start", TestDay.start, "--seed", "910", "--json",
+                ], scratch: scratch)
                 let truth = try LogTruth(logs: logs)
                 try await Steps.batch(logs: logs, data: data, scratch: scratch)
                 let browser = try Browser(scratch: scratch)
@@ -419,6 +424,9 @@ extension RunEndToEnd {
                     let tab = try browser.openTab(width: 1024, height: 800)
                     try tab.navigate("http://127.0.0.1:\(server.port)/#period=all&step=day")
                     try await tab.wait(until: "document.getElementById('total').textContent === '\(Self.grouped(best.plays))'", "the top track's total")
+                    #expect(try tab.text("#subject-title") == "Track \(best.track)")
+                    #expect(try tab.text("#subject-note") == "— the top track of the period; type an id or pick one below")
+                    #expect(try tab.text("#top-title") == "Top tracks")
                     #expect(try tab.evaluate("document.getElementById('notice').classList.contains('show')") as? Bool == false)
                     let before = try tab.evaluate("document.querySelector('main').innerText") as? String
 
@@ -433,7 +441,7 @@ extension RunEndToEnd {
                     let stripped = { (text: String?) in text?.replacingOccurrences(of: #"as of \d\d:\d\d:\d\d UTC"#, with: "", options: .regularExpression) }
                     #expect(stripped(after) == stripped(before))
                     let errors = try tab.activity().errors
-                #expect(errors.isEmpty, "\(errors)")
+                    #expect(errors.isEmpty, "\(errors)")
                 } catch {
                     await server.command.killIfRunning()
                     throw error
@@ -445,7 +453,7 @@ extension RunEndToEnd {
         /// Where `scripts/screenshots` wants the README's pictures; unset, they stay in the scratch folder.
         static let screenshotFolder = ProcessInfo.processInfo.environment["STATS_PAGE_SCREENSHOTS"]
 
-        @Test("on `run --demo` the page shows both layers, and full-page PNGs of it at 1280 and 360 px stay small")
+        @Test("`run --demo` opens on a creator whose numbers come from both layers, with its tracks, and full-page PNGs of it at 1280 and 360 px stay small")
         func demoScreenshots() async throws {
             try await withTemporaryDirectory { scratch in
                 let run = try Executable.start([
@@ -461,9 +469,9 @@ extension RunEndToEnd {
                     for shot in shots {
                         let tab = try browser.openTab(width: shot.width, height: 900, mobile: shot.mobile)
                         try tab.navigate("http://127.0.0.1:\(port)/#period=7d&step=hour")
-                        // Both layers answered: history rebuilt by the batch, live plays flushed by the consumer.
+                        // The top creator, both layers answered: history rebuilt by the batch, live plays flushed by the consumer.
                         try await tab.wait(until: """
-                            document.querySelectorAll('#chart-marks rect.m-batch').length > 24 && +document.getElementById('realtime-plays').textContent.replace(/,/g, '') > 0 && !document.getElementById('st-flush').textContent.startsWith('no')
+                            document.getElementById('subject-title').textContent.startsWith('Creator ') && document.querySelectorAll('#tracks-rows tr').length > 0 && document.querySelectorAll('#chart-marks rect.m-batch').length > 24 && +document.getElementById('realtime-plays').textContent.replace(/,/g, '') > 0 && !document.getElementById('st-flush').textContent.startsWith('no')
                             """, timeout: .seconds(60), "both layers")
                         #expect(try tab.evaluate("document.documentElement.scrollWidth") as? Int == shot.width)
                         let height = try tab.evaluate("document.documentElement.scrollHeight") as? Int ?? 900
@@ -486,4 +494,77 @@ extension RunEndToEnd {
             }
         }
     }
+}
+
+/// The suite's one generated store: logs of `TestDay` (30,000 events over 300 tracks and their
+/// 30 creators, every signal), their truth counted by the test (`LogTruth`, `CreatorTruth`),
+/// a batch run, one `serve` and one browser. Made by the first test that asks (a test that
+/// needs none, such as the screenshots, costs nothing), ended when the suite ends.
+/// The suite runs one test at a time (`RunEndToEnd` is serialized), so no lock guards it.
+final class StatsPageStore: @unchecked Sendable {
+    @TaskLocal static var current: StatsPageStore?
+
+    struct Served {
+        let server: Server
+        let truth: LogTruth
+        let creators: CreatorTruth
+        let browser: Browser
+    }
+
+    let scratch: URL
+    private var made: Served?
+
+    init(scratch: URL) { self.scratch = scratch }
+
+    func served() async throws -> Served {
+        if let made { return made }
+        let logs = scratch.appendingPathComponent("logs")
+        let data = scratch.appendingPathComponent("data")
+        try await Steps.generate(into: logs, scratch: scratch, events: 30_000, tracks: 300, seed: 909,
+                                 duplicates: 0.02, malformed: 0.01)
+        let truth = try LogTruth(logs: logs)
+        let creators = try CreatorTruth(logs: logs)
+        try await Steps.batch(logs: logs, data: data, scratch: scratch)
+        let browser = try Browser(scratch: scratch)
+        do {
+            let server = try await Server.start(dataDirectory: data, scratch: scratch)
+            made = Served(server: server, truth: truth, creators: creators, browser: browser)
+            return made!
+        } catch {
+            browser.quit()
+            throw error
+        }
+    }
+
+    /// Stops `serve` (it must exit 0, as `withServer` expects) and the browser.
+    func end() async throws {
+        guard let made else { return }
+        self.made = nil
+        made.browser.quit()
+        try await made.server.stop()
+    }
+
+    /// Gives the suite its `StatsPageStore` in a scratch folder, and ends it after the last test.
+    struct Scope: SuiteTrait, TestScoping {
+        var isRecursive: Bool { false }
+
+        func provideScope(for test: Test, testCase: Test.Case?,
+                          performing function: @Sendable () async throws -> Void) async throws {
+            try await withTemporaryDirectory { scratch in
+                let store = StatsPageStore(scratch: scratch)
+                do {
+                    try await StatsPageStore.$current.withValue(store) { try await function() }
+                } catch {
+                    try? await store.end()
+                    throw error
+                }
+                try await store.end()
+            }
+        }
+    }
+}
+
+extension Trait where Self == StatsPageStore.Scope {
+    /// One `StatsPageStore` for the suite's tests.
+    static var sharedStatsPageStore: Self { StatsPageStore.Scope() }
 }

@@ -147,61 +147,73 @@ selectable($('chart'), chart, {
   show: showChartSelection,
 });
 
-// MARK: the waveform heatmap
-const heat = { sel: null, buckets: [], step: 1 };
+// MARK: the waveform heatmaps
 const notAvailable = (what) => `Not available: this reader does not answer ${what} yet.`;
-function renderHeat(r) {
-  if (r.status !== 200 || !Array.isArray(r.body.buckets)) {
-    heatBody = null; heat.buckets = [];
-    fit($('heat-cells'), 0);
-    setAttrs($('heat-cursor'), { width: 0, height: 0 });
-    setText($('waveform-note'), 'not available');
-    setText($('heat-readout'), r.status === 404 ? notAvailable('/v1/tracks/{id}/waveform') : `The reader answered ${r.status}.`);
-    $('heat-readout').classList.add('unavailable');
-    return;
+// A track's waveform of one signal (`plays`: where plays start; `comments`: where comments sit,
+// a net count that deletions can take below zero) in the SVG `id`, with its note and readout.
+function heatmap(id, noteId, signal, where) {
+  const svg = $(id), cells = $(id + '-cells'), cursor = $(id + '-cursor'), readout = $(id + '-readout'), note = $(noteId);
+  const model = { sel: null, buckets: [], step: 1, body: null };
+  function show() {
+    if (model.sel === null || !model.buckets.length) {
+      setAttrs(cursor, { width: 0, height: 0 });
+      if (!model.buckets.length) return;
+      let peak = 0;
+      model.buckets.forEach((v, i) => { if (v > model.buckets[peak]) peak = i; });
+      setText(readout, model.buckets[peak] > 0
+        ? `Most ${signal} ${where} ${peak}–${peak + 1} % into the track: ${fmt(model.buckets[peak])}. Hover, or focus and use the arrow keys, for any bucket.`
+        : `No ${signal} with a position in this period.`);
+      return;
+    }
+    const i = model.sel;
+    setAttrs(cursor, { x: i * model.step, y: 0.5, width: model.step, height: Math.max(0, (svg.clientHeight || 56) - 1) });
+    setText(readout, `${i}–${i + 1} % into the track: ${fmt(model.buckets[i])} ${signal} ${where} here`);
   }
-  $('heat-readout').classList.remove('unavailable');
-  heatBody = r.body;
-  drawHeat();
-}
-function drawHeat() {
-  if (!heatBody) return;
-  const b = heatBody, buckets = b.buckets, n = buckets.length;
-  const svg = $('heat');
-  const W = Math.max(100, svg.clientWidth || 800), H = Math.max(20, svg.clientHeight || 56);
-  setAttrs(svg, { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none' });
-  let max = 0, placed = 0;
-  for (const v of buckets) { placed += v; if (v > max) max = v; }
-  const cw = W / Math.max(1, n);
-  heat.buckets = buckets; heat.step = cw;
-  const cells = fit($('heat-cells'), n, () => svgEl('rect', {}));
-  for (let i = 0; i < n; i++) {
-    const v = buckets[i];
-    setAttrs(cells[i], { class: 'cell', x: i * cw, y: 0, width: cw + 0.4, height: H,
-      'fill-opacity': max ? (0.06 + 0.94 * (v / max)).toFixed(3) : 0.06, 'data-bucket': i, 'data-plays': v });
+  function draw() {
+    const b = model.body;
+    if (!b) return;
+    const buckets = b.buckets, n = buckets.length;
+    const W = Math.max(100, svg.clientWidth || 800), H = Math.max(20, svg.clientHeight || 56);
+    setAttrs(svg, { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none' });
+    let max = 0;
+    for (const v of buckets) if (v > max) max = v;
+    const cw = W / Math.max(1, n);
+    model.buckets = buckets; model.step = cw;
+    const rects = fit(cells, n, () => svgEl('rect', {}));
+    for (let i = 0; i < n; i++) {
+      const v = buckets[i];
+      setAttrs(rects[i], { class: 'cell', x: i * cw, y: 0, width: cw + 0.4, height: H,
+        'fill-opacity': max ? (0.06 + 0.94 * (Math.max(0, v) / max)).toFixed(3) : 0.06, 'data-bucket': i, [`data-${signal}`]: v });
+    }
+    setText(note, `${fmt(b[signal])} ${signal} · ${fmt(b[signal + '_without_position'])} without a position`);
+    show();
   }
-  setText($('waveform-note'), `${fmt(b.plays)} plays · ${fmt(b.plays_without_position)} without a position`);
-  showHeatSelection();
-}
-function showHeatSelection() {
-  const c = $('heat-cursor');
-  if (heat.sel === null || !heat.buckets.length) {
-    setAttrs(c, { width: 0, height: 0 });
-    if (!heat.buckets.length) return;
-    let peak = 0;
-    heat.buckets.forEach((v, i) => { if (v > heat.buckets[peak]) peak = i; });
-    setText($('heat-readout'), heat.buckets[peak] > 0
-      ? `Most plays start ${peak}–${peak + 1} % into the track: ${fmt(heat.buckets[peak])}. Hover, or focus and use the arrow keys, for any bucket.`
-      : 'No plays with a position in this period.');
-    return;
+  function clear(text) {
+    model.body = null; model.buckets = [];
+    fit(cells, 0);
+    setAttrs(cursor, { width: 0, height: 0 });
+    setText(readout, text);
   }
-  const i = heat.sel;
-  setAttrs(c, { x: i * heat.step, y: 0.5, width: heat.step, height: Math.max(0, ($('heat').clientHeight || 56) - 1) });
-  setText($('heat-readout'), `${i}–${i + 1} % into the track: ${fmt(heat.buckets[i])} plays started here`);
+  function render(r) {
+    if (r.status !== 200 || !Array.isArray(r.body.buckets)) {
+      clear(r.status === 404 ? notAvailable('/v1/tracks/{id}/waveform') : `The reader answered ${r.status}.`);
+      setText(note, 'not available');
+      readout.classList.add('unavailable');
+      return;
+    }
+    readout.classList.remove('unavailable');
+    model.body = r.body;
+    draw();
+  }
+  selectable(svg, model, {
+    count: () => model.buckets.length,
+    under: (e) => pointerIndex(svg, e, 0, model.step, model.buckets.length),
+    first: () => 0,
+    show,
+  });
+  return { render, draw, clear };
 }
-selectable($('heat'), heat, {
-  count: () => heat.buckets.length,
-  under: (e) => pointerIndex($('heat'), e, 0, heat.step, heat.buckets.length),
-  first: () => 0,
-  show: showHeatSelection,
-});
+const heatmaps = {
+  plays: heatmap('heat', 'waveform-note', 'plays', 'start'),
+  comments: heatmap('comment-heat', 'comment-heat-note', 'comments', 'sit'),
+};

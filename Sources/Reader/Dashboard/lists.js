@@ -6,7 +6,7 @@ function renderListeners(r) {
   const el = $('listeners'), note = $('listeners-note');
   if (r.status !== 200) {
     setText(el, '—');
-    setText(note, r.status === 404 ? notAvailable('/v1/tracks/{id}/listeners') : `the reader answered ${r.status}`);
+    setText(note, r.status === 404 ? notAvailable(`/v1/${shown.kind}s/{id}/listeners`) : `the reader answered ${r.status}`);
     return;
   }
   const b = r.body;
@@ -22,7 +22,7 @@ function renderListenerDays(r, clipped) {
   if (r.status !== 200 || !Array.isArray(r.body.points)) {
     const rows = fit(list, 1, makeBarRow);
     rows[0].className = 'more full unavailable';
-    setText(rows[0].children[0], r.status === 404 ? notAvailable('/v1/tracks/{id}/listeners/timeline') : `The reader answered ${r.status}.`);
+    setText(rows[0].children[0], r.status === 404 ? notAvailable(`/v1/${shown.kind}s/{id}/listeners/timeline`) : `The reader answered ${r.status}.`);
     setText(note, 'not available');
     return;
   }
@@ -72,7 +72,7 @@ function renderBreakdown(which, r) {
   if (r.status !== 200 || !Array.isArray(r.body.values)) {
     const rows = fit(list, 1, makeBarRow);
     rows[0].className = 'more full unavailable';
-    setText(rows[0].children[0], r.status === 404 ? notAvailable('/v1/tracks/{id}/breakdown') : `The reader answered ${r.status}.`);
+    setText(rows[0].children[0], r.status === 404 ? notAvailable(`/v1/${shown.kind}s/{id}/breakdown`) : `The reader answered ${r.status}.`);
     setText(rows[0].children[2].firstChild, ''); setText(rows[0].children[2].lastChild, '');
     rows[0].children[1].firstChild.style.width = '0';
     setText(note, 'not available');
@@ -115,7 +115,7 @@ function renderBreakdown(which, r) {
   setText(note, `${fmt(values.length)} ${values.length === 1 ? 'value' : 'values'} · ${fmt(sum)} plays`);
 }
 
-// MARK: top tracks
+// MARK: the top list: creators, or tracks in a track's view
 const TOP_ROWS = 10;
 function makeTopRow() {
   const tr = document.createElement('tr');
@@ -127,22 +127,65 @@ function makeTopRow() {
   return tr;
 }
 function renderTop(body, current) {
-  const tracks = (body.tracks || []).slice(0, TOP_ROWS);
+  const kind = body.creators ? 'creator' : 'track', Kind = kind === 'creator' ? 'Creator' : 'Track';
+  const items = (body.creators || body.tracks || []).slice(0, TOP_ROWS);
   const rows = fit($('top-rows'), TOP_ROWS, makeTopRow);
   for (let i = 0; i < TOP_ROWS; i++) {
-    const row = rows[i], t = tracks[i], button = row.children[1].firstChild;
+    const row = rows[i], t = items[i], button = row.children[1].firstChild, id = t && t[kind + '_id'];
     setText(row.children[0], t ? String(i + 1) : '');
     setText(row.children[2], t ? fmt(t.plays) : '');
     button.hidden = !t;
+    setText(button, t ? `${Kind} ${id}` : '');
     if (t) {
-      setText(button, `Track ${t.track_id}`);
-      setAttrs(button, { 'data-track': t.track_id, 'aria-label': `Show track ${t.track_id}, ${fmt(t.plays)} plays` });
-      setAttrs(row, { 'aria-current': t.track_id === current });
-    } else {
-      setAttrs(row, { 'aria-current': false });
+      setAttrs(button, { 'data-kind': kind, 'data-id': id, 'aria-label': `Show ${kind} ${id}, ${fmt(t.plays)} plays` });
     }
+    setAttrs(row, { 'aria-current': !!t && id === current });
   }
-  setText($('top-note'), tracks.length ? rangeLabel() : `no plays ${rangeLabel()}`);
+  setText($('top-title'), `Top ${kind}s`);
+  setText($('top-kind'), Kind);
+  setText($('top-caption'), `The most played ${kind}s of the chosen period; choose one to show it`);
+  setAttrs($('top-csv'), { 'aria-label': `Download the top ${kind}s as CSV` });
+  setText($('top-note'), items.length ? rangeLabel() : `no plays ${rangeLabel()}`);
+}
+
+// MARK: a creator's tracks
+// The API's ranking by the sorted column's signal (by plays for the track column), in the
+// chosen order: a tie keeps the lower track id first, as the ranking does.
+function sortedTracks(tracks) {
+  const column = state.sort === 'track' ? 'track_id' : state.sort, sign = state.order === 'asc' ? 1 : -1;
+  return tracks.slice().sort((a, b) => sign * (a[column] - b[column]) || a.track_id - b.track_id);
+}
+function makeTrackRow() {
+  const tr = document.createElement('tr');
+  const rank = document.createElement('td'); rank.className = 'rank';
+  const name = document.createElement('td');
+  const button = document.createElement('button'); button.type = 'button'; name.appendChild(button);
+  tr.append(rank, name);
+  for (const s of SIGNALS) {
+    const td = document.createElement('td'); td.className = 'n'; td.dataset.label = s; tr.appendChild(td);
+  }
+  return tr;
+}
+function renderTracks(r) {
+  const empty = $('tracks-empty'), note = $('tracks-note');
+  const ok = r.status === 200 && Array.isArray(r.body.tracks);
+  const tracks = ok ? sortedTracks(r.body.tracks) : [];
+  const rows = fit($('tracks-rows'), tracks.length, makeTrackRow);
+  tracks.forEach((t, i) => {
+    const row = rows[i], button = row.children[1].firstChild;
+    setAttrs(row, { 'data-track': t.track_id });
+    setText(row.children[0], String(i + 1));
+    setText(button, `Track ${t.track_id}`);
+    setAttrs(button, { 'aria-label': `Show track ${t.track_id}, ${fmt(t.plays)} plays` });
+    SIGNALS.forEach((s, k) => setText(row.children[2 + k], fmt(t[s])));
+  });
+  const signal = ok ? r.body.signal : state.sort;
+  empty.hidden = tracks.length > 0;
+  setText(empty, !ok ? (r.status === 404 ? notAvailable('/v1/creators/{id}/tracks') : `The reader answered ${r.status}.`)
+    : `No track with ${signal} ${rangeLabel()}.`);
+  empty.classList.toggle('unavailable', !ok);
+  setText(note, !ok ? 'not available' : tracks.length < TRACK_ROWS ? `${fmt(tracks.length)} ${tracks.length === 1 ? 'track' : 'tracks'} with ${signal}`
+    : `the ${fmt(tracks.length)} with the most ${signal}`);
 }
 
 // MARK: the layers' status
@@ -185,7 +228,7 @@ if ('ResizeObserver' in window) {
     const w = $('chart').clientWidth;
     if (w === lastWidth) return;
     lastWidth = w;
-    drawTimeline(); drawHeat();
+    drawTimeline(); for (const h of Object.values(heatmaps)) h.draw();
   }).observe($('chart'));
 }
 

@@ -14,6 +14,10 @@ const DEFAULT_PERIOD = '28d';
 // The signals of SPEC §11, in the API's order; plays lead, the others are net counts (likes,
 // reposts and comments can be taken back, so a bucket may be negative).
 const SIGNALS = ['plays', 'downloads', 'likes', 'reposts', 'comments'];
+// The columns a creator's tracks table sorts by: the track id (ascending first) or a signal
+// (descending first, the API's ranking by that signal).
+const COLUMNS = ['track', ...SIGNALS];
+const firstOrder = (column) => column === 'track' ? 'asc' : 'desc';
 // The fragment's key before the periods was `range`: its values open the nearest period.
 const OLD_RANGES = { '48h': '7d', '7d': '7d', '30d': '28d', 'all': 'all' };
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
@@ -57,13 +61,20 @@ function fit(parent, count, make) {
 }
 
 // MARK: state in the fragment
+const idOf = (t) => (t && /^[0-9]{1,16}$/.test(t) && +t >= 1 && +t <= MAX_ID) ? +t : null;
+const START = { creator: null, track: null, period: DEFAULT_PERIOD, step: PERIODS[DEFAULT_PERIOD].step, end: null, signal: 'plays', sort: 'plays', order: 'desc' };
+// A view: a creator (`creator=7`), a track (`track=42`), or a track reached from its creator's
+// table (`creator=7&track=42`, the creator only for the link back to it); neither opens the top one.
 function parseHash() {
   const text = location.hash.replace(/^#/, '');
   if (!text.includes('=')) return null;
   const p = new URLSearchParams(text);
-  const s = { track: null, period: DEFAULT_PERIOD, step: null, end: null, signal: 'plays' };
-  const t = p.get('track');
-  if (t && /^[0-9]{1,16}$/.test(t) && +t >= 1 && +t <= MAX_ID) s.track = +t;
+  const s = Object.assign({}, START, { step: null });
+  s.track = idOf(p.get('track'));
+  s.creator = idOf(p.get('creator'));
+  const sort = p.get('sort'), order = p.get('order');
+  if (COLUMNS.includes(sort)) s.sort = sort;
+  s.order = order === 'asc' || order === 'desc' ? order : firstOrder(s.sort);
   const period = p.get('period'), range = p.get('range');
   if (period && has(PERIODS, period)) s.period = period;
   else if (!period && range && has(OLD_RANGES, range)) { s.period = OLD_RANGES[range]; s.old = true; }
@@ -77,14 +88,15 @@ function parseHash() {
   if (isFinite(e) && e % HOUR === 0 && /Z$/.test(p.get('end'))) s.end = e;
   return s;
 }
-const hashOf = (s) => '#' + (s.track ? `track=${s.track}&` : '') + `period=${s.period}&step=${s.step}`
-  + (s.signal && s.signal !== 'plays' ? `&signal=${s.signal}` : '') + (s.end ? `&end=${isoHour(s.end)}` : '');
+const hashOf = (s) => '#' + (s.creator ? `creator=${s.creator}&` : '') + (s.track ? `track=${s.track}&` : '') + `period=${s.period}&step=${s.step}`
+  + (s.signal && s.signal !== 'plays' ? `&signal=${s.signal}` : '') + (s.sort !== 'plays' ? `&sort=${s.sort}` : '')
+  + (s.order !== firstOrder(s.sort) ? `&order=${s.order}` : '') + (s.end ? `&end=${isoHour(s.end)}` : '');
 // A fragment with the old key opens its period and is written anew in place (no new history entry).
 function adopt(s) {
   if (s && s.old) { delete s.old; history.replaceState(null, '', hashOf(s)); }
   return s;
 }
-let state = adopt(parseHash()) || { track: null, period: DEFAULT_PERIOD, step: PERIODS[DEFAULT_PERIOD].step, end: null, signal: 'plays' };
+let state = adopt(parseHash()) || Object.assign({}, START);
 
 // The timeline's signal tabs and the summary's figure of each signal but plays, made once from SIGNALS.
 for (const signal of SIGNALS) {
@@ -95,7 +107,7 @@ for (const signal of SIGNALS) {
   if (signal === 'plays') continue;
   const item = document.createElement('div');
   item.className = 'sig';
-  item.innerHTML = `<dt>${signal}</dt><dd><span id="sig-${signal}" class="num">—</span> <span id="sig-${signal}-change" class="change"><span class="chg"></span><span></span></span></dd>`;
+  item.innerHTML = `<dt>${signal}</dt><dd><span id="sig-${signal}" class="num">—</span><span id="sig-${signal}-rt" class="rt note"></span> <span id="sig-${signal}-change" class="change"><span class="chg"></span><span></span></span></dd>`;
   $('signal-figures').appendChild(item);
 }
 
@@ -119,8 +131,15 @@ function syncControls() {
   for (const b of $('periods').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.period === state.period });
   for (const b of $('steps').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.step === state.step });
   for (const b of $('signal-tabs').querySelectorAll('button')) setAttrs(b, { 'aria-pressed': b.dataset.signal === state.signal });
-  const input = $('track-input');
-  if (document.activeElement !== input) input.value = state.track ? String(state.track) : '';
+  for (const th of $('tracks').querySelectorAll('th[data-sort]')) {
+    if (th.dataset.sort === state.sort) th.setAttribute('aria-sort', state.order === 'asc' ? 'ascending' : 'descending');
+    else th.removeAttribute('aria-sort');
+  }
+  const input = $('id-input'), kind = $('kind-input');
+  if (document.activeElement !== input && document.activeElement !== kind) {
+    kind.value = state.track || (!state.creator && shown.kind === 'track') ? 'track' : 'creator';
+    input.value = String(state.track || state.creator || '');
+  }
   setText($('range-label'), rangeLabel());
   $('now').hidden = !state.end;
 }
@@ -146,16 +165,26 @@ $('latest-go').addEventListener('click', () => {
 });
 $('pick').addEventListener('submit', (e) => {
   e.preventDefault();
-  const input = $('track-input');
-  const text = input.value.trim();
-  const ok = /^[0-9]{1,16}$/.test(text) && +text >= 1 && +text <= MAX_ID;
-  setAttrs(input, { 'aria-invalid': !ok });
-  setText($('track-help'), ok ? '' : 'A track id is a whole number from 1 to 9,007,199,254,740,991.');
-  if (ok) setState({ track: +text });
+  const input = $('id-input'), id = idOf(input.value.trim());
+  setAttrs(input, { 'aria-invalid': !id });
+  setText($('id-help'), id ? '' : 'An id is a whole number from 1 to 9,007,199,254,740,991.');
+  if (id) setState($('kind-input').value === 'track' ? { track: id, creator: null } : { creator: id, track: null });
 });
+// The top list opens a creator or a track; a track from it has no creator to go back to.
 $('top-rows').addEventListener('click', (e) => {
-  const b = e.target.closest('button[data-track]');
-  if (b) setState({ track: +b.dataset.track });
+  const b = e.target.closest('button[data-id]');
+  if (b) setState(b.dataset.kind === 'creator' ? { creator: +b.dataset.id, track: null } : { track: +b.dataset.id, creator: null });
+});
+// A row of a creator's tracks (its button, by keyboard) opens the track, keeping the creator for the way back.
+$('tracks-rows').addEventListener('click', (e) => {
+  const row = e.target.closest('tr[data-track]');
+  if (row) setState({ track: +row.dataset.track, creator: shown.id });
+});
+$('tracks').querySelector('thead').addEventListener('click', (e) => {
+  const b = e.target.closest('button[data-sort]');
+  if (!b) return;
+  const column = b.dataset.sort;
+  setState({ sort: column, order: column !== state.sort ? firstOrder(column) : state.order === 'asc' ? 'desc' : 'asc' });
 });
 document.querySelector('.skip').addEventListener('click', (e) => { e.preventDefault(); $('summary').focus(); });
 
@@ -205,8 +234,10 @@ function rangeWindow(status) {
   return { from, to: end, query: state.end ? `to=${isoHour(end)}` : '' };
 }
 
-let generation = 0, timer = 0, lastGoodAt = 0, lastStatus = null, autoTrack = null;
-let timelineBody = null, heatBody = null, shownTrack = null, latestDay = null;
+let generation = 0, timer = 0, lastGoodAt = 0, lastStatus = null, latestDay = null;
+// The view on the screen: `auto` when the fragment names no subject and the page chose the top one.
+let shown = { kind: null, id: null, auto: false };
+let timelineBody = null;
 // The previous period's totals, asked for when the track or the period changes (a period
 // up to now moves with every hour) and again every COMPARE_MS, not on every refresh.
 const COMPARE_MS = 60000;
@@ -234,21 +265,34 @@ function csvLink(id, r) {
   a.hidden = !r || r.status !== 200;
 }
 
+// The subject's routes: `/v1/creators/7/…` or `/v1/tracks/42/…`.
+const baseOf = (kind, id) => `/v1/${kind}s/${id}`;
+const TRACK_ROWS = 20;
+
 async function update(gen) {
   const failures = [];
-  const track = (r) => { if (failed(r)) failures.push(r); return r; };
+  const watch = (r) => { if (failed(r)) failures.push(r); return r; };
   const w0 = rangeWindow(lastStatus);
-  const [status, top] = await Promise.all([
+  const range = w0.query ? '&' + w0.query : '';
+  // The top list: creators, unless a track is shown. Without a subject in the fragment it also
+  // chooses the view: the top creator, or the top track where no event of the period names a creator.
+  const [status, ranked] = await Promise.all([
     get('/v1/status'),
-    get('/v1/top?limit=10' + (w0.query ? '&' + w0.query : '')),
-  ]).then((rs) => rs.map(track));
+    get((state.track ? '/v1/top' : '/v1/creators/top') + '?limit=10' + range),
+  ]).then((rs) => rs.map(watch));
   if (gen !== generation) return;
   if (!failed(status)) { lastStatus = status.body; renderStatus(status.body); }
-  if (!failed(top)) {
-    const tracks = top.body.tracks || [];
-    autoTrack = tracks.length ? tracks[0].track_id : null;
+  let top = ranked, kind = state.track ? 'track' : 'creator', id = state.track || state.creator;
+  if (!id) {
+    if (failed(ranked)) ({ kind, id } = shown.auto ? shown : { kind, id });
+    else if ((ranked.body.creators || []).length) id = ranked.body.creators[0].creator_id;
+    else {
+      top = watch(await get('/v1/top?limit=10' + range));
+      if (gen !== generation) return;
+      kind = 'track';
+      id = failed(top) ? (shown.auto ? shown.id : null) : ((top.body.tracks || [])[0] || {}).track_id || null;
+    }
   }
-  const id = state.track || autoTrack;
   if (!failed(top)) { renderTop(top.body, id); csvLink('top-csv', top); }
   if (id) {
     $('latest').hidden = true;
@@ -257,49 +301,77 @@ async function update(gen) {
     let forced = false;
     if (step === 'hour' && (w.to - w.from) / HOUR > MAX_POINTS) { step = 'day'; forced = true; }
     const q = w.query ? '?' + w.query : '';
-    const base = `/v1/tracks/${id}`;
+    const base = baseOf(kind, id);
     // Listeners per day: the card shows the last SHOWN_DAYS UTC days of the period, and asks for no more.
     const lastDay = Math.floor((w.to - 1) / DAY) * DAY, daysFrom = Math.max(w.from, lastDay - (SHOWN_DAYS - 1) * DAY);
     // The previous period, none for all time.
     const prev = state.period === 'all' ? null : previousOf(w);
-    const key = prev ? `${id} ${prev.from} ${prev.to}` : '';
+    const key = prev ? `${base} ${prev.from} ${prev.to}` : '';
     const ask = prev && (key !== previous.key || Date.now() - previous.at >= COMPARE_MS);
-    const none = Promise.resolve(null);
     const signal = state.signal === 'plays' ? '' : `&signal=${state.signal}`;
-    const [counts, timeline, waveform, countries, clients, listeners, listenerDays, prevCounts, prevListeners] = await Promise.all([
-      get(`${base}/counts${q}`),
-      get(`${base}/timeline?${span(w.from, w.to)}&step=${step}${signal}`),
-      get(`${base}/waveform${q}`),
-      get(`${base}/breakdown?by=country${w.query ? '&' + w.query : ''}`),
-      get(`${base}/breakdown?by=client${w.query ? '&' + w.query : ''}`),
-      get(`${base}/listeners${q}`),
-      get(`${base}/listeners/timeline?${span(daysFrom, w.to)}&step=day`),
-      ask ? get(`${base}/counts?${span(prev.from, prev.to)}`) : none,
-      ask ? get(`${base}/listeners?${span(prev.from, prev.to)}`) : none,
-    ]).then((rs) => rs.map((r) => r && track(r)));
+    // One request per card whatever the number of signals: counts and a creator's tracks carry every one.
+    const paths = {
+      counts: `${base}/counts${q}`,
+      timeline: `${base}/timeline?${span(w.from, w.to)}&step=${step}${signal}`,
+      countries: `${base}/breakdown?by=country${range}`,
+      clients: `${base}/breakdown?by=client${range}`,
+      listeners: `${base}/listeners${q}`,
+      listenerDays: `${base}/listeners/timeline?${span(daysFrom, w.to)}&step=day`,
+    };
+    if (kind === 'track') {
+      paths.waveform = `${base}/waveform${q}`;
+      paths.commentWaveform = `${base}/waveform?signal=comments${range}`;
+    } else {
+      paths.tracks = `${base}/tracks?signal=${state.sort === 'track' ? 'plays' : state.sort}&limit=${TRACK_ROWS}${range}`;
+    }
+    if (ask) {
+      paths.prevCounts = `${base}/counts?${span(prev.from, prev.to)}`;
+      paths.prevListeners = `${base}/listeners?${span(prev.from, prev.to)}`;
+    }
+    const names = Object.keys(paths);
+    const answers = await Promise.all(names.map((n) => get(paths[n]).then(watch)));
     if (gen !== generation) return;
-    if (ask && !failed(prevCounts) && !failed(prevListeners)) {
-      previous = { key, at: Date.now(), counts: prevCounts.status === 200 ? totalsOf(prevCounts.body) : null,
-        listeners: prevListeners.status === 200 ? prevListeners.body : null };
+    const r = Object.fromEntries(names.map((n, i) => [n, answers[i]]));
+    showView(kind, id, !(state.track || state.creator));
+    if (ask && !failed(r.prevCounts) && !failed(r.prevListeners)) {
+      previous = { key, at: Date.now(), counts: r.prevCounts.status === 200 ? totalsOf(r.prevCounts.body) : null,
+        listeners: r.prevListeners.status === 200 ? r.prevListeners.body : null };
     }
     const before = prev && previous.key === key ? previous : null;
-    if (!failed(counts)) {
-      renderSummary(id, counts);
-      const now = counts.status === 200 ? { status: 200, body: totalsOf(counts.body) } : counts;
+    if (!failed(r.counts)) {
+      renderSummary(r.counts);
+      csvLink('counts-csv', r.counts);
+      const now = r.counts.status === 200 ? { status: 200, body: totalsOf(r.counts.body) } : r.counts;
       for (const s of SIGNALS) renderChange(s === 'plays' ? 'total-change' : `sig-${s}-change`, now, before && before.counts, s);
     }
-    if (!failed(timeline)) { renderTimeline(timeline, step, forced); csvLink('timeline-csv', timeline); }
-    if (!failed(waveform)) renderHeat(waveform);
-    if (!failed(countries)) { renderBreakdown('countries', countries); csvLink('countries-csv', countries); }
-    if (!failed(clients)) { renderBreakdown('clients', clients); csvLink('clients-csv', clients); }
-    if (!failed(listeners)) { renderListeners(listeners); renderChange('listeners-change', listeners, before && before.listeners, 'listeners'); }
-    if (!failed(listenerDays)) { renderListenerDays(listenerDays, daysFrom > w.from); csvLink('listeners-csv', listenerDays); }
-    shownTrack = id;
+    if (!failed(r.timeline)) { renderTimeline(r.timeline, step, forced); csvLink('timeline-csv', r.timeline); }
+    if (r.waveform && !failed(r.waveform)) heatmaps.plays.render(r.waveform);
+    if (r.commentWaveform && !failed(r.commentWaveform)) heatmaps.comments.render(r.commentWaveform);
+    if (r.tracks && !failed(r.tracks)) { renderTracks(r.tracks); csvLink('tracks-csv', r.tracks); }
+    if (!failed(r.countries)) { renderBreakdown('countries', r.countries); csvLink('countries-csv', r.countries); }
+    if (!failed(r.clients)) { renderBreakdown('clients', r.clients); csvLink('clients-csv', r.clients); }
+    if (!failed(r.listeners)) { renderListeners(r.listeners); renderChange('listeners-change', r.listeners, before && before.listeners, 'listeners'); }
+    if (!failed(r.listenerDays)) { renderListenerDays(r.listenerDays, daysFrom > w.from); csvLink('listeners-csv', r.listenerDays); }
   } else if (!failed(top)) {
     renderEmpty();
   }
   if (failures.length) showNotice(failures); else { lastGoodAt = Date.now(); hideNotice(); }
   setText($('updated'), lastGoodAt ? `Updated ${clockText(lastGoodAt)} · refreshes every ${REFRESH_MS / 1000} s` : 'Waiting for the reader…');
+}
+
+// The cards of the view: a creator's tracks, or a track's waveforms and the link to its creator.
+function showView(kind, id, auto) {
+  shown = { kind, id, auto };
+  $('tracks').hidden = kind !== 'creator';
+  $('waveform').hidden = kind !== 'track';
+  const back = $('back');
+  back.hidden = !(kind === 'track' && state.creator);
+  if (!back.hidden) {
+    setText(back, `← creator ${state.creator}`);
+    setAttrs(back, { href: hashOf(Object.assign({}, state, { track: null })), 'aria-label': `Back to creator ${state.creator}` });
+  }
+  setText($('subject-title'), `${kind === 'creator' ? 'Creator' : 'Track'} ${id}`);
+  setText($('subject-note'), auto ? `— the top ${kind} of the period; type an id or pick one below` : '');
 }
 
 // A counts answer's totals by signal: { plays: 9, likes: -1, … }.
@@ -353,9 +425,7 @@ function freshnessText(f) {
   const replica = typeof f.replica_lag_ms === 'number' ? `; read from a standby ${fmt(f.replica_lag_ms)} ms behind its primary` : '';
   return `${exact}, ${fresh}${lag}${replica}`;
 }
-function renderSummary(id, r) {
-  setText($('track-title'), `Track ${id}`);
-  setText($('track-note'), state.track ? '' : '— the top track; type an id or pick one below');
+function renderSummary(r) {
   if (r.status !== 200) {
     setText($('total'), '—');
     setText($('freshness'), (r.body && r.body.error && r.body.error.message) || `the reader answered ${r.status}`);
@@ -368,7 +438,12 @@ function renderSummary(id, r) {
   const sum = (plays.batch || 0) + (plays.realtime || 0);
   $('split-batch').style.width = sum ? `${(100 * plays.batch) / sum}%` : '0';
   $('split-realtime').style.width = sum ? `${(100 * plays.realtime) / sum}%` : '0';
-  for (const s of SIGNALS.slice(1)) setText($(`sig-${s}`), fmt(b.counts[s].total));
+  // The other signals' split where it matters: the part the realtime layer counted, when any.
+  for (const s of SIGNALS.slice(1)) {
+    const c = b.counts[s];
+    setText($(`sig-${s}`), fmt(c.total));
+    setText($(`sig-${s}-rt`), c.realtime ? ` (${fmt(c.realtime)} realtime)` : '');
+  }
   setText($('freshness'), freshnessText(b.freshness));
 }
 // The period holds no plays: never say "no plays" of a store that holds some (/v1/status
@@ -377,8 +452,8 @@ function renderEmpty() {
   const s = lastStatus, latest = s && s.latest_counts, at = latest ? Date.parse(latest.hour) : NaN;
   const none = !!s && 'latest_counts' in s && !latest;
   latestDay = isFinite(at) ? Math.floor(at / DAY) * DAY : null;
-  setText($('track-title'), none ? 'No plays counted yet' : `No plays ${rangeLabel()}`);
-  setText($('track-note'), none ? '— the store holds none; they show here as soon as a layer counts one' : '');
+  setText($('subject-title'), none ? 'No plays counted yet' : `No plays ${rangeLabel()}`);
+  setText($('subject-note'), none ? '— the store holds none; they show here as soon as a layer counts one' : '');
   if (latestDay !== null) {
     const day = dayFormat.format(latestDay);
     setText($('latest-text'), `The latest plays are on ${day}.`);
@@ -387,16 +462,19 @@ function renderEmpty() {
   $('latest').hidden = latestDay === null;
   for (const id of ['total', 'batch-plays', 'realtime-plays', ...SIGNALS.slice(1).map((s) => `sig-${s}`)]) setText($(id), '0');
   setText($('freshness'), lastStatus ? freshnessText(lastStatus.freshness) : '—');
-  timelineBody = null; heatBody = null;
+  shown = { kind: null, id: null, auto: true };
+  $('back').hidden = true;
+  timelineBody = null;
   fit($('chart-marks'), 0); fit($('chart-band'), 0);
-  fit($('heat-cells'), 0);
   setText($('chart-readout'), 'No plays to show in this period.');
-  setText($('heat-readout'), 'No plays to show in this period.');
+  for (const h of Object.values(heatmaps)) h.clear('Nothing to show in this period.');
+  fit($('tracks-rows'), 0);
+  for (const s of SIGNALS.slice(1)) setText($(`sig-${s}-rt`), '');
   for (const which of ['countries', 'clients']) fit($(which + '-list'), 0);
   setText($('listeners'), '0'); setText($('listeners-note'), '');
   fit($('listeners-list'), 0); setText($('listeners-days-note'), '');
   for (const id of ['total-change', 'listeners-change', ...SIGNALS.slice(1).map((s) => `sig-${s}-change`)]) {
     const el = $(id); setText(el.firstChild, ''); setText(el.lastChild, '');
   }
-  for (const id of ['timeline-csv', 'countries-csv', 'clients-csv', 'listeners-csv']) csvLink(id, null);
+  for (const id of ['counts-csv', 'timeline-csv', 'tracks-csv', 'countries-csv', 'clients-csv', 'listeners-csv']) csvLink(id, null);
 }

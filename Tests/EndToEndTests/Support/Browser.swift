@@ -16,6 +16,8 @@ final class Browser {
     private var closed = false
     /// Every event received so far, in order (messages without an `id`).
     private(set) var events: [[String: Any]] = []
+    /// The tabs `openTab` made and `closeTabs` has not closed yet.
+    private var targets: [String] = []
     let logURL: URL
 
     /// The browser's path, or a failure that says how to install it: the browser tests are
@@ -151,12 +153,20 @@ final class Browser {
 
     var log: String { String((try? String(contentsOf: logURL, encoding: .utf8))?.suffix(2_000) ?? "") }
 
+    /// Closes every tab `openTab` made, so that a browser shared by several tests does not keep
+    /// their pages refreshing in the background.
+    func closeTabs() throws {
+        for target in targets { try send("Target.closeTarget", ["targetId": target]) }
+        targets = []
+    }
+
     /// A fresh tab of the given size, attached, with the domains the tests watch enabled.
     func openTab(width: Int, height: Int, mobile: Bool = false) throws -> Tab {
         let target = try send("Target.createTarget", ["url": "about:blank"])
         guard let targetID = target["targetId"] as? String else { throw CommandError(description: "no targetId: \(target)") }
         let attached = try send("Target.attachToTarget", ["targetId": targetID, "flatten": true])
         guard let session = attached["sessionId"] as? String else { throw CommandError(description: "no sessionId: \(attached)") }
+        targets.append(targetID)
         let tab = Tab(browser: self, session: session)
         for domain in ["Page", "Runtime", "Network", "Log"] { try send("\(domain).enable", session: session) }
         try tab.resize(width: width, height: height, mobile: mobile)
@@ -206,6 +216,13 @@ struct Tab {
         if shown { return }
         let body = try evaluate("document.body ? document.body.innerText.slice(0, 1500) : ''") as? String ?? ""
         throw CommandError(description: "the page did not show \(what) within \(timeout); it shows:\n\(body)\nbrowser log: \(browser.log)")
+    }
+
+    /// Presses and releases `key` (a DOM key name with its Windows key code, Enter by default)
+    /// in the focused element, as a person's keyboard does: Enter on a focused button clicks it.
+    func press(_ key: String = "Enter", code: Int = 13, text: String = "\r") throws {
+        try send("Input.dispatchKeyEvent", ["type": "keyDown", "key": key, "code": key, "windowsVirtualKeyCode": code, "text": text])
+        try send("Input.dispatchKeyEvent", ["type": "keyUp", "key": key, "code": key, "windowsVirtualKeyCode": code])
     }
 
     /// A PNG of the whole page at the current width.
