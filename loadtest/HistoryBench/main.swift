@@ -247,6 +247,17 @@ func bench(directory: String, queries: Int) throws {
             samples.append(try timed { creatorCheck += Int64(try reader.timeline(.creator(creator), in: last30, step: .hour).count) }.0)
         }
         percentiles("creator timeline, last 30 days by hour (720 points), \(name)", samples)
+        samples = []
+        for _ in 0..<queries {
+            // 7 to 90 days, as far as the store's history reaches.
+            let length = min(spanHours - 1, Int64(24 * 7 + random.next(below: 24 * 83 + 1)))
+            let lower = firstHour.advanced(by: Int64(random.next(below: Int(max(1, spanHours - length)))))
+            let creator = pick()
+            samples.append(try timed {
+                creatorCheck += Int64(try reader.tracks(ofCreator: creator, in: HourRange(lower, lower.advanced(by: length)), limit: 100).count)
+            }.0)
+        }
+        percentiles("creator's tracks ranked (100 by plays), random 7–90 day ranges (at most the history), \(name)", samples)
     }
     samples = []
     for _ in 0..<queries {
