@@ -26,6 +26,8 @@ public struct DimensionCounts: Sendable {
         var hour: Int64
         /// A play: bucket (7 bits, 127 = none) | client id << 7 (28 bits) | country id << 35 (28 bits).
         /// A comment (`commentFlag` set): bucket | `deletionFlag` for a deleted one.
+        /// A creator's event by track (`byTrackFlags` set): track id (53 bits) | signal ordinal << 53
+        /// | `retractionFlag` for a weight of −1.
         var combination: UInt64
     }
 
@@ -34,6 +36,10 @@ public struct DimensionCounts: Sendable {
     /// The bit a play's combination never sets (its fields take 63), marking a comment's record.
     static let commentFlag: UInt64 = 1 << 63
     static let deletionFlag: UInt64 = 1 << 7
+    /// A comment's record never sets bit 62 (its fields take 8 bits): both set mark a by-track record.
+    static let byTrackFlags: UInt64 = 1 << 63 | 1 << 62
+    static let retractionFlag: UInt64 = 1 << 56
+    static let trackIDMask: UInt64 = (1 << 53) - 1
 
     private var records: [Record] = []
     /// The radix sort's second buffer, kept between calls.
@@ -65,6 +71,16 @@ public struct DimensionCounts: Sendable {
         let deletion = weight < 0 ? Self.deletionFlag : 0
         records.append(Record(trackID: trackID, hour: hour.index,
                               combination: Self.commentFlag | deletion | UInt64(UInt8(bitPattern: waveformBucket))))
+    }
+
+    /// Adds an event of `track` to the counts by track of the subject `trackID` (a creator's, SPEC
+    /// §11): `weight` (1 or −1) in `signal`.
+    @inline(__always)
+    public mutating func addTrack(_ track: Int64, to trackID: Int64, hour: Hour, signal: Signal, weight: Int64) {
+        precondition(trackID >= 1 && track >= 1 && UInt64(track) <= Self.trackIDMask, "ids are between 1 and 2^53 − 1")
+        let retraction = weight < 0 ? Self.retractionFlag : 0
+        records.append(Record(trackID: trackID, hour: hour.index,
+                              combination: Self.byTrackFlags | retraction | UInt64(signal.ordinal) << 53 | UInt64(track)))
     }
 
     /// Forgets every play and comment, keeping the memory (e.g. after a flush).
@@ -100,6 +116,34 @@ public struct DimensionCounts: Sendable {
         }
     }
 
+    /// Appends the by-track sections of one key's records (summed per (signal, track), those that
+    /// net 0 left out) after its comments' section, every signal's section up to the last one
+    /// holding an entry; `keepUpTo` moves past it.
+    private static func appendByTrack(_ records: inout [(key: UInt64, weight: Int64)], to encoded: inout [UInt8], keepUpTo: inout Int) {
+        records.sort { $0.key < $1.key }
+        var next = 0
+        for signal in Signal.allCases {
+            let countAt = encoded.count
+            encoded.append(0)
+            var written: UInt64 = 0
+            while next < records.count, Int(records[next].key >> 53) == signal.ordinal {
+                let key = records[next].key
+                var count: Int64 = 0
+                while next < records.count, records[next].key == key {
+                    count += records[next].weight
+                    next += 1
+                }
+                guard count != 0 else { continue }
+                encoded.append(8)
+                withUnsafeBytes(of: (key & trackIDMask).bigEndian) { encoded.append(contentsOf: $0) }
+                DimensionEncoding.appendVarint(DimensionEncoding.zigzag(count), to: &encoded)
+                written += 1
+            }
+            DimensionEncoding.setCount(written, at: countAt, in: &encoded)
+            if written > 0 { keepUpTo = encoded.count }
+        }
+    }
+
     /// Appends one row per (track, hour), in `keyOrder`, to `out`.
     ///
     /// One sweep over the sorted records: a key's plays are summed into flat per-value counters
@@ -126,6 +170,8 @@ public struct DimensionCounts: Sendable {
 
         var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
         var commentsWaveform = [Int64](repeating: 0, count: WaveformBucket.count)
+        /// A key's by-track records: (signal << 53 | track, weight).
+        var byTrack: [(key: UInt64, weight: Int64)] = []
         // Section 0 is countries, 1 clients (their order in the blob): counts[section * valueCount + rank].
         var counts = [Int64](repeating: 0, count: 2 * valueCount)
         var touched = [Int](repeating: 0, count: 2 * valueCount)
@@ -138,9 +184,16 @@ public struct DimensionCounts: Sendable {
                 var buckets = (low: UInt64(0), high: UInt64(0))
                 var commentBuckets = (low: UInt64(0), high: UInt64(0))
                 var touchedCount = (0, 0)
+                byTrack.removeAll(keepingCapacity: true)
                 while end < records.count && records[end].trackID == trackID && records[end].hour == hour {
                     let combination = records[end].combination
                     let bucket = Int(combination & 127)
+                    if combination & Self.byTrackFlags == Self.byTrackFlags {
+                        // (signal, track) as one sortable key, and the weight.
+                        byTrack.append((combination & (7 << 53 | Self.trackIDMask), combination & Self.retractionFlag != 0 ? -1 : 1))
+                        end += 1
+                        continue
+                    }
                     if combination & Self.commentFlag != 0 {
                         commentsWaveform[bucket] += combination & Self.deletionFlag != 0 ? -1 : 1
                         if bucket < 64 { commentBuckets.low |= 1 << UInt64(bucket) } else { commentBuckets.high |= 1 << UInt64(bucket - 64) }
@@ -182,18 +235,21 @@ public struct DimensionCounts: Sendable {
                             counts[base + rank] = 0
                         }
                     }
-                    // Comments' buckets, those that did not net 0; the section only when one is left.
+                    // Comments' buckets, those that did not net 0; the section only when it or a
+                    // section after it holds an entry.
+                    var keepUpTo = encoded.count
                     var commentEntries: UInt64 = 0
                     Self.forEachBucket(commentBuckets) { if commentsWaveform[$0] != 0 { commentEntries += 1 } }
-                    if commentEntries > 0 {
-                        DimensionEncoding.appendVarint(commentEntries, to: &encoded)
-                        Self.forEachBucket(commentBuckets) { bucket in
-                            guard commentsWaveform[bucket] != 0 else { return }
-                            encoded.append(UInt8(bucket))
-                            DimensionEncoding.appendVarint(DimensionEncoding.zigzag(commentsWaveform[bucket]), to: &encoded)
-                            commentsWaveform[bucket] = 0
-                        }
+                    DimensionEncoding.appendVarint(commentEntries, to: &encoded)
+                    Self.forEachBucket(commentBuckets) { bucket in
+                        guard commentsWaveform[bucket] != 0 else { return }
+                        encoded.append(UInt8(bucket))
+                        DimensionEncoding.appendVarint(DimensionEncoding.zigzag(commentsWaveform[bucket]), to: &encoded)
+                        commentsWaveform[bucket] = 0
                     }
+                    if commentEntries > 0 { keepUpTo = encoded.count }
+                    if !byTrack.isEmpty { Self.appendByTrack(&byTrack, to: &encoded, keepUpTo: &keepUpTo) }
+                    encoded.removeSubrange(keepUpTo...)
                     // Nothing in any section: the empty blob, not three zero counts.
                     if encoded.count - rowStart == DimensionEncoding.Section.alwaysWritten { encoded.removeSubrange(rowStart...) }
                 }

@@ -10,9 +10,16 @@
 /// negative counts. Entries with count 0 are never written, so the empty blob (zero bytes) means
 /// "no plays or comments with any dimension".
 ///
-/// The comments' section is last and optional so that blobs written before it (three sections)
-/// read and merge as they are, and blobs of plays alone keep their bytes: both stores hold it
-/// in the same column, with no migration, and `copy-store` copies it unread.
+/// A creator's rows (SPEC §11) add, after it, one section per signal of the counts by track of
+/// the events that named the creator — `(length: 1 byte = 8, the track id big-endian, count)`,
+/// so that keys in byte order are ids in numeric order: what a creator's tracks ranked are
+/// merged from, by the same merge rule, rollups and subtractions as every other count here.
+///
+/// The sections after the first three are optional: a blob ends after its last section that
+/// holds an entry (an empty one before it is written as a zero count), so that blobs written
+/// before they existed read and merge as they are, and blobs of plays alone — every track's —
+/// keep their bytes: both stores hold them in the same column, with no migration, and
+/// `copy-store` copies them unread.
 ///
 /// Plays without position, client or country are not stored at all: they are the plays of the
 /// key minus what its entries hold, so the answers derive them from the merged plays — which
@@ -22,14 +29,31 @@ public enum DimensionEncoding {
     /// The sections, in blob order.
     public enum Section: Int, CaseIterable, Sendable {
         case waveform, country, client
-        /// Where on the waveform comments sit: written only when it has an entry.
+        /// Where on the waveform comments sit: written only when it or a later one has an entry.
         case commentsWaveform
+        /// A creator's counts by track, one section per signal in `Signal.allCases` order.
+        case playsByTrack, downloadsByTrack, likesByTrack, repostsByTrack, commentsByTrack
 
         /// Whether the section's keys are waveform buckets (rather than strings).
         var isWaveform: Bool { self == .waveform || self == .commentsWaveform }
 
+        /// The signal whose counts by track the section holds, if it is one of those.
+        var signalByTrack: Signal? {
+            rawValue > Section.commentsWaveform.rawValue ? Signal.allCases[rawValue - Section.commentsWaveform.rawValue - 1] : nil
+        }
+
+        /// The section of `signal`'s counts by track.
+        static func byTrack(_ signal: Signal) -> Section {
+            Section(rawValue: commentsWaveform.rawValue + 1 + signal.ordinal)!
+        }
+
         /// The sections every non-empty blob has; the others may be left off at its end.
         static let alwaysWritten = 3
+    }
+
+    /// A track id as the key of a by-track section: 8 bytes, big-endian.
+    public static func trackKey(_ track: Int64) -> [UInt8] {
+        withUnsafeBytes(of: UInt64(bitPattern: track).bigEndian) { Array($0) }
     }
 
     // MARK: Merging
@@ -43,6 +67,9 @@ public enum DimensionEncoding {
         if a.isEmpty && b.isEmpty { return true }
         var left = Cursor(a)
         var right = Cursor(b)
+        // The end of the last section to keep: the first three, and any after them up to the
+        // last one holding an entry.
+        var keepUpTo = 0
         for section in Section.allCases {
             guard let leftCount = left.sectionCount(section), let rightCount = right.sectionCount(section) else { return false }
             let countAt = out.count
@@ -82,13 +109,11 @@ public enum DimensionEncoding {
                     }
                 }
             }
-            if written == 0 && section.rawValue >= Section.alwaysWritten {
-                out.removeSubrange(countAt...)
-            } else {
-                setCount(written, at: countAt, in: &out)
-            }
+            setCount(written, at: countAt, in: &out)
+            if written > 0 || section.rawValue < Section.alwaysWritten { keepUpTo = out.count }
         }
         guard left.isAtEnd, right.isAtEnd else { return false }
+        out.removeSubrange(keepUpTo...)
         // Nothing left in any section: the empty blob, not three zero counts.
         if out.count == Section.alwaysWritten { out.removeAll(keepingCapacity: true) }
         return true
@@ -108,6 +133,7 @@ public enum DimensionEncoding {
                               countries: some Sequence<(value: DimensionValue, count: Int64)>,
                               clients: some Sequence<(value: DimensionValue, count: Int64)>,
                               commentsWaveform: [(bucket: Int, count: Int64)] = [],
+                              byTrack: [Signal: [(track: Int64, count: Int64)]] = [:],
                               into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         appendBuckets(waveform, to: &out)
@@ -125,7 +151,20 @@ public enum DimensionEncoding {
             }
             setCount(written, at: countAt, in: &out)
         }
-        if commentsWaveform.contains(where: { $0.count != 0 }) { appendBuckets(commentsWaveform, to: &out) }
+        var keepUpTo = out.count
+        appendBuckets(commentsWaveform, to: &out)
+        if commentsWaveform.contains(where: { $0.count != 0 }) { keepUpTo = out.count }
+        for signal in Signal.allCases {
+            let entries = (byTrack[signal] ?? []).filter { $0.count != 0 }
+            appendVarint(UInt64(entries.count), to: &out)
+            for (track, count) in entries {
+                out.append(8)
+                out.append(contentsOf: trackKey(track))
+                appendVarint(zigzag(count), to: &out)
+            }
+            if !entries.isEmpty { keepUpTo = out.count }
+        }
+        out.removeSubrange(keepUpTo...)
         if out.count == Section.alwaysWritten { out.removeAll(keepingCapacity: true) }
     }
 
@@ -158,6 +197,12 @@ public enum DimensionEncoding {
                 case .bucket(let bucket):
                     if section == .waveform { totals.waveform[bucket] = entry.count } else { totals.commentsWaveform[bucket] = entry.count }
                 case .bytes(let bytes):
+                    if let signal = section.signalByTrack {
+                        guard bytes.count == 8 else { return nil }
+                        let track = Int64(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)))
+                        totals.byTrack[signal.ordinal].append((track, entry.count))
+                        continue
+                    }
                     let value = DimensionValue(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count)
                     if section == .country { totals.countries.append((value, entry.count)) } else { totals.clients.append((value, entry.count)) }
                 }
@@ -282,12 +327,16 @@ public struct DimensionTotals: Sendable, Equatable {
     public var clients: [(value: DimensionValue, plays: Int64)] = []
     /// Net comments per bucket: a bucket may be negative where deletions outnumber comments.
     public var commentsWaveform = [Int64](repeating: 0, count: WaveformBucket.count)
+    /// A creator's: per signal (`Signal.ordinal`), the net count by track of the events that
+    /// named it, ascending track ids, counts that are not 0.
+    public var byTrack: [[(track: Int64, count: Int64)]] = Signal.allCases.map { _ in [] }
 
     public init() {}
 
     public static func == (a: DimensionTotals, b: DimensionTotals) -> Bool {
         a.waveform == b.waveform && a.countries.elementsEqual(b.countries, by: { $0 == $1 })
             && a.clients.elementsEqual(b.clients, by: { $0 == $1 }) && a.commentsWaveform == b.commentsWaveform
+            && zip(a.byTrack, b.byTrack).allSatisfy { $0.elementsEqual($1, by: { $0 == $1 }) }
     }
 
     public func values(_ section: DimensionEncoding.Section) -> [(value: DimensionValue, plays: Int64)] {

@@ -67,6 +67,8 @@ public struct EventTables: Sendable {
         var creatorPlay = play
         creatorPlay.waveformBucket = nil
         creators.add(creatorID, hour: hour, type: type, creatorPlay)
+        // Its counts by track, for the creator's tracks ranked.
+        creators.dimensions.addTrack(trackID, to: creatorID, hour: hour, signal: type.signal, weight: type.weight)
     }
 
     /// Forgets every key, keeping the memory.

@@ -170,6 +170,32 @@ struct CountAnswers {
                            filename: "top-\(kind.plural)-\(signal.rawValue)-\(fileNameRange(range))", freshness)
     }
 
+    /// A creator's tracks ranked by a signal among the events that named the creator, each with
+    /// every signal's net count (SPEC §11): `{"creator_id":7,"signal":"plays","tracks":[{"track_id":1,
+    /// "plays":30,"downloads":1,…}],"freshness":{…}}`, or the tracks as CSV
+    /// (`creator-7-tracks-by-plays-<range>.csv`).
+    func creatorTracks(_ creator: Subject, _ query: [(name: String, value: String)], accept: String?, store: StoreSlot) throws -> HTTPResponse {
+        let values = try QueryValues(query, allowed: QueryValues.rankingParameters)
+        let format = try ListFormat(values, accept: accept)
+        let signal = try values.signal() ?? .plays
+        let limit = try values.integer(named: "limit", default: 10, range: 1...Self.maxTopLimit)
+        let range = try values.hourRange()
+        let (tracks, freshness) = try store.read { try $0.tracks(ofCreator: creator.id, in: range, signal: signal, limit: limit) }
+        return listResponse(format, rows: tracks, columns: Self.creatorTrackColumns,
+                            filename: "creator-\(creator.id)-tracks-by-\(signal.rawValue)-\(fileNameRange(range))") { json in
+            json.beginObject()
+            json.id(creator)
+            json.key("signal"); json.value(signal.rawValue)
+            json.key("tracks"); json.rows(tracks, Self.creatorTrackColumns)
+            writeFreshness(freshness, into: &json)
+            json.endObject()
+        }
+    }
+
+    /// A creator's track: its id and every signal's net count, named as the signal.
+    static let creatorTrackColumns: [Column<CreatorTrack>] = [Column("track_id") { .integer($0.trackID) }]
+        + Signal.allCases.map { signal in Column(signal.rawValue) { .integer($0.counts[signal]) } }
+
     /// Every signal's merged total of a subject with its split (SPEC §11): `{"track_id":…,
     /// "counts":{"plays":{"total":…,"batch":…,"realtime":…},…},"freshness":{…}}`, or as CSV one
     /// row per signal (`track-1-counts-<range>.csv`); `creator_id` for a creator.

@@ -32,7 +32,7 @@ struct Route: Sendable {
     }
 
     /// The routes of one subject's answers, the same for every kind (`/v1/tracks/{id}/…`,
-    /// `/v1/creators/{id}/…`) but the waveform, which is a track's.
+    /// `/v1/creators/{id}/…`) but the waveform, which is a track's, and a creator's tracks.
     static func subjectRoutes(_ kind: SubjectKind) -> [Route] {
         let base = "/v1/\(kind.plural)/{id}"
         var routes = [
@@ -56,10 +56,15 @@ struct Route: Sendable {
                 try reader.listeners.timeline(subject, request.query, accept: request.header("Accept"), store: store)
             },
         ]
-        if kind == .track {
+        switch kind {
+        case .track:
             routes.insert(Route(base + "/waveform", kind: kind) { reader, request, subject, store in
                 .json(try reader.dimensions.waveform(subject, request.query, store: store))
             }, at: 3)
+        case .creator:
+            routes.append(Route(base + "/tracks", kind: kind) { reader, request, subject, store in
+                try reader.counts.creatorTracks(subject, request.query, accept: request.header("Accept"), store: store)
+            })
         }
         return routes
     }

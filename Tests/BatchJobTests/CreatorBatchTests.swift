@@ -22,6 +22,13 @@ struct CreatorBatchTests {
         var countries: [Int64: [String: Int64]] = [:]  // creator → country → plays
         var listeners: [Int64: Set<Int64>] = [:]  // creator → listener ids over the range
         var plays: [Int64: Int64] = [:]  // creator → plays over the range
+        var tracks: [Int64: [Int64: SignalCounts]] = [:]  // creator → track → every signal over the range
+
+        /// The creator's tracks ranked by `signal` as SPEC §11 says: positive counts, most first, ties by id.
+        func ranked(_ creator: Int64, by signal: Signal) -> [CreatorTrack] {
+            (tracks[creator] ?? [:]).filter { $0.value[signal] > 0 }.map { CreatorTrack(trackID: $0.key, counts: $0.value) }
+                .sorted { ($1.counts[signal], $0.trackID) < ($0.counts[signal], $1.trackID) }
+        }
     }
 
     static func logs(seed: UInt64) -> (hours: [Int64: [String]], loose: [String], truth: Truth, unique: Int) {
@@ -51,7 +58,9 @@ struct CreatorBatchTests {
             var fields = #""event_id":"c\#(index)","type":"\#(types[type])","track_id":\#(track),"occurred_at":"\#(hour(offset).description.prefix(14))07:00Z""#
             if let creator {
                 fields += #","creator_id":\#(creator)"#
-                truth.counts["\(creator)@\(offset)@\(signals[type])", default: 0] += [3, 5, 7].contains(type) ? -1 : 1
+                let weight: Int64 = [3, 5, 7].contains(type) ? -1 : 1
+                truth.counts["\(creator)@\(offset)@\(signals[type])", default: 0] += weight
+                truth.tracks[creator, default: [:]][track, default: .zero][Signal(named: signals[type])!] += weight
             }
             if type == 0 {
                 fields += #","country":"\#(country)","listener_id":\#(listener)"#
@@ -109,6 +118,14 @@ struct CreatorBatchTests {
                     #expect(timeline.map(\.count).reduce(0, +) == plays)
                 }
                 #expect(found == truth.counts.filter { $0.value != 0 }, "run \(run)")
+                // Each creator's tracks ranked by every signal, with every signal's count.
+                for creator in 1...8 as ClosedRange<Int64> {
+                    for signal in Signal.allCases {
+                        let tracks = try reader.tracks(ofCreator: creator, in: range, signal: signal, limit: 1_000)
+                        #expect(tracks == truth.ranked(creator, by: signal), "creator \(creator) by \(signal)")
+                    }
+                    #expect(try reader.tracks(ofCreator: creator, in: range, limit: 2) == Array(truth.ranked(creator, by: .plays).prefix(2)))
+                }
                 #expect(truth.counts.values.contains { $0 < 0 }, "some (creator, hour) nets a negative count")
 
                 let expected = truth.plays.filter { $0.value > 0 }.sorted { ($1.value, $0.key) < ($0.value, $1.key) }

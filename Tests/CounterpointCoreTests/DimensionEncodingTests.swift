@@ -183,7 +183,7 @@ struct DimensionEncodingTests {
         #expect(DimensionEncoding.decode([0, 0, 0, 1, 100, 2]) == nil, "bucket 100 does not exist")
         #expect(DimensionEncoding.decode([0, 0, 0, 2, 6, 2, 5, 2]) == nil, "buckets must ascend")
         #expect(DimensionEncoding.decode([0, 0, 0, 2, 5, 2]) == nil, "an entry is missing")
-        #expect(DimensionEncoding.decode([0, 0, 0, 1, 5, 2, 0]) == nil, "nothing may follow the comments")
+        #expect(DimensionEncoding.decode([0, 0, 0, 1, 5, 2, 0, 0, 0, 0, 0, 0]) == nil, "nothing may follow the last section")
         #expect(DimensionEncoding.merged([0, 0, 0, 1, 100, 2], []) == nil)
     }
 
@@ -229,6 +229,52 @@ struct DimensionEncodingTests {
         #expect(seen == reference.values.reduce(0) { $0 + $1.filter { $0.value != Reference() }.count })
         counts.removeAll()
         #expect(counts.rows().isEmpty)
+    }
+
+    @Test("a creator's counts by track per signal aggregate, encode after an empty comments' section, merge and subtract exactly")
+    func countsByTrack() throws {
+        var random = SystemRandomNumberGenerator()
+        var counts = DimensionCounts(minimumCapacity: 16)
+        var reference: [Int64: [Int: [Int64: Int64]]] = [:]  // creator → signal ordinal → track → net count
+        let hour = Hour(index: 490_000)
+        for _ in 0..<20_000 {
+            let creator = Int64.random(in: 1...5, using: &random)
+            let track = Int64.random(in: 1...300, using: &random) * (creator == 5 ? 1 << 40 : 1)  // ids above 32 bits too
+            let signal = Signal.allCases.randomElement(using: &random)!
+            let weight: Int64 = signal == .plays || Int.random(in: 0..<3, using: &random) > 0 ? 1 : -1
+            counts.addTrack(track, to: creator, hour: hour, signal: signal, weight: weight)
+            reference[creator, default: [:]][signal.ordinal, default: [:]][track, default: 0] += weight
+            if Int.random(in: 0..<50, using: &random) == 0 {
+                counts.add(trackID: creator, hour: hour, PlayDimensions(country: DimensionValue("DE")))
+            }
+        }
+        var blobs: [[UInt8]] = []
+        for row in counts.rows() {
+            let decoded = try #require(DimensionEncoding.decode(row.encoded))
+            for signal in Signal.allCases {
+                let expected = (reference[row.trackID]?[signal.ordinal] ?? [:]).filter { $0.value != 0 }.sorted { $0.key < $1.key }
+                #expect(decoded.byTrack[signal.ordinal].map(\.track) == expected.map(\.key), "creator \(row.trackID), \(signal)")
+                #expect(decoded.byTrack[signal.ordinal].map(\.count) == expected.map(\.value))
+            }
+            blobs.append(row.encoded)
+        }
+        #expect(blobs.count == 5)
+        // Merged and taken apart again, entry by entry; a blob less itself is the empty blob.
+        let sum = blobs.dropFirst().reduce(blobs[0]) { DimensionEncoding.merged($0, $1) ?? [] }
+        #expect(DimensionEncoding.merged(sum, blobs[1], sign: -1).flatMap { DimensionEncoding.decode($0) }
+            == DimensionEncoding.merged(blobs[0], blobs[2]).flatMap { DimensionEncoding.merged($0, blobs[3]) }
+                .flatMap { DimensionEncoding.merged($0, blobs[4]) }.flatMap { DimensionEncoding.decode($0) })
+        #expect(DimensionEncoding.merged(blobs[2], blobs[2], sign: -1) == [])
+        // Encoded by hand: plays' sections empty, the comments' written as an empty count because
+        // a section after it holds an entry, then likes by track 7 = −1 and nothing after it.
+        var out: [UInt8] = []
+        DimensionEncoding.encode(waveform: [], countries: [], clients: [], byTrack: [.likes: [(7, -1)]], into: &out)
+        #expect(out == [0, 0, 0, 0, 0, 0, 1, 8, 0, 0, 0, 0, 0, 0, 0, 7, 1])
+        // A three-section blob plus it, and less it again, is the three-section blob.
+        let plays: [UInt8] = [1, 7, 6, 0, 0]
+        let both = try #require(DimensionEncoding.merged(plays, out))
+        #expect(DimensionEncoding.merged(both, out, sign: -1) == plays)
+        #expect(try #require(DimensionEncoding.decode(both)).byTrack[Signal.likes.ordinal].map(\.count) == [-1])
     }
 
     @Test("breakdowns order by plays descending, then by UTF-8 bytes, with null last")

@@ -45,6 +45,34 @@ extension EndToEnd {
                     try checkTrackAnswers(server, truth)
                     try checkTop(server, truth)
                     try checkTimelines(server, truth)
+                    try checkCreators(server, truth)
+                }
+            }
+        }
+
+        /// Every creator's every signal, the creators' ranking, and the largest catalogues' tracks
+        /// ranked, against the events that named each creator (SPEC §11).
+        func checkCreators(_ server: Server, _ truth: LogTruth) throws {
+            let signals = ["plays", "downloads", "likes", "reposts", "comments"]
+            #expect(truth.creatorSignals.count > 10, "the generated logs name creators")
+            for (creator, counts) in truth.creatorSignals {
+                let answer = try server.json("/v1/creators/\(creator)/counts")["counts"] as? [String: [String: Any]] ?? [:]
+                for signal in signals {
+                    #expect(int(answer[signal]?["total"]) == counts[signal] ?? 0, "creator \(creator) \(signal)")
+                }
+            }
+            let expected = truth.creatorSignals.map { (creator: $0.key, plays: $0.value["plays"] ?? 0) }.filter { $0.plays > 0 }
+                .sorted { ($1.plays, $0.creator) < ($0.plays, $1.creator) }.prefix(20)
+            let top = try server.json("/v1/creators/top?limit=20")["creators"] as? [[String: Any]] ?? []
+            #expect(top.map { int64($0["creator_id"]) } == expected.map(\.creator))
+            #expect(top.map { int($0["plays"]) } == expected.map(\.plays))
+            for creator in expected.prefix(3).map(\.creator) {
+                let tracks = try server.json("/v1/creators/\(creator)/tracks?limit=1000&signal=likes")["tracks"] as? [[String: Any]] ?? []
+                let byLikes = (truth.creatorTracks[creator] ?? [:]).filter { ($0.value["likes"] ?? 0) > 0 }
+                    .sorted { ($1.value["likes"]!, $0.key) < ($0.value["likes"]!, $1.key) }
+                #expect(tracks.map { int64($0["track_id"]) } == byLikes.map(\.key), "creator \(creator)")
+                for (entry, (track, counts)) in zip(tracks, byLikes) {
+                    for signal in signals { #expect(int(entry[signal]) == counts[signal] ?? 0, "creator \(creator) track \(track) \(signal)") }
                 }
             }
         }

@@ -29,6 +29,7 @@ struct CopyStoreCommandTests {
                            "/v1/tracks/\(exact.trackIDs[0])/timeline?step=day&from=2026-11-19T00:00:00Z&to=2026-11-22T00:00:00Z",
                            "/v1/tracks/\(busiest)/listeners",
                            "/v1/tracks/\(busiest)/listeners/timeline?step=hour&from=2026-11-20T00:00:00Z&to=2026-11-20T12:00:00Z"]
+                + Self.creatorTargets(try #require(exact.creatorSignals.max { ($0.value["plays"] ?? 0) < ($1.value["plays"] ?? 0) }).key)
 
             let before = try await withServer(dataDirectory: data, scratch: scratch) { server in
                 (try Steps.totals(server, tracks: exact.trackIDs).filter { $0.value > 0 },
@@ -37,6 +38,7 @@ struct CopyStoreCommandTests {
             #expect(before.0 == expected)
             // The listener answers hold sketches (the copy must carry them to answer alike).
             #expect(!before.1[4].contains(#""listeners":0"#), "\(before.1[4])")
+            #expect(before.1[8].contains(#""track_id""#) && before.1[6].contains(#""creator_id""#), "\(before.1[6]) \(before.1[8])")
 
             let copy = try await runCounterpointJSON(["copy-store", "--data-dir", data.path, "--store", store, "--json"], scratch: scratch)
             // A batch row is a (track, hour) with any signal not 0 (the logs hold every type), or comments on the waveform.
@@ -79,6 +81,12 @@ struct CopyStoreCommandTests {
 
     /// The body of a 200 answer without its `freshness` object, which names the store's own
     /// flush and batch times: the counts must be equal, not the clocks.
+    /// A creator's answers (SPEC §11), which the copy carries with the tracks'.
+    static func creatorTargets(_ creator: Int64) -> [String] {
+        ["/v1/creators/top?limit=20", "/v1/creators/\(creator)/counts", "/v1/creators/\(creator)/tracks?limit=100&signal=likes",
+         "/v1/creators/\(creator)/listeners", "/v1/creators/\(creator)/breakdown?by=client"]
+    }
+
     static func body(_ server: Server, _ target: String) throws -> String {
         let response = try server.request(target)
         guard response.status == 200 else {

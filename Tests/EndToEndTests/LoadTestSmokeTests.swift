@@ -49,7 +49,7 @@ extension EndToEnd {
                     let freshness = figure["freshness"] as? [String: Any] ?? [:]
                     #expect((freshness["probes"] as? Int ?? 0) > 0, "\(label): no freshness probe")
                     let http = figure["http"] as? [String: [String: Any]] ?? [:]
-                    #expect(Set(http.keys) == ["totals", "timeline-hour", "timeline-day", "listeners", "multi-get", "top"])
+                    #expect(Set(http.keys) == ["totals", "timeline-hour", "timeline-day", "listeners", "multi-get", "creator", "top"])
                     for (kind, result) in http {
                         #expect((result["requests"] as? Int ?? 0) > 0, "\(label) \(kind): no request answered")
                         #expect(result["error_total"] as? Int == 0, "\(label) \(kind): \(result)")

@@ -33,7 +33,7 @@ struct ReaderSecurityTests {
 
     @Test("with a password file, every route but /healthz and /readyz answers 401 without credentials or with wrong ones, and 200 with right ones")
     func everyRouteNeedsCredentials() throws {
-        #expect(Self.routeTargets.count == 21)
+        #expect(Self.routeTargets.count == 22)
         try Self.withGuardedReader { reader in
             let right = ["Authorization: " + basicHeader("dashboard", "s3cret: with a colon")]
             let wrongOnes = [

@@ -19,9 +19,10 @@ struct SignalAnswerTests {
     static func stores(_ batch: any BatchWriter, _ realtime: any RealtimeWriter) throws {
         try standardStores(batch, realtime)
         func blob(plays: [(bucket: Int, count: Int64)] = [], countries: [(value: DimensionValue, count: Int64)] = [],
-                  comments: [(bucket: Int, count: Int64)]) -> [UInt8] {
+                  comments: [(bucket: Int, count: Int64)], byTrack: [Signal: [(track: Int64, count: Int64)]] = [:]) -> [UInt8] {
             var out: [UInt8] = []
-            DimensionEncoding.encode(waveform: plays, countries: countries, clients: [], commentsWaveform: comments, into: &out)
+            DimensionEncoding.encode(waveform: plays, countries: countries, clients: [], commentsWaveform: comments, byTrack: byTrack,
+                                     into: &out)
             return out
         }
         try batch.replace(range: hours(-24, 10), run: standardRun(hours(-24, 10), reasons: [:])) {
@@ -37,8 +38,11 @@ struct SignalAnswerTests {
             // Creator 7 named by track 6's events and others'; creator 8 by fewer.
             var seven = SignalCounts(plays: 9)
             seven.likes = 2
-            try $0.write(.creator(7), hour: hour(2), counts: seven)
-            try $0.write(.creator(7), hour: hour(3), counts: three)
+            // Its counts by track: hour 2 holds track 6's 4 plays, 3 likes and a download and
+            // track 9's 5 plays and −1 like; hour 3 track 6's −1 like and 2 comments.
+            try $0.write(.creator(7), hour: hour(2), counts: seven,
+                         dimensions: blob(comments: [], byTrack: [.plays: [(6, 4), (9, 5)], .downloads: [(6, 1)], .likes: [(6, 3), (9, -1)]]))
+            try $0.write(.creator(7), hour: hour(3), counts: three, dimensions: blob(comments: [], byTrack: [.likes: [(6, -1)], .comments: [(6, 2)]]))
             try $0.write(.creator(8), hour: hour(2), counts: SignalCounts(plays: 3))
         }
         var covered = SignalCounts(plays: 100)
@@ -187,6 +191,18 @@ struct SignalAnswerTests {
             #expect(likes.signal == "likes" && likes.points.map { $0["likes"] } == [.number(2), .number(-1)])
             #expect(try reader.get("/v1/creators/7/timeline?\(range)&format=csv").text
                 == "start,plays,source\r\n\(time(2)),9,batch\r\n\(time(3)),0,batch\r\n")
+
+            // Creator 7's tracks over the covered hours [2, 4): by plays, track 9 (5) then 6 (4);
+            // by likes, track 6 alone (3 − 1), track 9's −1 left out.
+            let tracks = try reader.get("/v1/creators/7/tracks?\(range)")
+            #expect(tracks.text.hasPrefix(#"{"creator_id":7,"signal":"plays","tracks":[{"track_id":9,"plays":5,"downloads":0,"likes":-1,"reposts":0,"comments":0},{"track_id":6,"plays":4,"downloads":1,"likes":2,"reposts":0,"comments":2}],"freshness":"#), "\(tracks.text)")
+            let byLikes = try reader.get("/v1/creators/7/tracks?\(range)&signal=likes&format=csv")
+            #expect(byLikes.text == "track_id,plays,downloads,likes,reposts,comments\r\n6,4,1,2,0,2\r\n")
+            #expect(byLikes.header("Content-Disposition")?.contains("creator-7-tracks-by-likes-") == true)
+            #expect(try reader.get("/v1/creators/7/tracks?\(range)&limit=1").text.contains(#""tracks":[{"track_id":9,"#))
+            #expect(try reader.get("/v1/creators/77/tracks").text.contains(#""tracks":[]"#))
+            #expect(try reader.get("/v1/creators/7/tracks?limit=0").status == 400)
+            #expect(try reader.get("/v1/tracks/7/tracks").status == 404)
 
             // Creator 8: 3 batch plays, 20 uncovered realtime plays; creator 7: 10.
             let top = try reader.json("/v1/creators/top", as: CreatorRanking.self)

@@ -49,6 +49,8 @@ struct CountingTests {
             var truth: [String: Int64] = [:]  // "track@hour offset@signal", "creator 2@hour offset@signal"
             // Per track: net comments in each waveform bucket (SPEC §11), of those with a position and a duration.
             var commentBuckets: [Int64: [Int64]] = [:]
+            // Per creator, per track: every signal of the events that named both.
+            var byTrack: [Int64: [Int64: SignalCounts]] = [:]
             var values: [[UInt8]?] = []
             var random = SystemRandomNumberGenerator()
             for index in 0..<3_000 {
@@ -63,7 +65,10 @@ struct CountingTests {
                 case 1: 9
                 default: track % 3 + 1
                 }
-                if let creator { truth["creator \(creator)@\(offset)@\(signals[type])", default: 0] += weight }
+                if let creator {
+                    truth["creator \(creator)@\(offset)@\(signals[type])", default: 0] += weight
+                    byTrack[creator, default: [:]][track, default: .zero][Signal(named: signals[type])!] += weight
+                }
                 let creatorField = creator.map { #","creator_id":\#($0)"# } ?? ""
                 // Every type may carry a position; only comments' count on their waveform, and 1 in 4 has none.
                 var position = ""
@@ -97,6 +102,12 @@ struct CountingTests {
                 }
             }
             #expect(found == truth.filter { $0.value != 0 })
+            for creator in [1, 2, 3, 9] as [Int64] {
+                let tracks = try reader.tracks(ofCreator: creator, in: HourRange(ten, ten.advanced(by: 3)), signal: .plays, limit: 10)
+                let expected = (byTrack[creator] ?? [:]).filter { $0.value.plays > 0 }
+                    .sorted { ($1.value.plays, $0.key) < ($0.value.plays, $1.key) }
+                #expect(tracks.map(\.trackID) == expected.map(\.key) && tracks.map(\.counts) == expected.map(\.value), "creator \(creator)")
+            }
             for track in 1...6 as ClosedRange<Int64> {
                 let waveform = try reader.waveform(track: track, in: HourRange(ten, ten.advanced(by: 3)), signal: .comments)
                 let buckets = commentBuckets[track] ?? [Int64](repeating: 0, count: 100)

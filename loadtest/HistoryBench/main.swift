@@ -61,8 +61,8 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     var rowsWritten = 0
     var tables = EventTables(keys: 1 << 16, plays: 1 << 16)
     /// The (subject, hour) rows of one hour's plays of each kind, with their listener sketches
-    /// (in the same order).
-    func playsOfHour(_ hour: Hour) -> [(kind: SubjectKind, counts: [CountRow], listeners: [SketchRow])] {
+    /// (in the same order) and dimension blobs (a creator's: its counts by track) by id.
+    func playsOfHour(_ hour: Hour) -> [(kind: SubjectKind, counts: [CountRow], listeners: [SketchRow], dimensions: [Int64: [UInt8]])] {
         tables.removeAll()
         // A daily rhythm: quiet at 04:00 UTC, busiest at 18:00.
         let hourOfDay = Double(hour.index % 24)
@@ -74,7 +74,10 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
                        PlayDimensions(listenerID: Int64(random.next(below: listenerPopulation))))
         }
         return SubjectKind.allCases.map { kind in
-            tables.withTables(of: kind) { (kind, Array($0.counts.sortedElements()), $0.listeners.rows()) }
+            tables.withTables(of: kind) { tables in
+                let dimensions = Dictionary(uniqueKeysWithValues: tables.dimensions.rows().map { ($0.trackID, $0.encoded) })
+                return (kind, Array(tables.counts.sortedElements()), tables.listeners.rows(), dimensions)
+            }
         }
     }
     var day = firstHour
@@ -83,10 +86,10 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
         try batch.replace(ranges: [range], startedAt: 0) { writer in
             for offset in 0..<range.count {
                 let hour = range.lower.advanced(by: offset)
-                for (kind, rows, sketches) in playsOfHour(hour) {
+                for (kind, rows, sketches, dimensions) in playsOfHour(hour) {
                     for (row, sketch) in zip(rows, sketches) {
-                        try writer.write(Subject(kind, row.trackID), hour: hour, counts: row.counts, listenerPlays: sketch.listenerPlays,
-                                         listeners: sketch.encoded)
+                        try writer.write(Subject(kind, row.trackID), hour: hour, counts: row.counts, dimensions: dimensions[row.trackID] ?? [],
+                                         listenerPlays: sketch.listenerPlays, listeners: sketch.encoded)
                         if kind == .track { rowsWritten += 1 }
                     }
                 }
@@ -103,13 +106,18 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     let realtime = try SQLiteRealtimeStore(location: location)
     var rows: [[CountRow]] = [[], []]
     var sketches: [[SketchRow]] = [[], []]
+    var blobs: [[DimensionRow]] = [[], []]
     for offset in 0..<realtimeHours {
-        for (kind, counts, listeners) in playsOfHour(batchEnd.advanced(by: offset)) {
+        let hour = batchEnd.advanced(by: offset)
+        for (kind, counts, listeners, dimensions) in playsOfHour(hour) {
             rows[kind.rawValue] += counts
             sketches[kind.rawValue] += listeners
+            blobs[kind.rawValue] += dimensions.map { DimensionRow(trackID: $0.key, hour: hour, encoded: $0.value) }
         }
     }
-    _ = try realtime.apply(try SubjectKind.allCases.map { try CounterRows.realtime(rows[$0.rawValue], listeners: sketches[$0.rawValue], of: $0) },
+    _ = try realtime.apply(try SubjectKind.allCases.map {
+                               try CounterRows.realtime(rows[$0.rawValue], dimensions: blobs[$0.rawValue], listeners: sketches[$0.rawValue], of: $0)
+                           },
                            progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 1, highWatermark: 1)],
                            flushedAt: Int64(Date().timeIntervalSince1970 * 1000))
     print(String(format: "built %d tracks of %d creators × %d days (%d batch rows of tracks, %d realtime rows) in %.1f s", tracks,
@@ -229,6 +237,7 @@ func bench(directory: String, queries: Int) throws {
     // Creators (SPEC §11): every signal's counts and a 30-day hour timeline of a creator drawn
     // uniformly, and of the largest catalogue (creator 1, 5,000 tracks); creators ranked.
     var creatorCheck: Int64 = 0
+    var tracksRanked = 0
     for (name, pick) in [("uniform creators", { Int64(1 + random.next(below: Int(creators))) }), ("the largest catalogue", { Int64(1) })] {
         samples = []
         for _ in 0..<queries {
@@ -247,6 +256,19 @@ func bench(directory: String, queries: Int) throws {
             samples.append(try timed { creatorCheck += Int64(try reader.timeline(.creator(creator), in: last30, step: .hour).count) }.0)
         }
         percentiles("creator timeline, last 30 days by hour (720 points), \(name)", samples)
+        samples = []
+        for _ in 0..<queries {
+            // 7 to 90 days, as far as the store's history reaches.
+            let length = min(spanHours - 1, Int64(24 * 7 + random.next(below: 24 * 83 + 1)))
+            let lower = firstHour.advanced(by: Int64(random.next(below: Int(max(1, spanHours - length)))))
+            let creator = pick()
+            let (elapsed, tracks) = try timed {
+                try reader.tracks(ofCreator: creator, in: HourRange(lower, lower.advanced(by: length)), limit: 100)
+            }
+            samples.append(elapsed)
+            tracksRanked += tracks.count
+        }
+        percentiles("creator's tracks ranked (100 by plays), random 7–90 day ranges (at most the history), \(name)", samples)
     }
     samples = []
     for _ in 0..<queries {
@@ -257,6 +279,7 @@ func bench(directory: String, queries: Int) throws {
     }
     if !samples.isEmpty { percentiles("creators top-100, random 7–30 day ranges", samples) }
     if creatorCheck == 0 { print("warning: no creator counted anything (a store built before creators? rebuild it)") }
+    if tracksRanked == 0 { print("warning: no creator's tracks were ranked (a store built before their counts by track? rebuild it)") }
 }
 
 let arguments = CommandLine.arguments

@@ -4,13 +4,14 @@
 --
 --   wrk -t1 -cN -dD -s dashboard.lua http://127.0.0.1:PORT -- KIND TRACK_FILE MEAN_DELAY_MS
 --
--- KIND: totals | timeline-hour | timeline-day | listeners | multi-get | top. Each connection waits an
+-- TRACK_FILE: one sampled event a line, "TRACK_ID CREATOR_ID" (0: the event named no creator).
+-- KIND: totals | timeline-hour | timeline-day | listeners | multi-get | creator | top. Each connection waits an
 -- exponentially distributed pause (mean MEAN_DELAY_MS) before each request, so the kind's
 -- rate is about connections / (pause + latency): dashboards, not a flood. done() prints one
 -- JSON line with the kind's figures.
 
 local threads = {}
-local kind, tracks, mean_delay
+local kind, tracks, creators, mean_delay
 
 function setup(thread)
   thread:set("number", #threads + 1)
@@ -25,14 +26,21 @@ function init(args)
   kind = args[1]
   mean_delay = tonumber(args[3])
   tracks = {}
+  creators = {}
   for line in io.lines(args[2]) do
-    tracks[#tracks + 1] = line
+    local track, creator = line:match("^(%d+)%s*(%d*)")
+    if track then tracks[#tracks + 1] = track end
+    if creator and creator ~= "" and creator ~= "0" then creators[#creators + 1] = creator end
   end
   math.randomseed(os.time() * 1000 + (number or 1) * 7919)
 end
 
 local function track()
   return tracks[math.random(#tracks)]
+end
+
+local function creator()
+  return creators[math.random(#creators)]
 end
 
 function request()
@@ -64,6 +72,20 @@ function request()
     local ids = {}
     for i = 1, 50 do ids[i] = track() end
     path = "/v1/plays?track_id=" .. table.concat(ids, ",")
+  elseif kind == "creator" then
+    -- a creator's page: every signal's counts over 28 days, its tracks table, its day timeline,
+    -- or the creators ranked (the page's opening); a log without creators asks the ranking only
+    local pick = #creators > 0 and math.random() or 1
+    local since = "from=" .. iso_hour(now - 28 * 86400)
+    if pick < 0.35 then
+      path = "/v1/creators/" .. creator() .. "/counts?" .. since
+    elseif pick < 0.65 then
+      path = "/v1/creators/" .. creator() .. "/tracks?limit=50&" .. since
+    elseif pick < 0.9 then
+      path = "/v1/creators/" .. creator() .. "/timeline?step=day&" .. since .. "&to=" .. iso_hour(now + 3600)
+    else
+      path = "/v1/creators/top?limit=10&" .. since
+    end
   elseif kind == "top" then
     path = "/v1/top?from=" .. iso_hour(now - 24 * 3600) .. "&limit=" .. (math.random() < 0.5 and "10" or "50")
   else

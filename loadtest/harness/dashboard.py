@@ -10,28 +10,31 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LUA_SCRIPT = os.path.join(HERE, "dashboard.lua")
 
 # A dashboard's mix: mostly single-track totals, then timelines, distinct listeners (a total or
-# a day timeline, as the stats page asks beside the plays), multi-gets of 50 tracks and top-N
-# lists (the costliest, so the rarest).
-MIX = (("totals", 0.35), ("timeline-hour", 0.15), ("timeline-day", 0.15), ("listeners", 0.15), ("multi-get", 0.10),
-       ("top", 0.10))
+# a day timeline, as the stats page asks beside the plays), multi-gets of 50 tracks, a creator's
+# page (every signal's counts, the tracks table, a timeline, the creators ranked: SPEC §11) and
+# top-N lists (the costliest, so the rarest).
+MIX = (("totals", 0.30), ("timeline-hour", 0.15), ("timeline-day", 0.15), ("listeners", 0.12), ("multi-get", 0.10),
+       ("creator", 0.10), ("top", 0.08))
 
 
 def sample_track_ids(log_root, path, per_file=2000, seed=7):
-    """Writes track ids of events drawn from every hour file of the generated logs, one per
-    line: picking lines of this file uniformly gives the events' popularity skew."""
+    """Writes the track id and creator id (0: none) of events drawn from every hour file of the
+    generated logs, one event per line: picking lines of this file uniformly gives the events'
+    popularity skew, of tracks and of creators."""
     ids = []
     for file in sorted(glob.glob(os.path.join(log_root, "*", "*.ndjson"))):
         with open(file, "rb") as f:
             for _, line in zip(range(per_file), f):
                 try:
-                    ids.append(int(json.loads(line)["track_id"]))
+                    event = json.loads(line)
+                    ids.append((int(event["track_id"]), int(event.get("creator_id") or 0)))
                 except (ValueError, KeyError, TypeError):
                     continue
     if not ids:
         raise RuntimeError(f"no events found under {log_root}")
     random.Random(seed).shuffle(ids)
     with open(path, "w") as f:
-        f.write("\n".join(map(str, ids)) + "\n")
+        f.write("\n".join(f"{track} {creator}" for track, creator in ids) + "\n")
     return len(ids)
 
 

@@ -106,3 +106,35 @@ extension CounterReader {
     /// `dimensions(_:in:)` of a track.
     public func dimensions(track: Int64, in range: HourRange) throws -> TrackDimensions { try dimensions(.track(track), in: range) }
 }
+
+/// One of a creator's tracks (SPEC §11): every signal's net count over a range of the events
+/// that named both — a row of the creator's table of tracks.
+public struct CreatorTrack: Sendable, Hashable {
+    public var trackID: Int64
+    public var counts: SignalCounts
+
+    public init(trackID: Int64, counts: SignalCounts) {
+        self.trackID = trackID
+        self.counts = counts
+    }
+}
+
+extension CounterReader {
+    /// The `limit` tracks of `creator` with the largest positive net count of `signal` over
+    /// `range` among the events that named the creator, most first, ties by track id ascending,
+    /// each with every signal's count. Read from the creator's own rows — their counts by track
+    /// (`DimensionEncoding.Section.byTrack`), merged by the merge rule over the coarsest rollups
+    /// that tile the range — so it costs the creator's rows of the range and the tracks they
+    /// hold, never a row per track.
+    public func tracks(ofCreator creator: Int64, in range: HourRange, signal: Signal = .plays, limit: Int) throws -> [CreatorTrack] {
+        let totals = try dimensions(.creator(creator), in: range).totals
+        var counts: [Int64: SignalCounts] = [:]
+        for other in Signal.allCases {
+            for (track, count) in totals.byTrack[other.ordinal] { counts[track, default: .zero][other] += count }
+        }
+        let ranked = counts.lazy.filter { $0.value[signal] > 0 }.map { CreatorTrack(trackID: $0.key, counts: $0.value) }
+        return Array(ranked.sorted { a, b in
+            a.counts[signal] != b.counts[signal] ? a.counts[signal] > b.counts[signal] : a.trackID < b.trackID
+        }.prefix(max(0, limit)))
+    }
+}

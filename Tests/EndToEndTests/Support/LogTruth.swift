@@ -24,6 +24,10 @@ struct LogTruth {
     /// Net comments per waveform bucket, of the distinct comments and deletions with a position
     /// and a duration (SPEC §11): [track: [hour index since epoch: [bucket: count]]].
     var commentBuckets: [Int64: [Int64: [Int: Int]]] = [:]
+    /// Every signal's net count of the distinct events that named a creator (SPEC §11), over
+    /// every hour: [creator: [signal: count]], and by track: [creator: [track: [signal: count]]].
+    var creatorSignals: [Int64: [String: Int]] = [:]
+    var creatorTracks: [Int64: [Int64: [String: Int]]] = [:]
     /// Distinct valid events of every type.
     var counted = 0
     /// The same per hour index since epoch.
@@ -96,6 +100,10 @@ struct LogTruth {
         countedByHour[hour, default: 0] += 1
         let (signal, weight) = Self.signalAndWeight[event.type]!
         signals[event.trackID, default: [:]][hour, default: [:]][signal, default: 0] += weight
+        if let creator = event.creator {
+            creatorSignals[creator, default: [:]][signal, default: 0] += weight
+            creatorTracks[creator, default: [:]][event.trackID, default: [:]][signal, default: 0] += weight
+        }
         if signal == "comments", let position = event.position, let duration = event.duration {
             commentBuckets[event.trackID, default: [:]][hour, default: [:]][DimensionTruth.bucket(position, duration), default: 0] += weight
         }
@@ -167,6 +175,7 @@ struct LogTruth {
         var client: String?
         var country: String?
         var listener: Int64?
+        var creator: Int64?
     }
 
     static func validEvent(_ line: Data) -> Event? {
@@ -174,8 +183,10 @@ struct LogTruth {
         guard let id = object["event_id"] as? String, (1...64).contains(id.utf8.count),
               id.utf8.allSatisfy({ isIDByte($0) }) else { return nil }
         guard let type = object["type"] as? String, signalAndWeight[type] != nil else { return nil }
-        if let creator = object["creator_id"], !(creator is NSNull) {
-            guard let id = integer(creator), (1...maxTrackID).contains(id) else { return nil }
+        var creator: Int64?
+        if let value = object["creator_id"], !(value is NSNull) {
+            guard let id = integer(value), (1...maxTrackID).contains(id) else { return nil }
+            creator = id
         }
         guard let trackID = integer(object["track_id"]), (1...maxTrackID).contains(trackID) else { return nil }
         let occurredAt: Int64
@@ -204,7 +215,7 @@ struct LogTruth {
         }
         return Event(id: id, type: type, trackID: trackID, occurredAt: occurredAt, position: numbers["position_ms"],
                      duration: numbers["duration_ms"], client: texts["client"], country: texts["country"],
-                     listener: numbers["listener_id"])
+                     listener: numbers["listener_id"], creator: creator)
     }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {
