@@ -26,8 +26,7 @@ extension StatsPageStore {
                     guard let event = LogTruth.validEvent(Data(line)) else { continue }
                     let hour = event.occurredAt / LogTruth.millisecondsPerHour
                     guard seen.insert("\(hour) \(event.id)").inserted else { continue }
-                    let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
-                    guard let creator = (object?["creator_id"] as? NSNumber)?.int64Value else { continue }
+                    guard let creator = event.creator else { continue }
                     let (signal, weight) = LogTruth.signalAndWeight[event.type]!
                     signals[creator, default: [:]][hour, default: [:]][signal, default: 0] += weight
                     tracks[creator, default: [:]][event.trackID, default: [:]][hour, default: [:]][signal, default: 0] += weight
@@ -74,17 +73,17 @@ extension StatsPageStore {
         }
 
         /// Plays by value of `field` (`country`, `client`) as the breakdown orders them: plays
-        /// descending, then value ascending by UTF-8 bytes, `nil` last.
+        /// descending, then value ascending by UTF-8 bytes, and `nil` last.
         func breakdown(_ field: String, of creator: Int64, hours: Range<Int64>) -> [(value: String?, plays: Int)] {
             var totals: [String?: Int] = [:]
             for (hour, values) in plays[field]?[creator] ?? [:] where hours.contains(hour) {
                 for (value, count) in values { totals[value, default: 0] += count }
             }
             return totals.map { (value: $0.key, plays: $0.value) }.sorted { a, b in
-                if a.plays != b.plays { return a.plays > b.plays }
+                // `nil` (plays without the field) last, whatever its plays.
                 guard let x = a.value else { return false }
                 guard let y = b.value else { return true }
-                return Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8))
+                return a.plays != b.plays ? a.plays > b.plays : Array(x.utf8).lexicographicallyPrecedes(Array(y.utf8))
             }
         }
     }

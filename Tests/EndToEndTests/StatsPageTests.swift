@@ -479,7 +479,7 @@ extension RunEndToEnd {
                         try await Task.sleep(for: .milliseconds(300))  // one frame after the resize redraws the chart
                         let png = try tab.screenshot()
                         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
-                        #expect(png.count < 300_000, "\(shot.name): \(png.count) bytes")
+                        #expect(png.count < 400_000, "\(shot.name): \(png.count) bytes")
                         let folder = Self.screenshotFolder.map { URL(fileURLWithPath: $0) } ?? scratch
                         try png.write(to: folder.appendingPathComponent(shot.name))
                         let activity = try tab.activity()
