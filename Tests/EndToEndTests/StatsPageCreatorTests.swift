@@ -54,6 +54,17 @@ extension RunEndToEnd.StatsPage {
         return tables
     }
 
+    /// The requests of each refresh the tab made so far, in order: each starts with `/v1/status`.
+    static func refreshes(_ requests: [String], origin: String) -> [[String]] {
+        var groups: [[String]] = []
+        for url in requests where url.hasPrefix(origin + "/v1/") {
+            let path = String(url.dropFirst(origin.count))
+            if path == "/v1/status" || groups.isEmpty { groups.append([]) }
+            groups[groups.count - 1].append(path)
+        }
+        return groups
+    }
+
     @Test("a creator's view (#creator=ID) shows every signal's exact net total with its change against the previous period, its distinct listeners, countries and clients, each signal's timeline, and the top creators; every table and series links the reader's CSV of what it shows")
     func creatorsView() async throws {
         try await Self.withServedLogs { server, _, browser, creators in
@@ -131,7 +142,12 @@ extension RunEndToEnd.StatsPage {
             let likes = try tab.evaluate("[...document.querySelectorAll('#chart-marks rect.mark')].map(m => +m.dataset.count)") as? [Int] ?? []
             #expect(likes == week.map { creators.count("likes", of: creator, hours: $0..<$0 + 1) })
 
+            // A refresh asks 9 requests, whatever the number of signals; 2 more for the previous
+            // period when the view changes (or a minute has passed). A refresh cut short by a
+            // click asked its first 2.
             let activity = try tab.activity()
+            let sizes = Self.refreshes(activity.requests, origin: origin).map(\.count)
+            #expect(sizes.contains(9) && sizes.allSatisfy { [2, 9, 11].contains($0) }, "\(sizes)")
             #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
             #expect(activity.errors.isEmpty, "\(activity.errors)")
         }

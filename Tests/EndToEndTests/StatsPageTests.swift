@@ -163,7 +163,10 @@ extension RunEndToEnd {
                         """) as? Bool
                     #expect(below == true, "the negative bar starts at the zero line and goes down")
                 }
+                // A track's refresh asks 10 requests (2 more for the previous period when the view changes).
                 let activity = try tab.activity()
+                let sizes = Self.refreshes(activity.requests, origin: origin).map(\.count)
+                #expect(sizes.contains(10) && sizes.allSatisfy { [2, 10, 12].contains($0) }, "\(sizes)")
                 #expect(activity.errors.isEmpty, "\(activity.errors)")
                 #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") })
             }
