@@ -13,10 +13,11 @@ import HTTPServer
 /// - `Dashboard/page.css`: the one stylesheet. Fixed heights for everything a refresh rewrites
 ///   (chart, heatmap, lists, table rows) and tabular figures, so new numbers never move the layout.
 /// - The one script, three files in one function scope: `page.js` (state in the fragment,
-///   `#track=123&period=28d&step=day`; requests every few seconds; the track's total and its
-///   change against the previous period; the CSV links; a failed request keeps the last good
-///   numbers and says so), `charts.js` (the timeline and the waveform heatmap, SVG drawn to the
-///   element's width) and `lists.js` (breakdowns, top tracks, the layers' status, and the start).
+///   `#creator=7&period=28d&step=day` or `#track=123&…`; requests every few seconds; the
+///   subject's totals and their change against the previous period; the CSV links; a failed
+///   request keeps the last good numbers and says so), `charts.js` (the timeline and a track's
+///   waveform heatmaps, SVG drawn to the element's width) and `lists.js` (breakdowns, the top
+///   list, a creator's tracks, the layers' status, and the start).
 ///
 /// A text file ends with a line break; the page does not carry each file's last one. The bytes
 /// are fixed for the life of the process, so the ETag and the hashes the
