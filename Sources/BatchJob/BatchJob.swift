@@ -127,12 +127,15 @@ public enum BatchJob {
                                        workers: configuration.workers, bytesRead: bytesRead, eventsRead: eventsRead)
 
         var tracks = Set<Int64>()
+        var creators = Set<Int64>()
         var rows = 0
         do {
             _ = try store.replace(ranges: plan.ranges, startedAt: startedAt, sources: plan.sources) { writer in
                 while let result = try results.receive() {
                     if let tally = result.tally { tallies.append(tally) }
-                    try result.unit.write(to: writer) { tracks.insert($0) }
+                    try result.unit.write(to: writer) { subject in
+                        if subject.kind == .track { tracks.insert(subject.id) } else { creators.insert(subject.id) }
+                    }
                     rows += result.unit.trackRows
                 }
                 logger.debug("batch rows written", metadata: [
@@ -140,6 +143,7 @@ public enum BatchJob {
                 ])
                 summary.add(GroupTally.combined(tallies))
                 summary.tracks = tracks.count
+                summary.creators = creators.count
                 summary.rows = rows
                 summary.bytesRead = bytesRead.current
                 summary.seconds = (ContinuousClock.now - started).seconds

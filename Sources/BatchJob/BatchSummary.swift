@@ -19,6 +19,8 @@ public struct BatchSummary: Sendable, EventTallies {
     public var rejections = RejectionLog()
     /// Distinct tracks with plays in the rebuilt ranges.
     public var tracks = 0
+    /// Distinct creators the counted events named (SPEC §11).
+    public var creators = 0
     /// Hours rebuilt (covered), including hours without plays: the hours processed.
     public var hours: Int64 = 0
     /// Closed hours a default run left alone: covered, and their files unchanged since.

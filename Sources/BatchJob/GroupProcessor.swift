@@ -98,10 +98,10 @@ struct UnitRows: Sendable {
     /// The (track, hour) rows (a run's `rows`).
     var trackRows: Int { parts.first { $0.kind == .track }?.rows.count ?? 0 }
 
-    /// Writes every part's rows, calling `wrote` with each track row's track.
-    func write(to writer: BatchRowWriter, wrote: (Int64) -> Void) throws {
+    /// Writes every part's rows, calling `wrote` with each row's subject.
+    func write(to writer: BatchRowWriter, wrote: (Subject) -> Void) throws {
         for part in parts {
-            try part.write(to: writer) { if part.kind == .track { wrote($0) } }
+            try part.write(to: writer) { wrote(Subject(part.kind, $0)) }
         }
     }
 }

@@ -14,7 +14,7 @@ extension BatchSummary {
             "rejected_sample": rejections.samples.map {
                 ["reason": $0.reason.rawValue, "source": $0.source, "message": $0.message, "payload_prefix": $0.payloadPrefix]
             },
-            "tracks": tracks, "hours": hours, "hours_processed": hours, "hours_skipped": hoursSkipped,
+            "tracks": tracks, "creators": creators, "hours": hours, "hours_processed": hours, "hours_skipped": hoursSkipped,
             "hours_with_files_gone": hoursWithFilesGone.map { ["from": $0.lower.description, "to": $0.upper.description] }, "rows": rows, "seconds": seconds, "events_per_second": eventsPerSecond,
         ]
     }
@@ -39,7 +39,8 @@ extension BatchSummary {
                 .map { "\($0.key.rawValue) \($0.value.formatted())" }.joined(separator: ", ")
         }
         lines.append(rejectedLine)
-        lines.append("  counted      \(pad(counted))   plays of \(tracks.formatted()) tracks in \(rows.formatted()) rows")
+        lines.append("  counted      \(pad(counted))   events of \(tracks.formatted()) tracks in \(rows.formatted()) rows"
+            + (creators > 0 ? ", naming \(creators.formatted()) creators" : ""))
         lines.append("  took \(String(format: "%.2f", seconds)) s, \(String(format: "%.2f", eventsPerSecond / 1e6)) M events/s")
         if !rejections.samples.isEmpty {
             lines.append("  rejected samples:")

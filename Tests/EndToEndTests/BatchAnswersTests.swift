@@ -33,6 +33,7 @@ extension EndToEnd {
                 #expect(int(summary["counted"]) == truth.counted)
                 #expect(int(summary["outside_range"]) == 0)
                 #expect(int(summary["tracks"]) == truth.plays.count)
+                #expect(int(summary["creators"]) == truth.creatorSignals.count)
                 #expect(int(summary["rows"]) == truth.rows)
                 #expect(int(summary["hours"]) == 24)
                 let byReason = summary["rejected_by_reason"] as? [String: Any] ?? [:]
