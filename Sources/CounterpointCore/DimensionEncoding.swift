@@ -119,6 +119,44 @@ public enum DimensionEncoding {
         return true
     }
 
+    /// The sum of `blobs` into `out` (replacing its contents), merged pairwise in rounds — each
+    /// round halves the blobs — so that a bucket of many rows costs the sum's size a round, not a
+    /// row; false when a blob is not well formed.
+    public static func mergeAll(_ blobs: [UnsafeRawBufferPointer], into out: inout [UInt8]) -> Bool {
+        switch blobs.count {
+        case 0:
+            out.removeAll(keepingCapacity: true)
+            return true
+        case 1, 2:
+            return merge(blobs[0], blobs.count == 2 ? blobs[1] : UnsafeRawBufferPointer(start: nil, count: 0), into: &out)
+        default:
+            var round: [[UInt8]] = []
+            round.reserveCapacity((blobs.count + 1) / 2)
+            for start in stride(from: 0, to: blobs.count, by: 2) {
+                var merged: [UInt8] = []
+                guard mergeAll(Array(blobs[start..<min(start + 2, blobs.count)]), into: &merged) else { return false }
+                round.append(merged)
+            }
+            while round.count > 1 {
+                var next: [[UInt8]] = []
+                next.reserveCapacity((round.count + 1) / 2)
+                for start in stride(from: 0, to: round.count, by: 2) {
+                    guard start + 1 < round.count else {
+                        next.append(round[start])
+                        continue
+                    }
+                    var merged: [UInt8] = []
+                    let ok = round[start].withUnsafeBytes { a in round[start + 1].withUnsafeBytes { b in merge(a, b, into: &merged) } }
+                    guard ok else { return false }
+                    next.append(merged)
+                }
+                round = next
+            }
+            out = round[0]
+            return true
+        }
+    }
+
     /// `a + sign × b` as a new array; nil when an input is malformed.
     public static func merged(_ a: [UInt8], _ b: [UInt8], sign: Int64 = 1) -> [UInt8]? {
         var out: [UInt8] = []

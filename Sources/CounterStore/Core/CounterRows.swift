@@ -113,24 +113,34 @@ public struct CounterRows: Sendable {
         var rows = CounterRows(Catalogue.batch(level, table.subject))
         var bucket = BucketSketch()
         var encoded: [UInt8] = []
-        func endBucket() throws {
-            guard let last = rows.indices.last else { return }
-            guard bucket.finish(into: &encoded) else { throw CounterStoreError.malformedListeners(trackID: rows.trackID(last)) }
-            rows.listeners.setLast(encoded)
-        }
         try dimensions.withBlobs { blob in
+            // A bucket's dimension blobs, merged once when it ends (`DimensionEncoding.mergeAll`):
+            // merging each into the running sum cost the sum's size per row, which a creator's
+            // counts by track make large.
+            var bucketBlobs: [UnsafeRawBufferPointer] = []
+            func endBucket() throws {
+                guard let last = rows.indices.last else { return }
+                guard bucket.finish(into: &encoded) else { throw CounterStoreError.malformedListeners(trackID: rows.trackID(last)) }
+                rows.listeners.setLast(encoded)
+                guard DimensionEncoding.mergeAll(bucketBlobs, into: &encoded) else {
+                    throw CounterStoreError.malformedDimensions(trackID: rows.trackID(last))
+                }
+                rows.dimensions.setLast(encoded)
+                bucketBlobs.removeAll(keepingCapacity: true)
+            }
             try listeners.withBlobs { sketch in
                 for row in indices {
                     let key = level.key(of: source.firstHour(ofKey: secondKeys[row]))
                     if let last = rows.indices.last, rows.firstKeys[last] != firstKeys[row] || rows.secondKeys[last] != key {
                         try endBucket()
                     }
-                    try rows.append(firstKeys[row], key, counts: counts[row], dimensions: blob(row), listenerPlays: listenerPlays[row])
+                    try rows.append(firstKeys[row], key, counts: counts[row], dimensions: CounterRows.noBlob, listenerPlays: listenerPlays[row])
+                    if !blob(row).isEmpty { bucketBlobs.append(blob(row)) }
                     bucket.add(sketch(row))
                 }
             }
+            try endBucket()
         }
-        try endBucket()
         return rows
     }
 }
