@@ -240,6 +240,11 @@ public struct DimensionCounts: Sendable {
                     var keepUpTo = encoded.count
                     var commentEntries: UInt64 = 0
                     Self.forEachBucket(commentBuckets) { if commentsWaveform[$0] != 0 { commentEntries += 1 } }
+                    // A track's plays alone (the common case): nothing after the first three sections.
+                    if commentEntries == 0 && byTrack.isEmpty {
+                        if encoded.count - rowStart == DimensionEncoding.Section.alwaysWritten { encoded.removeSubrange(rowStart...) }
+                        return
+                    }
                     DimensionEncoding.appendVarint(commentEntries, to: &encoded)
                     Self.forEachBucket(commentBuckets) { bucket in
                         guard commentsWaveform[bucket] != 0 else { return }

@@ -71,6 +71,8 @@ public enum DimensionEncoding {
         // last one holding an entry.
         var keepUpTo = 0
         for section in Section.allCases {
+            // Neither blob holds a later section: the sum holds none either.
+            if section.rawValue >= Section.alwaysWritten && left.isAtEnd && right.isAtEnd { break }
             guard let leftCount = left.sectionCount(section), let rightCount = right.sectionCount(section) else { return false }
             let countAt = out.count
             out.append(0) // one byte reserved for the entry count, widened below if needed
@@ -127,8 +129,13 @@ public enum DimensionEncoding {
         case 0:
             out.removeAll(keepingCapacity: true)
             return true
-        case 1, 2:
-            return merge(blobs[0], blobs.count == 2 ? blobs[1] : UnsafeRawBufferPointer(start: nil, count: 0), into: &out)
+        case 1:
+            // As it is, the way a single row's blob went in before (checked when it was read).
+            out.removeAll(keepingCapacity: true)
+            out.append(contentsOf: blobs[0])
+            return true
+        case 2:
+            return merge(blobs[0], blobs[1], into: &out)
         default:
             var round: [[UInt8]] = []
             round.reserveCapacity((blobs.count + 1) / 2)
