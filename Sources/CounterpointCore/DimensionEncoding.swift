@@ -353,7 +353,9 @@ public enum DimensionEncoding {
                 guard head < WaveformBucket.count else { return nil }
                 key = .bucket(head)
             } else {
-                guard head <= DimensionValue.maxLength, position + head <= bytes.count else { return nil }
+                // A by-track key is a track id's 8 bytes; a value at most `DimensionValue.maxLength`.
+                guard section.signalByTrack == nil ? head <= DimensionValue.maxLength : head == 8,
+                      position + head <= bytes.count else { return nil }
                 key = .bytes(UnsafeRawBufferPointer(rebasing: bytes[position..<position + head]))
                 position += head
             }

@@ -275,6 +275,11 @@ struct DimensionEncodingTests {
         let both = try #require(DimensionEncoding.merged(plays, out))
         #expect(DimensionEncoding.merged(both, out, sign: -1) == plays)
         #expect(try #require(DimensionEncoding.decode(both)).byTrack[Signal.likes.ordinal].map(\.count) == [-1])
+        // A by-track key is a track id's 8 bytes: merge refuses any other length as decode does
+        // (the fuzzer found merge accepting a 3-byte one).
+        let shortKey: [UInt8] = [0, 0, 0, 0, 1, 3, 1, 2, 3, 2]
+        #expect(DimensionEncoding.decode(shortKey) == nil)
+        #expect(DimensionEncoding.merged(shortKey, []) == nil)
     }
 
     @Test("breakdowns order by plays descending, then by UTF-8 bytes, with null last")

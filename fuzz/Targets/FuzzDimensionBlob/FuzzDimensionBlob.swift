@@ -49,12 +49,17 @@ struct Counts: Equatable {
     var countries: [[UInt8]: Int64] = [:]
     var clients: [[UInt8]: Int64] = [:]
     var comments: [Int: Int64] = [:]
+    /// A creator's counts by track, per signal ordinal.
+    var byTrack: [Int: [Int64: Int64]] = [:]
 
     init(_ totals: DimensionTotals) {
         for (bucket, count) in totals.waveform.enumerated() where count != 0 { waveform[bucket] = count }
         for (value, count) in totals.countries where count != 0 { countries[value.bytes] = count }
         for (value, count) in totals.clients where count != 0 { clients[value.bytes] = count }
         for (bucket, count) in totals.commentsWaveform.enumerated() where count != 0 { comments[bucket] = count }
+        for (signal, entries) in totals.byTrack.enumerated() {
+            for (track, count) in entries where count != 0 { byTrack[signal, default: [:]][track] = count }
+        }
     }
 
     mutating func add(_ other: Counts, sign: Int64) {
@@ -62,6 +67,11 @@ struct Counts: Equatable {
         for (key, count) in other.countries { countries[key, default: 0] &+= sign &* count }
         for (key, count) in other.clients { clients[key, default: 0] &+= sign &* count }
         for (key, count) in other.comments { comments[key, default: 0] &+= sign &* count }
+        for (signal, entries) in other.byTrack {
+            for (track, count) in entries { byTrack[signal, default: [:]][track, default: 0] &+= sign &* count }
+            byTrack[signal] = byTrack[signal]!.filter { $0.value != 0 }
+            if byTrack[signal]!.isEmpty { byTrack[signal] = nil }
+        }
         waveform = waveform.filter { $0.value != 0 }
         countries = countries.filter { $0.value != 0 }
         clients = clients.filter { $0.value != 0 }
@@ -77,6 +87,9 @@ func encode(_ counts: Counts) -> [UInt8] {
     var out: [UInt8] = []
     DimensionEncoding.encode(waveform: counts.waveform.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) },
                              countries: sorted(counts.countries), clients: sorted(counts.clients),
-                             commentsWaveform: counts.comments.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) }, into: &out)
+                             commentsWaveform: counts.comments.sorted { $0.key < $1.key }.map { (bucket: $0.key, count: $0.value) },
+                             byTrack: Dictionary(uniqueKeysWithValues: counts.byTrack.map { signal, entries in
+                                 (Signal.allCases[signal], entries.sorted { UInt64(bitPattern: $0.key) < UInt64(bitPattern: $1.key) }.map { (track: $0.key, count: $0.value) })
+                             }), into: &out)
     return out
 }

@@ -36,8 +36,9 @@ public func fuzzRequestTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
 func checkReader(path: String, query: [(name: String, value: String)]) {
     if let match = Route.match(path) {
         check(Route.table.contains { $0.template == match.route.template }, "a match outside the route table")
-        if case .success(let id) = match.trackID, match.route.template.contains("{id}") {
-            check((1...EventLimits.maxTrackID).contains(id), "a routed track id out of range: \(id)")
+        if case .success(let subject) = match.subject, match.route.template.contains("{id}") {
+            check((1...EventLimits.maxTrackID).contains(subject.id), "a routed \(subject.kind) id out of range: \(subject.id)")
+            check(match.route.template.hasPrefix("/v1/\(subject.kind.plural)/"), "a \(subject.kind) id routed to \(match.route.template)")
         }
     }
     do throws(APIError) {
