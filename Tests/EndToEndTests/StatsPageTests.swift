@@ -230,29 +230,8 @@ extension RunEndToEnd {
                 #expect(links["countries"] == "/v1/tracks/\(track)/breakdown?by=country&\(range)&format=csv")
                 #expect(links["clients"] == "/v1/tracks/\(track)/breakdown?by=client&\(range)&format=csv")
                 #expect(links["listeners"] == "/v1/tracks/\(track)/listeners/timeline?\(range)&step=day&format=csv")
-                var tables: [String: [[String]]] = [:]
-                for (name, href) in links where href.hasSuffix("&format=csv") {
-                    let answer = try server.request(href)
-                    #expect(answer.status == 200 && answer.header("Content-Type") == "text/csv; charset=utf-8", "\(href)")
-                    #expect(answer.header("Content-Disposition")?.hasPrefix("attachment; filename=") == true, "\(href)")
-                    let csv = try CSVRecords.parse(answer.text)
-                    // The same values as the JSON answer at the same address.
-                    let json = try server.json(String(href.dropLast("&format=csv".count)))
-                    let items = (json["points"] ?? json["values"] ?? json["tracks"]) as? [[String: Any]] ?? []
-                    let header = csv.first ?? []
-                    #expect(!header.isEmpty && csv.count == items.count + 1, "\(href)")
-                    let rows = items.map { item in
-                        header.map { key -> String in
-                            switch item[key] {
-                            case let text as String: return text
-                            case is NSNull, nil: return ""
-                            case let value: return key == "exact" ? String(describing: value as? Bool ?? false) : String(int64(value))
-                            }
-                        }
-                    }
-                    #expect(Array(csv.dropFirst()) == rows, "\(href)")
-                    tables[name] = csv
-                }
+                // The same values as the JSON answer at the same address.
+                let tables = try Self.csvMatchesJSON(links.filter { $0.value.hasSuffix("&format=csv") }, server: server)
                 // … and what the page shows of it.
                 #expect(tables["timeline"]?.dropFirst().map { Int($0[1]) ?? -1 } == marks)
                 let top = try tab.evaluate("[...document.querySelectorAll('#top-rows tr')].filter(r => r.children[1].textContent).map(r => [r.children[1].textContent, r.children[2].textContent])") as? [[String]] ?? []
