@@ -88,7 +88,6 @@ struct GroupProcessor {
             filter.tally.duplicates += 1
         }
     }
-
 }
 
 /// The rows of one unit: a part per subject kind.

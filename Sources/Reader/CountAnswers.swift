@@ -264,7 +264,7 @@ struct CountAnswers {
         return listResponse(format, rows: subjects, columns: columns, filename: filename()) { json in
             json.beginObject()
             if let signal { json.key("signal"); json.value(signal.rawValue) }
-            json.key(dynamic: kind.plural); json.rows(subjects, columns)
+            json.key(identifier: kind.pluralBytes); json.rows(subjects, columns)
             writeFreshness(freshness, into: &json)
             json.endObject()
         }

@@ -135,12 +135,18 @@ struct JSONWriter {
 }
 
 extension JSONWriter {
-    /// A subject's id member: `"track_id":42` or `"creator_id":7`.
+    /// A subject's id member: `"track_id":42` or `"creator_id":7` (`SubjectKind.idField`).
     mutating func id(_ subject: Subject) {
-        switch subject.kind {
-        case .track: key("track_id")
-        case .creator: key("creator_id")
-        }
+        key(identifier: subject.kind.idFieldBytes)
         value(subject.id)
     }
+}
+
+extension SubjectKind {
+    /// `idField` and `plural` as bytes, made once: JSON keys written on every answer.
+    private static let idFields = allCases.map { Array($0.idField.utf8) }
+    private static let plurals = allCases.map { Array($0.plural.utf8) }
+
+    var idFieldBytes: [UInt8] { Self.idFields[rawValue] }
+    var pluralBytes: [UInt8] { Self.plurals[rawValue] }
 }

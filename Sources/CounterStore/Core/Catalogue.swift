@@ -199,11 +199,25 @@ extension Catalogue {
         let dimensions: String
         /// (hour, listener plays, sketch) of the rows with a sketch.
         let listeners: String
+        /// Per signal, the window's rows, not of one subject: (id, count) of every row in the
+        /// hours [1, 2) that holds the signal, in key order (hour, then id) — a run of ascending
+        /// ids per hour.
+        let rowsInWindow: [String]
+        /// The same summed per subject, by id: one run of ascending ids.
+        let sumsInWindow: [String]
 
         init(_ kind: SubjectKind, placeholder p: (Int) -> String) {
             let table = Catalogue.realtime(kind)
             let (hour, track) = (table.keys.first, table.keys.second)
             let condition = "\(track) = \(p(1)) AND \(hour) >= \(p(2)) AND \(hour) < \(p(3))"
+            let window = "FROM \(table.name) WHERE \(hour) >= \(p(1)) AND \(hour) < \(p(2))"
+            rowsInWindow = Signal.allCases.map { signal in
+                "SELECT \(track), \(signal.rawValue) \(window)" + Catalogue.holding(signal) + " ORDER BY \(hour), \(track)"
+            }
+            sumsInWindow = Signal.allCases.map { signal in
+                "SELECT \(track), CAST(sum(\(signal.rawValue)) AS bigint) \(window)" + Catalogue.holding(signal)
+                    + " GROUP BY \(track) ORDER BY \(track)"
+            }
             hours = Signal.allCases.map { signal in
                 "SELECT \(hour), \(signal.rawValue) FROM \(table.name) WHERE \(condition)" + Catalogue.holding(signal)
             }

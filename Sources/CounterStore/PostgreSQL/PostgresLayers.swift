@@ -199,7 +199,7 @@ public final class PostgresLayers: LayerReads {
 
     public func realtimeRows(_ kind: SubjectKind, in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
         // Summed per subject by the server: a row per subject crosses the wire, not one per (subject, hour).
-        let result = try query(Self.realtimeRowsSQL[kind.rawValue][signal.ordinal], [gap.lower.index, gap.upper.index])
+        let result = try query(Self.realtimeSQL[kind.rawValue].sumsInWindow[signal.ordinal], [gap.lower.index, gap.upper.index])
         for row in 0..<result.rowCount { visit(result.int64(row: row, column: 0), result.int64(row: row, column: 1)) }
     }
 
@@ -285,14 +285,6 @@ extension PostgresLayers: Sendable {}
 
 extension PostgresLayers {
     static let batchSQL = SubjectKind.allCases.map { Catalogue.BatchStatements($0, placeholder: { "$\($0)" }) }
-    /// Per kind, per signal: (id, Σ count) of the realtime rows in [$1, $2) that hold it, by id.
-    static let realtimeRowsSQL = SubjectKind.allCases.map { kind in
-        let table = Catalogue.realtime(kind)
-        return Signal.allCases.map { signal in
-            "SELECT \(table.idColumn), sum(\(signal.rawValue))::bigint FROM \(table.name) WHERE hour >= $1 AND hour < $2"
-                + Catalogue.holding(signal) + " GROUP BY \(table.idColumn) ORDER BY \(table.idColumn)"
-        }
-    }
     static let realtimeSQL = SubjectKind.allCases.map { Catalogue.RealtimeStatements($0, placeholder: { "$\($0)" }) }
 
     /// What a read of one batch part and the realtime gaps asks for in one statement: the part's

@@ -147,7 +147,7 @@ public final class SQLiteLayers: LayerReads {
     }
 
     public func realtimeRows(_ kind: SubjectKind, in gap: HourRange, signal: Signal, _ visit: (Int64, Int64) -> Void) throws {
-        let rows = try realtime.cachedStatement(Self.realtimeRowsSQL[kind.rawValue][signal.ordinal])
+        let rows = try realtime.cachedStatement(Self.realtimeSQL[kind.rawValue].rowsInWindow[signal.ordinal])
         try rows.bind(gap.lower.index, at: 1)
         try rows.bind(gap.upper.index, at: 2)
         try rows.forEachRow { visit($0.int64(at: 0), $0.int64(at: 1)) }
@@ -252,14 +252,6 @@ extension SQLiteLayers {
     /// track_id) index by name, so the planner never sorts a bucket instead.
     static let batchSQL = SubjectKind.allCases.map {
         Catalogue.BatchStatements($0, placeholder: { "?\($0)" }, rankedHint: { " INDEXED BY \(Catalogue.rankedIndex($0, $1))" })
-    }
-    /// Per kind, per signal: (id, count) of the realtime rows in [1, 2) that hold it, in key order.
-    static let realtimeRowsSQL = SubjectKind.allCases.map { kind in
-        let table = Catalogue.realtime(kind)
-        return Signal.allCases.map { signal in
-            "SELECT \(table.idColumn), \(signal.rawValue) FROM \(table.name) WHERE hour >= ?1 AND hour < ?2"
-                + Catalogue.holding(signal) + " ORDER BY hour, \(table.idColumn)"
-        }
     }
     static let realtimeSQL = SubjectKind.allCases.map { Catalogue.RealtimeStatements($0, placeholder: { "?\($0)" }) }
 }
