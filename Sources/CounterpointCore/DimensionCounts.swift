@@ -118,19 +118,20 @@ public struct DimensionCounts: Sendable {
 
     /// Appends the by-track sections of one key's records (summed per (signal, track), those that
     /// net 0 left out) after its comments' section, every signal's section up to the last one
-    /// holding an entry; `keepUpTo` moves past it.
-    private static func appendByTrack(_ records: inout [(key: UInt64, weight: Int64)], to encoded: inout [UInt8], keepUpTo: inout Int) {
-        records.sort { $0.key < $1.key }
+    /// holding an entry; `keepUpTo` moves past it. A record is `(signal << 53 | track) << 1 |
+    /// retraction`: one word, so that they sort as plain integers.
+    private static func appendByTrack(_ records: inout [UInt64], to encoded: inout [UInt8], keepUpTo: inout Int) {
+        records.sortFew(in: records.indices)
         var next = 0
         for signal in Signal.allCases {
             let countAt = encoded.count
             encoded.append(0)
             var written: UInt64 = 0
-            while next < records.count, Int(records[next].key >> 53) == signal.ordinal {
-                let key = records[next].key
+            while next < records.count, Int(records[next] >> 54) == signal.ordinal {
+                let key = records[next] >> 1
                 var count: Int64 = 0
-                while next < records.count, records[next].key == key {
-                    count += records[next].weight
+                while next < records.count, records[next] >> 1 == key {
+                    count += records[next] & 1 == 0 ? 1 : -1
                     next += 1
                 }
                 guard count != 0 else { continue }
@@ -170,8 +171,8 @@ public struct DimensionCounts: Sendable {
 
         var waveform = [Int64](repeating: 0, count: WaveformBucket.count)
         var commentsWaveform = [Int64](repeating: 0, count: WaveformBucket.count)
-        /// A key's by-track records: (signal << 53 | track, weight).
-        var byTrack: [(key: UInt64, weight: Int64)] = []
+        /// A key's by-track records (`appendByTrack`).
+        var byTrack: [UInt64] = []
         // Section 0 is countries, 1 clients (their order in the blob): counts[section * valueCount + rank].
         var counts = [Int64](repeating: 0, count: 2 * valueCount)
         var touched = [Int](repeating: 0, count: 2 * valueCount)
@@ -189,8 +190,8 @@ public struct DimensionCounts: Sendable {
                     let combination = records[end].combination
                     let bucket = Int(combination & 127)
                     if combination & Self.byTrackFlags == Self.byTrackFlags {
-                        // (signal, track) as one sortable key, and the weight.
-                        byTrack.append((combination & (7 << 53 | Self.trackIDMask), combination & Self.retractionFlag != 0 ? -1 : 1))
+                        // (signal, track) as one sortable key, and whether it takes one back.
+                        byTrack.append((combination & (7 << 53 | Self.trackIDMask)) << 1 | (combination & Self.retractionFlag != 0 ? 1 : 0))
                         end += 1
                         continue
                     }
