@@ -1,20 +1,6 @@
-/// The dimension counts of one (track, hour) in their stored form (`DimensionEncoding`): the
-/// row shape that flows from aggregation through both layers' writers, beside `CountRow`.
-public struct DimensionRow: Hashable, Sendable {
-    public var trackID: Int64
-    public var hour: Hour
-    public var encoded: [UInt8]
-
-    public init(trackID: Int64, hour: Hour, encoded: [UInt8]) {
-        self.trackID = trackID
-        self.hour = hour
-        self.encoded = encoded
-    }
-}
-
 /// Plays per (track, hour, waveform bucket, client, country) and comments per (track, hour,
 /// waveform bucket), gathered in memory next to `HourCounts` by the batch job and the realtime
-/// consumer, and turned into one `DimensionRow` per (track, hour) when handed to a store.
+/// consumer, and turned into one `EncodedRows` row per (track, hour) when handed to a store.
 ///
 /// Adding a play appends one 24-byte record (client and country interned to small numbers
 /// first) — sequential writes, where a hash table would take a cache miss per play — and the

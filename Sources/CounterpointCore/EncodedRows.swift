@@ -1,8 +1,23 @@
-/// One stored blob per (track, hour) — dimension counts or a listener sketch — with a number
-/// (the plays that carried a listener; 0 for dimension counts), rows in one key order and
-/// their blobs back to back in one buffer: how `DimensionCounts` and `ListenerCounts` hand a
-/// flush to the store without an array per row. `DimensionRow` and `SketchRow` are the same
-/// rows one array each.
+/// One (subject, hour)'s stored blob — its dimension counts (`DimensionEncoding`) or its
+/// listeners' sketch (`HyperLogLog.encoded`, postgresql-hll's bytes) — with a number: the plays
+/// that carried a listener for a sketch, 0 for dimension counts. A row of `EncodedRows` on its
+/// own, where rows are handed over one array each (a copy between stores, tests).
+public struct EncodedRow: Hashable, Sendable {
+    public var trackID: Int64
+    public var hour: Hour
+    public var value: Int64
+    public var encoded: [UInt8]
+
+    public init(trackID: Int64, hour: Hour, value: Int64 = 0, encoded: [UInt8]) {
+        self.trackID = trackID
+        self.hour = hour
+        self.value = value
+        self.encoded = encoded
+    }
+}
+
+/// Stored blobs (`EncodedRow`) of rows in one key order, their blobs back to back in one buffer:
+/// how `DimensionCounts` and `ListenerCounts` hand a flush to the store without an array per row.
 public struct EncodedRows: Sendable {
     public private(set) var trackIDs: [Int64] = []
     public private(set) var hours: [Int64] = []
@@ -28,6 +43,16 @@ public struct EncodedRows: Sendable {
         hours.append(hour)
         values.append(value)
         ends.append(bytes.count)
+    }
+
+    /// Rows in the order given.
+    public init(_ rows: some Sequence<EncodedRow>) {
+        for row in rows { append(trackID: row.trackID, hour: row.hour.index, value: row.value, blob: row.encoded) }
+    }
+
+    /// Row `row` on its own (a copy of its blob).
+    public subscript(row: Int) -> EncodedRow {
+        EncodedRow(trackID: trackIDs[row], hour: Hour(index: hours[row]), value: values[row], encoded: Array(bytes[range(row)]))
     }
 
     /// Appends a row with `blob` as it is.

@@ -1,21 +1,3 @@
-/// The listeners of one (track, hour) in their stored form: a listener sketch
-/// (`HyperLogLog.encoded`, postgresql-hll's bytes) and how many plays carried a listener id,
-/// the row shape that flows from aggregation through both layers' writers beside `CountRow`.
-public struct SketchRow: Hashable, Sendable {
-    public var trackID: Int64
-    public var hour: Hour
-    /// Plays with a `listener_id` (the plays without one are the row's plays minus these).
-    public var listenerPlays: Int64
-    public var encoded: [UInt8]
-
-    public init(trackID: Int64, hour: Hour, listenerPlays: Int64, encoded: [UInt8]) {
-        self.trackID = trackID
-        self.hour = hour
-        self.listenerPlays = listenerPlays
-        self.encoded = encoded
-    }
-}
-
 /// The listener ids of plays per (track, hour), gathered in memory next to `HourCounts` by the
 /// batch job and the realtime consumer, and turned into one listener sketch per (track, hour)
 /// when handed to a store (docs/listeners.md).

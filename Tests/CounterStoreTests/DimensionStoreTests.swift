@@ -57,7 +57,7 @@ struct DimensionStoreTests {
     }
 
     /// Counts and dimension rows of `plays` as an aggregation would hand them to a store.
-    static func rows(_ plays: [(track: Int64, hour: Int64, play: Play)]) -> ([CountRow], [DimensionRow]) {
+    static func rows(_ plays: [(track: Int64, hour: Int64, play: Play)]) -> ([CountRow], [EncodedRow]) {
         var counts = HourCounts()
         var dimensions = DimensionCounts()
         for (track, hourIndex, play) in plays {
@@ -338,7 +338,7 @@ struct DimensionStoreTests {
         let (_, expected) = Self.rows(written.plays)
         let stored = try PostgresConnection(url: url).query("SELECT hour, track_id, dimensions FROM realtime_counts ORDER BY hour, track_id")
         let rows = (0..<stored.rowCount).map {
-            DimensionRow(trackID: stored.int64(row: $0, column: 1), hour: Hour(index: stored.int64(row: $0, column: 0)),
+            EncodedRow(trackID: stored.int64(row: $0, column: 1), hour: Hour(index: stored.int64(row: $0, column: 0)),
                          encoded: stored.bytes(row: $0, column: 2))
         }
         #expect(Set(rows) == Set(expected))

@@ -33,7 +33,7 @@ struct ListenerStoreTests {
     }
 
     /// Counts and sketch rows of `plays` as an aggregation hands them to a store.
-    static func rows(_ plays: [Play]) -> ([CountRow], [SketchRow]) {
+    static func rows(_ plays: [Play]) -> ([CountRow], [EncodedRow]) {
         var counts = HourCounts()
         var listeners = ListenerCounts()
         for play in plays {
@@ -51,7 +51,7 @@ struct ListenerStoreTests {
             let byKey = Dictionary(uniqueKeysWithValues: sketches.map { ("\($0.trackID)/\($0.hour.index)", $0) })
             for row in counts {
                 let sketch = byKey["\(row.trackID)/\(row.hour.index)"]
-                try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, listenerPlays: sketch?.listenerPlays ?? 0,
+                try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, listenerPlays: sketch?.value ?? 0,
                                  listeners: sketch?.encoded ?? [])
             }
         }

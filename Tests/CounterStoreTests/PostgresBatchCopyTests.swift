@@ -97,7 +97,7 @@ struct PostgresBatchCopyTests {
             for row in counts.sortedElements() {
                 let key = Key(track: row.trackID, bucket: row.hour.index)
                 try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, dimensions: blobs[key] ?? [],
-                                 listenerPlays: sketches[key]?.listenerPlays ?? 0, listeners: sketches[key]?.encoded ?? [])
+                                 listenerPlays: sketches[key]?.value ?? 0, listeners: sketches[key]?.encoded ?? [])
             }
         }
     }

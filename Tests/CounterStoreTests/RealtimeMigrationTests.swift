@@ -31,7 +31,7 @@ struct RealtimeMigrationTests {
     /// The listener plays and sketch of `listeners` (nil: a play without one) of one (track, hour).
     static func sketch(_ listeners: [Int64?]) throws -> (Int64, [UInt8]) {
         let row = try #require(ListenerStoreTests.rows(listeners.map { (track: 1, hour: hour(0).index, listener: $0) }).1.first)
-        return (row.listenerPlays, row.encoded)
+        return (row.value, row.encoded)
     }
 
     /// Writes `rows` into a new realtime.sqlite at schema version 4, through its own DDL.

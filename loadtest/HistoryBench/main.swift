@@ -62,7 +62,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     var tables = EventTables(keys: 1 << 16, plays: 1 << 16)
     /// The (subject, hour) rows of one hour's plays of each kind, with their listener sketches
     /// (in the same order) and dimension blobs (a creator's: its counts by track) by id.
-    func playsOfHour(_ hour: Hour) -> [(kind: SubjectKind, counts: [CountRow], listeners: [SketchRow], dimensions: [Int64: [UInt8]])] {
+    func playsOfHour(_ hour: Hour) -> [(kind: SubjectKind, counts: [CountRow], listeners: [EncodedRow], dimensions: [Int64: [UInt8]])] {
         tables.removeAll()
         // A daily rhythm: quiet at 04:00 UTC, busiest at 18:00.
         let hourOfDay = Double(hour.index % 24)
@@ -89,7 +89,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
                 for (kind, rows, sketches, dimensions) in playsOfHour(hour) {
                     for (row, sketch) in zip(rows, sketches) {
                         try writer.write(Subject(kind, row.trackID), hour: hour, counts: row.counts, dimensions: dimensions[row.trackID] ?? [],
-                                         listenerPlays: sketch.listenerPlays, listeners: sketch.encoded)
+                                         listenerPlays: sketch.value, listeners: sketch.encoded)
                         if kind == .track { rowsWritten += 1 }
                     }
                 }
@@ -105,14 +105,14 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
     }
     let realtime = try SQLiteRealtimeStore(location: location)
     var rows: [[CountRow]] = [[], []]
-    var sketches: [[SketchRow]] = [[], []]
-    var blobs: [[DimensionRow]] = [[], []]
+    var sketches: [[EncodedRow]] = [[], []]
+    var blobs: [[EncodedRow]] = [[], []]
     for offset in 0..<realtimeHours {
         let hour = batchEnd.advanced(by: offset)
         for (kind, counts, listeners, dimensions) in playsOfHour(hour) {
             rows[kind.rawValue] += counts
             sketches[kind.rawValue] += listeners
-            blobs[kind.rawValue] += dimensions.map { DimensionRow(trackID: $0.key, hour: hour, encoded: $0.value) }
+            blobs[kind.rawValue] += dimensions.map { EncodedRow(trackID: $0.key, hour: hour, encoded: $0.value) }
         }
     }
     _ = try realtime.apply(try SubjectKind.allCases.map {

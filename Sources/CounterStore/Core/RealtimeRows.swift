@@ -5,18 +5,13 @@ extension CounterRows {
     /// table's rows: checked by the one validity rule, summed and merged per (hour, track), in the
     /// key order every writer locks and sweeps them in; increments of 0 and empty blobs are left
     /// out. Throws `malformedListeners` for a sketch that does not decode.
-    public static func realtime(_ increments: some Collection<CountRow>, dimensions: [DimensionRow] = [],
-                                listeners: [SketchRow] = [], of kind: SubjectKind = .track) throws -> CounterRows {
-        var dimensionBlobs = EncodedRows()
-        for row in dimensions.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
-            dimensionBlobs.append(trackID: row.trackID, hour: row.hour.index, value: 0, blob: row.encoded)
-        }
-        var sketches = EncodedRows()
-        for row in listeners.sorted(by: { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }) {
-            sketches.append(trackID: row.trackID, hour: row.hour.index, value: row.listenerPlays, blob: row.encoded)
+    public static func realtime(_ increments: some Collection<CountRow>, dimensions: [EncodedRow] = [],
+                                listeners: [EncodedRow] = [], of kind: SubjectKind = .track) throws -> CounterRows {
+        func inKeyOrder(_ rows: [EncodedRow]) -> EncodedRows {
+            EncodedRows(rows.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) })
         }
         return try realtime(sorted: CountRowList(increments.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }),
-                            dimensions: dimensionBlobs, listeners: sketches, of: kind)
+                            dimensions: inKeyOrder(dimensions), listeners: inKeyOrder(listeners), of: kind)
     }
 
     /// The same rows from sources already in (hour, track) order — the increments

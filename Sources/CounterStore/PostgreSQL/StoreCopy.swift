@@ -72,21 +72,20 @@ public enum StoreCopy {
             var families: [CounterRows] = []
             var trackRows = 0
             for kind in SubjectKind.allCases {
-                var rows: [CountRow] = []
-                var dimensions: [DimensionRow] = []
-                var listeners: [SketchRow] = []
+                var rows = CountRowList()
+                var (dimensions, listeners) = (EncodedRows(), EncodedRows())
                 let table = Catalogue.realtime(kind)
                 try db.cachedStatement("""
                     SELECT \(table.idColumn), hour, dimensions, listener_plays, listeners, \(Catalogue.signalColumns.joined(separator: ", "))
-                    FROM \(table.name)
+                    FROM \(table.name) ORDER BY hour, \(table.idColumn)
                     """).forEachRow { row in
-                    let (id, hour) = (row.int64(at: 0), Hour(index: row.int64(at: 1)))
-                    rows.append(CountRow(trackID: id, hour: hour, counts: row.signalCounts(from: 5)))
-                    dimensions.append(DimensionRow(trackID: id, hour: hour, encoded: row.bytes(at: 2)))
-                    listeners.append(SketchRow(trackID: id, hour: hour, listenerPlays: row.int64(at: 3), encoded: row.bytes(at: 4)))
+                    let (id, hour) = (row.int64(at: 0), row.int64(at: 1))
+                    rows.append(CountRow(trackID: id, hour: Hour(index: hour), counts: row.signalCounts(from: 5)))
+                    dimensions.append(trackID: id, hour: hour, value: 0, blob: row.bytes(at: 2))
+                    listeners.append(trackID: id, hour: hour, value: row.int64(at: 3), blob: row.bytes(at: 4))
                 }
                 if kind == .track { trackRows = rows.count }
-                families.append(try CounterRows.realtime(rows, dimensions: dimensions, listeners: listeners, of: kind))
+                families.append(try CounterRows.realtime(sorted: rows, dimensions: dimensions, listeners: listeners, of: kind))
             }
             var progress: [PartitionProgress] = []
             try db.cachedStatement("SELECT topic, partition, next_offset, high_watermark FROM partition_offsets").forEachRow { row in

@@ -31,7 +31,7 @@ public protocol RealtimeWriter: AnyObject {
 
 extension RealtimeWriter {
     /// A flush of these increments, dimension counts and listener sketches of one kind's subjects.
-    public func apply(increments: some Collection<CountRow>, dimensions: [DimensionRow] = [], listeners: [SketchRow] = [],
+    public func apply(increments: some Collection<CountRow>, dimensions: [EncodedRow] = [], listeners: [EncodedRow] = [],
                       of kind: SubjectKind = .track, progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
         try apply([CounterRows.realtime(increments, dimensions: dimensions, listeners: listeners, of: kind)], progress: progress,
                   flushedAt: flushedAt)

@@ -5,23 +5,19 @@ import CounterpointCore
 
 extension DimensionCounts {
     /// One row per (track, hour), ordered by track then hour.
-    public mutating func rows() -> [DimensionRow] {
+    public mutating func rows() -> [EncodedRow] {
         var encoded = EncodedRows()
         encodeRows(.trackThenHour, into: &encoded)
-        return (0..<encoded.count).map {
-            DimensionRow(trackID: encoded.trackIDs[$0], hour: Hour(index: encoded.hours[$0]), encoded: Array(encoded.bytes[encoded.range($0)]))
-        }
+        return (0..<encoded.count).map { encoded[$0] }
     }
 }
 
 extension ListenerCounts {
-    /// One row per (track, hour) with a listener, ordered by track then hour.
-    public mutating func rows() -> [SketchRow] {
+    /// One row per (track, hour) with a listener, ordered by track then hour; its value is the
+    /// plays that carried a listener.
+    public mutating func rows() -> [EncodedRow] {
         var encoded = EncodedRows()
         encodeRows(.trackThenHour, into: &encoded)
-        return (0..<encoded.count).map {
-            SketchRow(trackID: encoded.trackIDs[$0], hour: Hour(index: encoded.hours[$0]), listenerPlays: encoded.values[$0],
-                      encoded: Array(encoded.bytes[encoded.range($0)]))
-        }
+        return (0..<encoded.count).map { encoded[$0] }
     }
 }
