@@ -1,6 +1,7 @@
-/// Every signal's net count of one track in one UTC hour: the unit of counting
-/// (docs/architecture.md), and the one row shape that flows from aggregation (`HourCounts`)
-/// through both layers' writers into the stores.
+/// Every signal's net count of one subject in one UTC hour: the unit of counting
+/// (docs/architecture.md). `trackID` is the subject's id — a creator's in a creator's row (SPEC
+/// §11). Aggregation (`HourCounts`) hands them on by column (`CountRowList`), and a store write
+/// carries them with their blobs (`CounterRows`).
 public struct CountRow: Hashable, Sendable {
     public var trackID: Int64
     public var hour: Hour

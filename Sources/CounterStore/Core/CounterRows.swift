@@ -1,6 +1,7 @@
 import CounterpointCore
 
-/// The one row type every counter write of both backends carries: rows keyed by two bigint
+/// What every counter write of both backends carries — `CountRow`s with their blobs
+/// (`EncodedRow`s), by column, for one `CounterTable`: rows keyed by two bigint
 /// columns (a `CounterTable`'s keys), each with every signal's count (`SignalCounts`, one column
 /// per signal) and the optional payloads of its plays — the dimension
 /// counts (`DimensionEncoding` blobs) and the listeners (the plays that carried a listener id,
