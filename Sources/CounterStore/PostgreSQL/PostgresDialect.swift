@@ -39,6 +39,9 @@ final class PostgresDialect: StoreDialect {
         }
     }
 
+    /// Writers of the realtime layer run concurrently, each in a READ COMMITTED transaction.
+    static let rowLockClause = "FOR UPDATE"
+
     func add(_ rows: CounterRows) throws {
         try PostgresCounterWrite(counters: rows, db: db, soleWriter: soleWriter).write(chunkRows: chunkRows)
     }

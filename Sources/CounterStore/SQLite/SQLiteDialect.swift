@@ -53,6 +53,9 @@ final class SQLiteDialect: StoreDialect {
         try statement.forEachRow(row)
     }
 
+    /// None: a write transaction (`BEGIN IMMEDIATE`) holds the file's one write lock throughout.
+    static let rowLockClause = ""
+
     func add(_ rows: CounterRows) throws {
         guard !rows.isEmpty else { return }
         let table = rows.table

@@ -21,34 +21,24 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
     /// `progress` — in ONE transaction, so that after a crash the stored offsets say exactly
     /// which plays are counted.
     ///
-    /// Fencing: the flush commits only if, for every partition in `progress`, the stored next
-    /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
-    /// Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
+    /// Fencing (`OffsetFence`): the flush commits only if, for every partition in `progress`, the
+    /// stored next offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as
+    /// Apache Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
     /// those partitions since this one read them: nothing is written and `.fenced` names them.
     public func apply(_ rows: [CounterRows], progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
-        try database.write { db in
-            let stale = try staleOffsets(progress, db)
-            guard stale.isEmpty else { return .fenced(partitions: stale) }
-            for kindRows in rows { try SQLiteDialect(db).add(kindRows) }
-
-            let saveOffset = try db.cachedStatement("""
-                INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at)
-                VALUES (?1, ?2, ?3, ?4, ?5)
-                ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset,
-                    high_watermark = excluded.high_watermark, flushed_at = excluded.flushed_at
-                """)
-            for partition in progress {
-                try saveOffset.bind(partition.topic, at: 1)
-                try saveOffset.bind(Int64(partition.partition), at: 2)
-                try saveOffset.bind(partition.nextOffset, at: 3)
-                try saveOffset.bind(partition.highWatermark, at: 4)
-                try saveOffset.bind(flushedAt, at: 5)
-                try saveOffset.execute()
+        let fence = OffsetFence(progress, flushedAt: flushedAt)
+        do {
+            try database.write { db in
+                let dialect = SQLiteDialect(db)
+                try fence.lock(dialect)
+                for kindRows in rows { try dialect.add(kindRows) }
+                try fence.advance(dialect)
+                let change = try countChange(flushedAt: flushedAt, db)
+                try RealtimeHourStamps.stamp(hours: rows.firstKeyValues, change: change, dialect)
             }
-
-            let change = try countChange(flushedAt: flushedAt, db)
-            try RealtimeHourStamps.stamp(hours: rows.firstKeyValues, change: change, SQLiteDialect(db))
             return .committed
+        } catch let stale as OffsetFence.Stale {
+            return .fenced(stale, of: progress)
         }
     }
 
@@ -74,20 +64,6 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
             try dialect.run("UPDATE last_flush SET changes = $1, stamped = $1 WHERE id = 1", .integer(change))
         }
         return change
-    }
-
-    /// The partitions whose stored next offset is not the flush's start offset.
-    private func staleOffsets(_ progress: [PartitionProgress], _ db: Database) throws -> [Int32] {
-        let select = try db.cachedStatement("SELECT next_offset FROM partition_offsets WHERE topic = ?1 AND partition = ?2")
-        var stale: [Int32] = []
-        for partition in progress {
-            try select.bind(partition.topic, at: 1)
-            try select.bind(Int64(partition.partition), at: 2)
-            if try select.singleInt64() != partition.startOffset {
-                stale.append(partition.partition)
-            }
-        }
-        return stale
     }
 
     public func storedOffsets(topic: String) throws -> [Int32: Int64] {
