@@ -39,6 +39,10 @@ final class PostgresDialect: StoreDialect {
         }
     }
 
+    func changedRows(_ sql: String, _ values: [SQLValue]) throws -> Int {
+        try db.query(sql, parameters(values)).affectedRows
+    }
+
     /// Writers of the realtime layer run concurrently, each in a READ COMMITTED transaction.
     static let rowLockClause = "FOR UPDATE"
 

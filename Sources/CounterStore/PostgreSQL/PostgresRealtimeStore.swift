@@ -72,42 +72,23 @@ public final class PostgresRealtimeStore: RealtimeWriter {
         }
     }
 
-    /// One short transaction: it deletes at most `maxRows` rows in the coverage committed when its
-    /// statement starts (the batch layer is in the same database), their dimension counts and
-    /// listener sketches with them (columns of the same rows), and stamps the hours it deleted from.
+    /// One short READ COMMITTED transaction: it reads the coverage committed when it starts (the
+    /// batch layer is in the same database; coverage only grows), deletes at most `maxRows` rows
+    /// of those hours (`RealtimeCompaction`: oldest first, the creators' first, payloads with
+    /// them) and stamps the hours it deleted from.
     public func compactCoveredHours(maxRows: Int) throws -> Int {
         try retryingConflicts {
             try database.withConnection { connection in
                 try connection.write(isolation: .readCommitted) { db in
-                    var deleted = 0
-                    var deletedFrom: (lower: Int64, upper: Int64)?
-                    var change: Int64 = 0
-                    for kind in SubjectKind.allCases.reversed() where deleted < maxRows {
-                        let table = Catalogue.realtime(kind)
-                        let gone = try db.query("""
-                            WITH gone AS (
-                                DELETE FROM \(table.name) WHERE (hour, \(table.idColumn)) IN (
-                                    SELECT r.hour, r.\(table.idColumn) FROM coverage c
-                                    JOIN \(table.name) r ON r.hour >= c.lower AND r.hour < c.upper
-                                    LIMIT $1)
-                                RETURNING hour)
-                            SELECT count(*)::bigint, min(hour), max(hour), txid_current() FROM gone
-                            """, [max(0, maxRows - deleted)])
-                        let rows = Int(gone.singleInt64 ?? 0)
-                        guard rows > 0 else { continue }
-                        deleted += rows
-                        let (lower, upper) = (gone.int64(row: 0, column: 1), gone.int64(row: 0, column: 2) + 1)
-                        deletedFrom = deletedFrom.map { (Swift.min($0.lower, lower), Swift.max($0.upper, upper)) } ?? (lower, upper)
-                        change = gone.int64(row: 0, column: 3)
-                    }
-                    if let deletedFrom {
-                        // The hours from the first to the last it deleted from, in one statement:
-                        // an hour in between that it did not change is only read again by readers.
-                        try RealtimeHourStamps.stampDeletions(lower: deletedFrom.lower, upper: deletedFrom.upper, change: change,
-                                                              PostgresDialect(db))
+                    let dialect = PostgresDialect(db)
+                    let coverage = try BatchRecords.coverage(dialect)
+                    let deleted = try RealtimeCompaction.delete(covered: coverage, maxRows: maxRows, dialect)
+                    if !deleted.from.isEmpty {
+                        let change = try db.query("SELECT txid_current()", []).singleInt64 ?? 0
+                        try RealtimeHourStamps.stampDeletions(in: deleted.from, change: change, dialect)
                     }
                     try forgetSilentWriters(db)
-                    return deleted
+                    return deleted.rows
                 }
             }
         }

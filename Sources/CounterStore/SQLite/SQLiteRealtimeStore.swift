@@ -82,55 +82,19 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
         return try compact(coverage: coverage, maxRows: maxRows)
     }
 
-    /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds — their dimension
-    /// counts and sketches with them, columns of the same rows — in one transaction, oldest
-    /// first, every subject kind's (the creators' first). Returns the number of rows deleted.
+    /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds in one transaction
+    /// (`RealtimeCompaction`: oldest first, the creators' first, payloads with them). Returns the
+    /// number of rows deleted.
     @discardableResult
     public func compact(coverage: Coverage, maxRows: Int = .max) throws -> Int {
         try database.write { db in
-            var budget = max(0, maxRows)
-            var deleted = 0
-            var deletedFrom: [HourRange] = []
-            for kind in SubjectKind.allCases.reversed() {
-                let table = Catalogue.realtime(kind)
-                let (hour, id) = (table.keys.first, table.keys.second)
-                // The row just past the budget bounds the delete: (hour, id) is the key order.
-                let boundary = try db.cachedStatement("""
-                    SELECT \(hour), \(id) FROM \(table.name) WHERE \(hour) >= ?1 AND \(hour) < ?2
-                    ORDER BY \(hour), \(id) LIMIT 1 OFFSET ?3
-                    """)
-                let deleteBefore = try db.cachedStatement("DELETE FROM \(table.name) WHERE \(hour) >= ?1 AND (\(hour), \(id)) < (?2, ?3)")
-                let deleteRange = try db.cachedStatement("DELETE FROM \(table.name) WHERE \(hour) >= ?1 AND \(hour) < ?2")
-                for covered in coverage.ranges where budget > 0 {
-                    try boundary.bind(covered.lower.index, at: 1)
-                    try boundary.bind(covered.upper.index, at: 2)
-                    try boundary.bind(Int64(budget), at: 3)
-                    var stop: (hour: Int64, id: Int64)?
-                    if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
-                    boundary.reset()
-                    if let stop {
-                        try deleteBefore.bind(covered.lower.index, at: 1)
-                        try deleteBefore.bind(stop.hour, at: 2)
-                        try deleteBefore.bind(stop.id, at: 3)
-                        try deleteBefore.execute()
-                    } else {
-                        try deleteRange.bind(covered.lower.index, at: 1)
-                        try deleteRange.bind(covered.upper.index, at: 2)
-                        try deleteRange.execute()
-                    }
-                    if db.changes > 0 { deletedFrom.append(covered) }
-                    deleted += db.changes
-                    budget -= db.changes
-                }
-            }
-            if !deletedFrom.isEmpty {
+            let dialect = SQLiteDialect(db)
+            let deleted = try RealtimeCompaction.delete(covered: coverage, maxRows: maxRows, dialect)
+            if !deleted.from.isEmpty {
                 let change = try countChange(flushedAt: nil, db)
-                for range in Coverage(deletedFrom).ranges {
-                    try RealtimeHourStamps.stampDeletions(lower: range.lower.index, upper: range.upper.index,
-                                                          change: change, SQLiteDialect(db))
-                }
+                try RealtimeHourStamps.stampDeletions(in: deleted.from, change: change, dialect)
             }
-            return deleted
+            return deleted.rows
         }
     }
 }
