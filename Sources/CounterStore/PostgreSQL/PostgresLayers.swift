@@ -111,10 +111,10 @@ public final class PostgresLayers: LayerReads {
     public func batchRanked(_ kind: SubjectKind, level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?,
                             limit: Int) throws -> [RankedEntry] {
         let result = try after.map {
-            try query(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue], [key, $0.plays, $0.trackID, limit])
+            try query(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue], [key, $0.plays, $0.id, limit])
         } ?? query(Self.batchSQL[kind.rawValue].ranked[signal.ordinal][level.rawValue], [key, limit])
         return (0..<result.rowCount).map {
-            RankedEntry(trackID: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
+            RankedEntry(id: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
         }
     }
 
@@ -135,7 +135,7 @@ public final class PostgresLayers: LayerReads {
             return try tracks.map { try sumsOneLayerAtATime(Subject(kind, $0), batchParts: batchParts, realtimeGaps: realtimeGaps) }
         }
         guard !tracks.isEmpty, !read.findsNothing else {
-            return tracks.map { TrackPlays(trackID: $0, batchPlays: 0, realtimePlays: 0) }
+            return tracks.map { TrackPlays(id: $0, batchPlays: 0, realtimePlays: 0) }
         }
         let manyTracks = tracks.count > 1
         let trackParameter: any PostgresParameter = manyTracks ? PostgresInt64Array(tracks) : tracks[0]
@@ -143,7 +143,7 @@ public final class PostgresLayers: LayerReads {
         let sql = Self.trackSumsSQL[kind.rawValue][manyTracks ? 1 : 0][read.withRealtime ? 1 : 0][read.mask]
         let result = try query(sql, [trackParameter] + read.parameters)
         return tracks.indices.map { row in
-            TrackPlays(trackID: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
+            TrackPlays(id: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
                        realtimePlays: read.withRealtime ? result.optionalInt64(row: row, column: 1) ?? 0 : 0)
         }
     }
@@ -183,12 +183,12 @@ public final class PostgresLayers: LayerReads {
             return try dimensionsOneLayerAtATime(subject, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
         }
         let track = subject.id
-        guard !read.findsNothing else { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
+        guard !read.findsNothing else { return TrackPlays(id: track, batchPlays: 0, realtimePlays: 0) }
         let result = try query(Self.trackDimensionsSQL[subject.kind.rawValue][read.withRealtime ? 1 : 0][read.mask], [track] + read.parameters)
-        var plays = TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0)
+        var plays = TrackPlays(id: track, batchPlays: 0, realtimePlays: 0)
         for row in 0..<result.rowCount {
             if result.int64(row: row, column: 0) == 0 {
-                plays = TrackPlays(trackID: track, batchPlays: result.optionalInt64(row: row, column: 1) ?? 0,
+                plays = TrackPlays(id: track, batchPlays: result.optionalInt64(row: row, column: 1) ?? 0,
                                    realtimePlays: result.optionalInt64(row: row, column: 2) ?? 0)
             } else {
                 try result.withBytes(row: row, column: 3, visit)

@@ -98,7 +98,7 @@ public final class SQLiteLayers: LayerReads {
             rows = try batch.cachedStatement(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue])
             try rows.bind(key, at: 1)
             try rows.bind(after.plays, at: 2)
-            try rows.bind(after.trackID, at: 3)
+            try rows.bind(after.id, at: 3)
             try rows.bind(Int64(limit), at: 4)
         } else {
             rows = try batch.cachedStatement(Self.batchSQL[kind.rawValue].ranked[signal.ordinal][level.rawValue])
@@ -107,7 +107,7 @@ public final class SQLiteLayers: LayerReads {
         }
         var entries: [RankedEntry] = []
         entries.reserveCapacity(limit)
-        try rows.forEachRow { entries.append(RankedEntry(trackID: $0.int64(at: 0), plays: $0.int64(at: 1))) }
+        try rows.forEachRow { entries.append(RankedEntry(id: $0.int64(at: 0), plays: $0.int64(at: 1))) }
         return entries
     }
 
