@@ -33,9 +33,10 @@ public struct CountRow: Hashable, Sendable {
     }
 }
 
-/// A track's merged plays over a range, and how much of them each layer contributed.
+/// A subject's merged plays over a range, and how much of them each layer contributed.
 public struct TrackPlays: Sendable, Hashable {
-    public var trackID: Int64
+    /// The subject's id: a track's, or a creator's.
+    public var id: Int64
     /// `batchPlays + realtimePlays`: the merge rule applied to every hour of the range.
     public var plays: Int64
     /// Plays of covered hours (from the batch layer).
@@ -43,8 +44,8 @@ public struct TrackPlays: Sendable, Hashable {
     /// Plays of uncovered hours (from the realtime layer).
     public var realtimePlays: Int64
 
-    public init(trackID: Int64, batchPlays: Int64, realtimePlays: Int64) {
-        self.trackID = trackID
+    public init(id: Int64, batchPlays: Int64, realtimePlays: Int64) {
+        self.id = id
         self.plays = batchPlays + realtimePlays
         self.batchPlays = batchPlays
         self.realtimePlays = realtimePlays
@@ -52,17 +53,18 @@ public struct TrackPlays: Sendable, Hashable {
 
 }
 
-/// A track's plays as rankings order them (`TrackPlays`, `RankedEntry`).
+/// A subject's plays as rankings order them (`TrackPlays`, `RankedEntry`).
 public protocol RankedByPlays {
-    var trackID: Int64 { get }
+    /// The subject's id: a track's, or a creator's.
+    var id: Int64 { get }
     var plays: Int64 { get }
 }
 
 extension RankedByPlays {
-    /// The ranking order of `/v1/top`: more plays first, then the lower track id.
+    /// The ranking order of `/v1/top`: more plays first, then the lower id.
     @inlinable
     public static func ranksAbove(_ a: Self, _ b: Self) -> Bool {
-        a.plays != b.plays ? a.plays > b.plays : a.trackID < b.trackID
+        a.plays != b.plays ? a.plays > b.plays : a.id < b.id
     }
 }
 

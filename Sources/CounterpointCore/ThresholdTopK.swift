@@ -1,10 +1,11 @@
-/// One entry of a ranked list: a track and its plays in one bucket (or one layer's window).
+/// One entry of a ranked list: a subject and its plays in one bucket (or one layer's window).
 public struct RankedEntry: Hashable, Sendable, RankedByPlays {
-    public var trackID: Int64
+    /// The subject's id: a track's, or a creator's.
+    public var id: Int64
     public var plays: Int64
 
-    public init(trackID: Int64, plays: Int64) {
-        self.trackID = trackID
+    public init(id: Int64, plays: Int64) {
+        self.id = id
         self.plays = plays
     }
 }
@@ -138,8 +139,8 @@ public enum ThresholdTopK {
             reads[index] += 1
             if let entry = try lists[index].next() {
                 lastPlays[index] = entry.plays
-                if seen.insert(entry.trackID).inserted {
-                    let candidate = try score(entry.trackID)
+                if seen.insert(entry.id).inserted {
+                    let candidate = try score(entry.id)
                     if candidate.plays > 0 { best.offer(candidate) }
                 }
             } else {

@@ -245,7 +245,7 @@ struct CountAnswers {
     static let subjectColumns: [[[Column<TrackPlays>]]] = SubjectKind.allCases.map { kind in
         Signal.allCases.map { signal in
             [
-                Column(kind.idField) { .integer($0.trackID) },
+                Column(kind.idField) { .integer($0.id) },
                 Column(signal.rawValue) { .integer($0.plays) },
                 Column("batch_\(signal.rawValue)") { .integer($0.batchPlays) },
                 Column("realtime_\(signal.rawValue)") { .integer($0.realtimePlays) },

@@ -130,7 +130,7 @@ struct CreatorBatchTests {
 
                 let expected = truth.plays.filter { $0.value > 0 }.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
                 let top = try reader.top(.creator, in: range, limit: 3)
-                #expect(top.map(\.trackID) == expected.prefix(3).map(\.key))
+                #expect(top.map(\.id) == expected.prefix(3).map(\.key))
                 #expect(top.map(\.plays) == expected.prefix(3).map(\.value))
                 // A creator no event named answers zeros.
                 #expect(try reader.counts(.creator(1_000), in: range).total == .zero)

@@ -93,7 +93,7 @@ struct Workspace {
         var hour = range.lower
         while hour < range.upper {
             for track in try reader.top(in: HourRange(hour, hour.advanced(by: 1)), limit: 1_000) {
-                cells[Cell(track: track.trackID, hour: hour)] = track.plays
+                cells[Cell(track: track.id, hour: hour)] = track.plays
             }
             hour = hour.advanced(by: 1)
         }

@@ -24,12 +24,12 @@ struct MergeRuleTests {
     func totals(_ backend: Backend) throws {
         try withStores(backend) { stores in
             let reader = try makeStore(stores)
-            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4))
-            #expect(try reader.plays(track: 2, in: .allTime) == TrackPlays(trackID: 2, batchPlays: 0, realtimePlays: 1))
+            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(id: 1, batchPlays: 10, realtimePlays: 4))
+            #expect(try reader.plays(track: 2, in: .allTime) == TrackPlays(id: 2, batchPlays: 0, realtimePlays: 1))
             #expect(try reader.plays(track: 2, in: hours(5, 6)).plays == 0)
-            #expect(try reader.plays(track: 3, in: hours(11, 13)) == TrackPlays(trackID: 3, batchPlays: 4, realtimePlays: 0))
-            #expect(try reader.plays(track: 1, in: hours(13, 14)) == TrackPlays(trackID: 1, batchPlays: 0, realtimePlays: 2))
-            #expect(try reader.plays(track: 99, in: .allTime) == TrackPlays(trackID: 99, batchPlays: 0, realtimePlays: 0))
+            #expect(try reader.plays(track: 3, in: hours(11, 13)) == TrackPlays(id: 3, batchPlays: 4, realtimePlays: 0))
+            #expect(try reader.plays(track: 1, in: hours(13, 14)) == TrackPlays(id: 1, batchPlays: 0, realtimePlays: 2))
+            #expect(try reader.plays(track: 99, in: .allTime) == TrackPlays(id: 99, batchPlays: 0, realtimePlays: 0))
         }
     }
 
@@ -38,9 +38,9 @@ struct MergeRuleTests {
         try withStores(backend) { stores in
             let reader = try makeStore(stores)
             let answers = try reader.plays(tracks: [3, 1, 99, 2, 1], in: .allTime)
-            #expect(answers.map(\.trackID) == [3, 1, 99, 2, 1])
+            #expect(answers.map(\.id) == [3, 1, 99, 2, 1])
             #expect(answers.map(\.plays) == [4, 14, 0, 1, 14])
-            #expect(answers[1] == TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4))
+            #expect(answers[1] == TrackPlays(id: 1, batchPlays: 10, realtimePlays: 4))
             #expect(try reader.plays(tracks: [], in: .allTime).isEmpty)
         }
     }
@@ -56,7 +56,7 @@ struct MergeRuleTests {
             try replace(batch, hours(8, 9), [(1, 8, 50)])
             let reader = try stores.reader()
             // Uncovered: 0,1,3,4,6,7,9 → 7 realtime plays; covered: 100 + 0 + 50.
-            #expect(try reader.plays(track: 1, in: hours(0, 10)) == TrackPlays(trackID: 1, batchPlays: 150, realtimePlays: 7))
+            #expect(try reader.plays(track: 1, in: hours(0, 10)) == TrackPlays(id: 1, batchPlays: 150, realtimePlays: 7))
             #expect(try reader.plays(tracks: [1], in: hours(0, 10)).first?.plays == 157)
             #expect(try reader.timeline(track: 1, in: hours(0, 10), step: .hour).map(\.count) == [1, 1, 100, 1, 1, 0, 1, 1, 50, 1])
             #expect(try reader.top(in: hours(0, 10), limit: 1).first?.plays == 157)
@@ -103,18 +103,18 @@ struct MergeRuleTests {
         try withStores(backend) { stores in
             let reader = try makeStore(stores)
             #expect(try reader.top(in: .allTime, limit: 10) == [
-                TrackPlays(trackID: 1, batchPlays: 10, realtimePlays: 4),
-                TrackPlays(trackID: 3, batchPlays: 4, realtimePlays: 0),
-                TrackPlays(trackID: 2, batchPlays: 0, realtimePlays: 1),
+                TrackPlays(id: 1, batchPlays: 10, realtimePlays: 4),
+                TrackPlays(id: 3, batchPlays: 4, realtimePlays: 0),
+                TrackPlays(id: 2, batchPlays: 0, realtimePlays: 1),
             ])
             // Track 2's 7 realtime plays at hour 5 are covered and count 0: it is left out.
-            #expect(try reader.top(in: hours(0, 12), limit: 10).map(\.trackID) == [1, 3])
-            #expect(try reader.top(in: hours(0, 12), limit: 1).map(\.trackID) == [1])
+            #expect(try reader.top(in: hours(0, 12), limit: 10).map(\.id) == [1, 3])
+            #expect(try reader.top(in: hours(0, 12), limit: 1).map(\.id) == [1])
             #expect(try reader.top(in: hours(0, 12), limit: 0).isEmpty)
 
             let realtime = try stores.realtime()
             try flush(realtime, [(7, 40, 5), (5, 40, 5), (6, 40, 5), (4, 40, 1)], from: 6, to: 8)
-            #expect(try reader.top(in: hours(40, 41), limit: 2).map(\.trackID) == [5, 6])
+            #expect(try reader.top(in: hours(40, 41), limit: 2).map(\.id) == [5, 6])
         }
     }
 
@@ -149,12 +149,12 @@ struct MergeRuleTests {
             // Realtime only; batch only; one batch part and realtime gaps; two batch parts; everything.
             for range in [hours(0, 20), hours(25, 38), hours(30, 50), hours(10, 90), .allTime] {
                 let answers = try reader.plays(tracks: asked, in: range)
-                #expect(answers.map(\.trackID) == asked)
+                #expect(answers.map(\.id) == asked)
                 for answer in answers {
-                    let expected = truth(answer.trackID, range)
-                    #expect(answer == TrackPlays(trackID: answer.trackID, batchPlays: expected.batch, realtimePlays: expected.realtime),
-                            "track \(answer.trackID) over \(range)")
-                    #expect(try reader.plays(track: answer.trackID, in: range) == answer)
+                    let expected = truth(answer.id, range)
+                    #expect(answer == TrackPlays(id: answer.id, batchPlays: expected.batch, realtimePlays: expected.realtime),
+                            "track \(answer.id) over \(range)")
+                    #expect(try reader.plays(track: answer.id, in: range) == answer)
                 }
             }
         }
@@ -175,7 +175,7 @@ struct MergeRuleTests {
             for range in [hours(0, 1), hours(35, 36), hours(30, 45), hours(10, 90), .allTime] {
                 let expected = try reader.plays(tracks: tracks, in: range)
                     .filter { $0.plays > 0 }
-                    .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
+                    .sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.id < $1.id }
                 #expect(try reader.top(in: range, limit: 1_000) == expected)
                 #expect(try reader.top(in: range, limit: 5) == Array(expected.prefix(5)))
             }

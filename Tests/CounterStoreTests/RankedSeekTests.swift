@@ -25,7 +25,7 @@ struct RankedSeekTests {
                 if count > 0 { totals[track, default: 0] += count }
             }
         }
-        return totals.map { RankedEntry(trackID: $0.key, plays: $0.value) }.sorted(by: RankedEntry.ranksAbove)
+        return totals.map { RankedEntry(id: $0.key, plays: $0.value) }.sorted(by: RankedEntry.ranksAbove)
     }
 
     @Test("reading a bucket chunk by chunk gives every entry once, in rank order; top-N equals the truth",
@@ -74,10 +74,10 @@ struct RankedSeekTests {
                     for track in 1...Self.trackCount { totals[track, default: 0] += Self.plays(track: track, hour: hour(offset).index) }
                 }
                 let expected = totals.filter { $0.value > 0 }
-                    .map { TrackPlays(trackID: $0.key, batchPlays: $0.value, realtimePlays: 0) }.sorted(by: TrackPlays.ranksAbove)
+                    .map { TrackPlays(id: $0.key, batchPlays: $0.value, realtimePlays: 0) }.sorted(by: TrackPlays.ranksAbove)
                 for limit in [10, 100, 1_000] {
                     let ranked = try reader.top(in: hours(lower, upper), limit: limit)
-                    #expect(ranked.map(\.trackID) == expected.prefix(limit).map(\.trackID), "top \(limit) of [\(lower), \(upper))")
+                    #expect(ranked.map(\.id) == expected.prefix(limit).map(\.id), "top \(limit) of [\(lower), \(upper))")
                     #expect(ranked.map(\.plays) == expected.prefix(limit).map(\.plays))
                 }
             }

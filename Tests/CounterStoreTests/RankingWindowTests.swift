@@ -70,7 +70,7 @@ struct RankingWindowTests {
     }
 
     static func ranking(_ reader: CounterReader) throws -> [Int64: Int64] {
-        Dictionary(uniqueKeysWithValues: try reader.top(in: hours(0, 24), limit: 10).map { ($0.trackID, $0.plays) })
+        Dictionary(uniqueKeysWithValues: try reader.top(in: hours(0, 24), limit: 10).map { ($0.id, $0.plays) })
     }
 
     @Test("a ranking after a flush or a compaction sees it; rankings in between read the window once", arguments: Backend.allCases)
@@ -156,8 +156,8 @@ struct RankingWindowTests {
                 let ranked = try kept.top(in: hours(0, 24), limit: 8)
                 let afresh = try stores.reader().top(in: hours(0, 24), limit: 8)
                 #expect(ranked == afresh, "step \(step)")
-                #expect(ranked.map(\.trackID) == expected, "step \(step)")
-                #expect(ranked.map(\.plays) == ranked.map { model[$0.trackID] ?? -1 }, "step \(step)")
+                #expect(ranked.map(\.id) == expected, "step \(step)")
+                #expect(ranked.map(\.plays) == ranked.map { model[$0.id] ?? -1 }, "step \(step)")
             }
         }
     }
@@ -230,8 +230,8 @@ struct RankingWindowTests {
             }
         }
         totals.finish()
-        #expect(totals.entries.map(\.trackID) == model.keys.sorted())
-        #expect(Dictionary(uniqueKeysWithValues: totals.entries.map { ($0.trackID, $0.plays) }) == model)
+        #expect(totals.entries.map(\.id) == model.keys.sorted())
+        #expect(Dictionary(uniqueKeysWithValues: totals.entries.map { ($0.id, $0.plays) }) == model)
         for track in Int64(0)...401 {
             #expect(totals.plays(of: track) == model[track, default: 0])
         }
@@ -256,7 +256,7 @@ struct RankingWindowTests {
             for (track, plays) in rows { totals.add(track, plays) }
             totals.finish()
             let expected = Dictionary(increments.map { ($0.0, $0.2) }, uniquingKeysWith: +)
-            #expect(Dictionary(uniqueKeysWithValues: totals.entries.map { ($0.trackID, $0.plays) }) == expected)
+            #expect(Dictionary(uniqueKeysWithValues: totals.entries.map { ($0.id, $0.plays) }) == expected)
         }
     }
 }

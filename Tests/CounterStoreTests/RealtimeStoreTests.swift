@@ -87,7 +87,7 @@ struct RealtimeStoreTests {
             #expect(try realtime.compactCoveredHours(maxRows: 1_000) == 3)
             #expect(try realtime.compactCoveredHours(maxRows: 1_000) == 0)
             #expect(try reader.timeline(track: 1, in: hours(0, 48), step: .hour) == before)
-            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(trackID: 1, batchPlays: 6, realtimePlays: 7))
+            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(id: 1, batchPlays: 6, realtimePlays: 7))
         }
     }
 
@@ -134,7 +134,7 @@ struct RealtimeStoreTests {
             try replace(try stores.batch(), hours(0, 24), [(1, 1, 9)])
             #expect(try realtime.compactCoveredHours(maxRows: 1_000) == 1)
             #expect(try stores.reader().plays(track: 1, in: .allTime)
-                    == TrackPlays(trackID: 1, batchPlays: 9, realtimePlays: 3))
+                    == TrackPlays(id: 1, batchPlays: 9, realtimePlays: 3))
         }
     }
 }

@@ -101,9 +101,9 @@ struct RollupTests {
                     }
                     let limit = 1 + Int(random.next(below: 12))
                     let ranked = try reader.top(in: range, limit: limit)
-                    let expected = expectedTop.map { TrackPlays(trackID: $0.key, batchPlays: $0.value, realtimePlays: 0) }
+                    let expected = expectedTop.map { TrackPlays(id: $0.key, batchPlays: $0.value, realtimePlays: 0) }
                         .sorted(by: TrackPlays.ranksAbove).prefix(limit)
-                    #expect(ranked.map(\.trackID) == expected.map(\.trackID), "top \(limit) over \(range) after step \(step)")
+                    #expect(ranked.map(\.id) == expected.map(\.id), "top \(limit) over \(range) after step \(step)")
                     #expect(ranked.map(\.plays) == expected.map(\.plays))
                     #expect(ranked.allSatisfy { $0.batchPlays + $0.realtimePlays == $0.plays })
 

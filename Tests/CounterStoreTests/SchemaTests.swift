@@ -56,7 +56,7 @@ struct SchemaTests {
             #expect(try batch.coverage() == Coverage([hours(0, 24)]))
             #expect(try batch.recentRuns(limit: 10).count == 1)
             let reader = try StoreBackend.sqlite(location).openReader()
-            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(trackID: 1, batchPlays: 7, realtimePlays: 5))
+            #expect(try reader.plays(track: 1, in: .allTime) == TrackPlays(id: 1, batchPlays: 7, realtimePlays: 5))
         }
     }
 

@@ -100,7 +100,7 @@ struct SignalStoreTests {
                 }
                 for limit in [1, 4, 12] {
                     let ranked = try reader.top(in: hours(range.lowerBound, range.upperBound), limit: limit, signal: signal)
-                    #expect(ranked.map { [$0.trackID, $0.plays] } == expected.prefix(limit).map { [$0.track, $0.count] },
+                    #expect(ranked.map { [$0.id, $0.plays] } == expected.prefix(limit).map { [$0.track, $0.count] },
                             "top \(limit) by \(signal) in \(range)")
                     #expect(ranked.allSatisfy { $0.batchPlays + $0.realtimePlays == $0.plays })
                 }

@@ -119,15 +119,15 @@ struct MergePlanTests {
             }
             // In any order: the in-memory lists rank their entries themselves.
             var ranked = lists.map { list in
-                RankedList.inMemory(PartialRanking(list.map { RankedEntry(trackID: $0.key, plays: $0.value) }.shuffled(using: &random)))
+                RankedList.inMemory(PartialRanking(list.map { RankedEntry(id: $0.key, plays: $0.value) }.shuffled(using: &random)))
             }
             let limit = Int.random(in: 1...20, using: &random)
             let result = try ThresholdTopK.top(limit: limit, lists: &ranked) { track in
-                TrackPlays(trackID: track, batchPlays: lists.reduce(0) { $0 + ($1[track] ?? 0) }, realtimePlays: 0)
+                TrackPlays(id: track, batchPlays: lists.reduce(0) { $0 + ($1[track] ?? 0) }, realtimePlays: 0)
             }
             var totals: [Int64: Int64] = [:]
             for list in lists { for (track, plays) in list { totals[track, default: 0] += plays } }
-            let expected = totals.map { TrackPlays(trackID: $0.key, batchPlays: $0.value, realtimePlays: 0) }
+            let expected = totals.map { TrackPlays(id: $0.key, batchPlays: $0.value, realtimePlays: 0) }
                 .sorted(by: TrackPlays.ranksAbove).prefix(limit)
             #expect(result == Array(expected))
         }
@@ -138,9 +138,9 @@ struct MergePlanTests {
         var random = SystemRandomNumberGenerator()
         for _ in 0..<200 {
             let entries = (0..<Int.random(in: 0...500, using: &random)).map { _ in
-                RankedEntry(trackID: Int64.random(in: 1...10_000, using: &random), plays: Int64.random(in: 1...20, using: &random))
+                RankedEntry(id: Int64.random(in: 1...10_000, using: &random), plays: Int64.random(in: 1...20, using: &random))
             }
-            let sorted = entries.sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.trackID < $1.trackID }
+            let sorted = entries.sorted { $0.plays != $1.plays ? $0.plays > $1.plays : $0.id < $1.id }
             let ranking = PartialRanking(entries)
             // Reads that go back to the start, repeat and skip, as successive rankings of one window do.
             for _ in 0..<3 {
@@ -154,7 +154,7 @@ struct MergePlanTests {
 
     @Test("chunked sorted access reads every entry once, in order, across chunk boundaries")
     func rankedListChunks() throws {
-        let entries = (0..<1_000).map { RankedEntry(trackID: Int64($0), plays: Int64(1_000 - $0)) }
+        let entries = (0..<1_000).map { RankedEntry(id: Int64($0), plays: Int64(1_000 - $0)) }
         var fetches = 0
         var list = RankedList(firstChunk: 3) { offset, limit in
             fetches += 1

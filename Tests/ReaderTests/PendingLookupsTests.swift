@@ -9,7 +9,7 @@ import Testing
 @Suite("Gathered point lookups", .onTestThreads)
 struct PendingLookupsTests {
     let key = PendingLookups.Key(track: 7, range: HourRange(Hour(index: 10), Hour(index: 20)))
-    let answer = (plays: TrackPlays(trackID: 7, batchPlays: 3, realtimePlays: 4),
+    let answer = (plays: TrackPlays(id: 7, batchPlays: 3, realtimePlays: 4),
                   freshness: Freshness(batchCoveredUntil: nil, realtimeFlushedAt: nil, realtimeLagEvents: nil))
 
     @Test("a request takes an answer read since it arrived, once per request it was read for, and never an older one")
@@ -36,7 +36,7 @@ struct PendingLookupsTests {
         lookups.keep([key: answer], readAt: old, for: [key], keptFor: .milliseconds(20))
         let other = PendingLookups.Key(track: 8, range: key.range)
         var newer = answer
-        newer.plays = TrackPlays(trackID: 8, batchPlays: 0, realtimePlays: 1)
+        newer.plays = TrackPlays(id: 8, batchPlays: 0, realtimePlays: 1)
         // The next read drops what has been kept too long.
         lookups.keep([other: newer], readAt: start, for: [other], keptFor: .milliseconds(20))
         #expect(lookups.take(key, readSince: old) == nil)
@@ -45,7 +45,7 @@ struct PendingLookupsTests {
         // A request still to take an earlier answer takes the newer one.
         lookups.keep([key: answer], readAt: start, for: [key], keptFor: .seconds(60))
         var fresher = answer
-        fresher.plays = TrackPlays(trackID: 7, batchPlays: 3, realtimePlays: 5)
+        fresher.plays = TrackPlays(id: 7, batchPlays: 3, realtimePlays: 5)
         lookups.keep([key: fresher], readAt: start + .milliseconds(1), for: [key], keptFor: .seconds(60))
         #expect(lookups.take(key, readSince: start)?.plays.plays == 8)
         #expect(lookups.take(key, readSince: start)?.plays.plays == 8)

@@ -187,6 +187,40 @@ enum Catalogue {
 }
 
 extension Catalogue {
+    /// The bounds of realtime gaps (hour ranges) as a statement is given them: the rows of a
+    /// subject in a gap are selected by one condition, written once (`realtimeRows`); only how
+    /// the bounds are passed is the dialect's.
+    enum GapBounds {
+        /// One gap, its bounds two parameters: read by its own range of the by-id index.
+        case one(lower: String, upper: String)
+        /// Any number of gaps as two array parameters, of lower and of upper bounds, joined
+        /// through `unnest`: one statement shape whatever their number, so that a read of the gaps
+        /// with other parts stays one prepared statement and one round trip (PostgreSQL).
+        case arrays(lowers: String, uppers: String)
+    }
+
+    /// The realtime rows `r` of the subject `id` (a parameter, or a column of an outer query) in
+    /// `gaps`: a FROM clause ending in its condition, to which a statement may add `AND …`.
+    static func realtimeRows(_ kind: SubjectKind, id: String, in gaps: GapBounds) -> String {
+        let table = realtime(kind)
+        let (hour, subject) = (table.keys.first, table.idColumn)
+        return switch gaps {
+        case let .one(lower, upper):
+            "\(table.name) r WHERE r.\(subject) = \(id) AND r.\(hour) >= \(lower) AND r.\(hour) < \(upper)"
+        case let .arrays(lowers, uppers):
+            "unnest(\(lowers)::bigint[], \(uppers)::bigint[]) AS g (lower, upper) JOIN \(table.name) r"
+                + " ON r.\(subject) = \(id) AND r.\(hour) >= g.lower AND r.\(hour) < g.upper"
+        }
+    }
+
+    /// Σ plays of the subject `id` over `gaps` (as `realtimeRows`), a bigint expression: 0 over no rows.
+    static func realtimeSum(_ kind: SubjectKind, id: String, over gaps: [GapBounds]) -> String {
+        gaps.map { "(SELECT CAST(coalesce(sum(r.plays), 0) AS bigint) FROM \(realtimeRows(kind, id: id, in: $0)))" }
+            .joined(separator: " + ")
+    }
+}
+
+extension Catalogue {
     /// Statements on the realtime table (plays and both payloads in one row per (hour, track),
     /// in both dialects), in a dialect's placeholders (`placeholder(n)`); each reads the track
     /// (parameter 1) in the hours [2, 3) through the by-track index.
@@ -209,7 +243,7 @@ extension Catalogue {
         init(_ kind: SubjectKind, placeholder p: (Int) -> String) {
             let table = Catalogue.realtime(kind)
             let (hour, track) = (table.keys.first, table.keys.second)
-            let condition = "\(track) = \(p(1)) AND \(hour) >= \(p(2)) AND \(hour) < \(p(3))"
+            let rows = Catalogue.realtimeRows(kind, id: p(1), in: .one(lower: p(2), upper: p(3)))
             let window = "FROM \(table.name) WHERE \(hour) >= \(p(1)) AND \(hour) < \(p(2))"
             rowsInWindow = Signal.allCases.map { signal in
                 "SELECT \(track), \(signal.rawValue) \(window)" + Catalogue.holding(signal) + " ORDER BY \(hour), \(track)"
@@ -218,12 +252,10 @@ extension Catalogue {
                 "SELECT \(track), CAST(sum(\(signal.rawValue)) AS bigint) \(window)" + Catalogue.holding(signal)
                     + " GROUP BY \(track) ORDER BY \(track)"
             }
-            hours = Signal.allCases.map { signal in
-                "SELECT \(hour), \(signal.rawValue) FROM \(table.name) WHERE \(condition)" + Catalogue.holding(signal)
-            }
-            counts = "SELECT \(Catalogue.signalSums) FROM \(table.name) WHERE \(condition)"
-            dimensions = "SELECT dimensions FROM \(table.name) WHERE \(condition) AND dimensions IS NOT NULL"
-            listeners = "SELECT \(hour), listener_plays, listeners FROM \(table.name) WHERE \(condition) AND listeners IS NOT NULL"
+            hours = Signal.allCases.map { signal in "SELECT \(hour), \(signal.rawValue) FROM \(rows)" + Catalogue.holding(signal) }
+            counts = "SELECT \(Catalogue.signalSums) FROM \(rows)"
+            dimensions = "SELECT dimensions FROM \(rows) AND dimensions IS NOT NULL"
+            listeners = "SELECT \(hour), listener_plays, listeners FROM \(rows) AND listeners IS NOT NULL"
         }
     }
 }

@@ -1,3 +1,5 @@
+import CounterpointCore
+
 /// The realtime layer's hour stamps: for each hour with rows, the number of the last commit that
 /// changed them (`realtime_hours`). Every commit that adds or deletes realtime rows stamps the
 /// hours it touched with a number no earlier commit used, so two snapshots that show an hour with
@@ -17,15 +19,17 @@ enum RealtimeHourStamps {
             """, [.integer(change)] + hours.map { .integer($0) })
     }
 
-    /// Stamps the hours of `lower ..< upper` that had rows with `change`, after a commit deleted
-    /// some of their rows, and drops the stamps of those left without rows.
-    static func stampDeletions(lower: Int64, upper: Int64, change: Int64, _ dialect: some StoreDialect) throws {
-        try dialect.run("UPDATE realtime_hours SET changes = $1 WHERE hour >= $2 AND hour < $3",
-                        .integer(change), .integer(lower), .integer(upper))
-        try dialect.run("""
-            DELETE FROM realtime_hours WHERE hour >= $1 AND hour < $2
-            AND NOT EXISTS (SELECT 1 FROM realtime_counts c WHERE c.hour = realtime_hours.hour)
-            """, .integer(lower), .integer(upper))
+    /// Stamps the hours of `ranges` that had rows with `change`, after a commit deleted some of
+    /// their rows, and drops the stamps of those left without rows.
+    static func stampDeletions(in ranges: Coverage, change: Int64, _ dialect: some StoreDialect) throws {
+        for range in ranges.ranges {
+            let (lower, upper) = (SQLValue.integer(range.lower.index), SQLValue.integer(range.upper.index))
+            try dialect.run("UPDATE realtime_hours SET changes = $1 WHERE hour >= $2 AND hour < $3", .integer(change), lower, upper)
+            try dialect.run("""
+                DELETE FROM realtime_hours WHERE hour >= $1 AND hour < $2
+                AND NOT EXISTS (SELECT 1 FROM realtime_counts c WHERE c.hour = realtime_hours.hour)
+                """, lower, upper)
+        }
     }
 
     /// Stamps every hour that has rows with `change` (and drops the stamps of hours without

@@ -35,6 +35,14 @@ protocol StoreDialect: AnyObject {
     func run(_ sql: String, _ values: [SQLValue]) throws
     /// Runs a query, calling `row` for each row of its result.
     func query(_ sql: String, _ values: [SQLValue], _ row: (Row) throws -> Void) throws
+    /// Runs an INSERT, UPDATE or DELETE and returns the number of rows it changed (without
+    /// sending them back, as `RETURNING` would).
+    func changedRows(_ sql: String, _ values: [SQLValue]) throws -> Int
+
+    /// The clause ending a SELECT that locks the rows it reads until the transaction ends, so that
+    /// another writer reading them waits: `FOR UPDATE` where writers run concurrently; empty
+    /// where the write transaction already holds the database's one write lock.
+    static var rowLockClause: String { get }
 
     /// The bulk load: adds `rows` to their table — plays add up, payloads merge
     /// (`BlobMerge`), keys the table lacks are inserted — inside the caller's transaction.

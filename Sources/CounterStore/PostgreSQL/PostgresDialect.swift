@@ -39,6 +39,13 @@ final class PostgresDialect: StoreDialect {
         }
     }
 
+    func changedRows(_ sql: String, _ values: [SQLValue]) throws -> Int {
+        try db.query(sql, parameters(values)).affectedRows
+    }
+
+    /// Writers of the realtime layer run concurrently, each in a READ COMMITTED transaction.
+    static let rowLockClause = "FOR UPDATE"
+
     func add(_ rows: CounterRows) throws {
         try PostgresCounterWrite(counters: rows, db: db, soleWriter: soleWriter).write(chunkRows: chunkRows)
     }

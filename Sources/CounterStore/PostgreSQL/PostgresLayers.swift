@@ -111,10 +111,10 @@ public final class PostgresLayers: LayerReads {
     public func batchRanked(_ kind: SubjectKind, level: RollupLevel, key: Int64, signal: Signal, after: RankedEntry?,
                             limit: Int) throws -> [RankedEntry] {
         let result = try after.map {
-            try query(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue], [key, $0.plays, $0.trackID, limit])
+            try query(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue], [key, $0.plays, $0.id, limit])
         } ?? query(Self.batchSQL[kind.rawValue].ranked[signal.ordinal][level.rawValue], [key, limit])
         return (0..<result.rowCount).map {
-            RankedEntry(trackID: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
+            RankedEntry(id: result.int64(row: $0, column: 0), plays: result.int64(row: $0, column: 1))
         }
     }
 
@@ -122,7 +122,7 @@ public final class PostgresLayers: LayerReads {
 
     public func realtimeSum(_ subject: Subject, over gaps: [HourRange]) throws -> Int64 {
         guard !gaps.isEmpty else { return 0 }
-        return try query("SELECT " + Self.realtimeSumExpression(subject.kind, lowers: 2), [subject.id] + Self.arrays(of: gaps)).singleInt64 ?? 0
+        return try query("SELECT " + Self.realtimeSum(subject.kind, lowers: 2), [subject.id] + Self.arrays(of: gaps)).singleInt64 ?? 0
     }
 
     public func trackSums(_ kind: SubjectKind, ids tracks: [Int64], batchParts: [RollupDecomposition],
@@ -135,7 +135,7 @@ public final class PostgresLayers: LayerReads {
             return try tracks.map { try sumsOneLayerAtATime(Subject(kind, $0), batchParts: batchParts, realtimeGaps: realtimeGaps) }
         }
         guard !tracks.isEmpty, !read.findsNothing else {
-            return tracks.map { TrackPlays(trackID: $0, batchPlays: 0, realtimePlays: 0) }
+            return tracks.map { TrackPlays(id: $0, batchPlays: 0, realtimePlays: 0) }
         }
         let manyTracks = tracks.count > 1
         let trackParameter: any PostgresParameter = manyTracks ? PostgresInt64Array(tracks) : tracks[0]
@@ -143,7 +143,7 @@ public final class PostgresLayers: LayerReads {
         let sql = Self.trackSumsSQL[kind.rawValue][manyTracks ? 1 : 0][read.withRealtime ? 1 : 0][read.mask]
         let result = try query(sql, [trackParameter] + read.parameters)
         return tracks.indices.map { row in
-            TrackPlays(trackID: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
+            TrackPlays(id: tracks[row], batchPlays: result.optionalInt64(row: row, column: 0) ?? 0,
                        realtimePlays: read.withRealtime ? result.optionalInt64(row: row, column: 1) ?? 0 : 0)
         }
     }
@@ -183,12 +183,12 @@ public final class PostgresLayers: LayerReads {
             return try dimensionsOneLayerAtATime(subject, batchParts: batchParts, realtimeGaps: realtimeGaps, visit)
         }
         let track = subject.id
-        guard !read.findsNothing else { return TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0) }
+        guard !read.findsNothing else { return TrackPlays(id: track, batchPlays: 0, realtimePlays: 0) }
         let result = try query(Self.trackDimensionsSQL[subject.kind.rawValue][read.withRealtime ? 1 : 0][read.mask], [track] + read.parameters)
-        var plays = TrackPlays(trackID: track, batchPlays: 0, realtimePlays: 0)
+        var plays = TrackPlays(id: track, batchPlays: 0, realtimePlays: 0)
         for row in 0..<result.rowCount {
             if result.int64(row: row, column: 0) == 0 {
-                plays = TrackPlays(trackID: track, batchPlays: result.optionalInt64(row: row, column: 1) ?? 0,
+                plays = TrackPlays(id: track, batchPlays: result.optionalInt64(row: row, column: 1) ?? 0,
                                    realtimePlays: result.optionalInt64(row: row, column: 2) ?? 0)
             } else {
                 try result.withBytes(row: row, column: 3, visit)
@@ -314,18 +314,15 @@ extension PostgresLayers {
         2 * Catalogue.slotLevels(mask: mask).count + 2
     }
 
-    /// The realtime rows `r` of the track (`track`, by default $1) in the gaps given as two
-    /// arrays, of lower bounds (parameter `lowers`) and upper bounds (the next): one statement
-    /// shape whatever their number.
-    static func realtimeGapRows(_ kind: SubjectKind, lowers: Int, track: String = "$1") -> String {
-        let table = Catalogue.realtime(kind)
-        return "unnest($\(lowers)::bigint[], $\(lowers + 1)::bigint[]) AS g (lower, upper)"
-            + " JOIN \(table.name) r ON r.\(table.idColumn) = \(track) AND r.hour >= g.lower AND r.hour < g.upper"
+    /// The realtime gaps as two array parameters, of lower bounds (parameter `lowers`) and upper
+    /// bounds (the next): one statement shape whatever their number.
+    static func gapArrays(lowers: Int) -> Catalogue.GapBounds {
+        .arrays(lowers: "$\(lowers)", uppers: "$\(lowers + 1)")
     }
 
-    /// Σ realtime plays of the subject over the gaps of `realtimeGapRows`.
-    static func realtimeSumExpression(_ kind: SubjectKind, lowers: Int, track: String = "$1") -> String {
-        "(SELECT coalesce(sum(r.plays), 0)::bigint FROM \(realtimeGapRows(kind, lowers: lowers, track: track)))"
+    /// Σ realtime plays of the subject (`id`, by default $1) over the gaps of `gapArrays(lowers:)`.
+    static func realtimeSum(_ kind: SubjectKind, lowers: Int, id: String = "$1") -> String {
+        Catalogue.realtimeSum(kind, id: id, over: [gapArrays(lowers: lowers)])
     }
 
     /// `trackSumsSQL[manyTracks][withRealtime][mask]` (0 or 1 for each flag): the batch sum of
@@ -338,7 +335,7 @@ extension PostgresLayers {
                 let track = manyTracks ? "u.t" : "$1"
                 let batch = manyTracks ? Catalogue.BatchStatements(kind, placeholder: { $0 == 1 ? track : "$\($0)" }) : batchSQL[kind.rawValue]
                 return batch.sumExpressionBySlots.enumerated().map { mask, batchSum in
-                    let realtime = withRealtime ? ", " + realtimeSumExpression(kind, lowers: gapsParameter(mask: mask), track: track) : ""
+                    let realtime = withRealtime ? ", " + realtimeSum(kind, lowers: gapsParameter(mask: mask), id: track) : ""
                     let from = manyTracks ? " FROM unnest($1::bigint[]) WITH ORDINALITY AS u (t, n) ORDER BY u.n" : ""
                     return "SELECT \(batchSum)\(realtime)\(from)"
                 }
@@ -353,8 +350,8 @@ extension PostgresLayers {
         [false, true].map { withRealtime in
             batchSQL[kind.rawValue].sumExpressionBySlots.enumerated().map { mask, batchSum in
                 let lowers = gapsParameter(mask: mask)
-                let realtimeSum = withRealtime ? realtimeSumExpression(kind, lowers: lowers) : "0::bigint"
-                var sql = "SELECT 0::bigint, \(batchSum), \(realtimeSum), NULL::bytea"
+                let realtime = withRealtime ? realtimeSum(kind, lowers: lowers) : "0::bigint"
+                var sql = "SELECT 0::bigint, \(batchSum), \(realtime), NULL::bytea"
                 if mask != 0 {
                     sql += " UNION ALL SELECT 1, NULL, NULL, b.dimensions FROM (\(batchSQL[kind.rawValue].dimensionsBySlots[mask])) AS b"
                 }
@@ -366,13 +363,13 @@ extension PostgresLayers {
         }
     }
 
-    /// The realtime dimension blobs of the subject ($1) over the gaps of `realtimeGapRows`, after
-    /// the columns `selecting`.
+    /// The realtime dimension blobs of the subject ($1) over the gaps of `gapArrays(lowers:)`,
+    /// after the columns `selecting`.
     static func realtimeDimensionsSQL(_ kind: SubjectKind, lowers: Int, selecting columns: String) -> String {
-        "SELECT \(columns)r.dimensions FROM \(realtimeGapRows(kind, lowers: lowers)) WHERE r.dimensions IS NOT NULL"
+        "SELECT \(columns)r.dimensions FROM \(Catalogue.realtimeRows(kind, id: "$1", in: gapArrays(lowers: lowers))) AND r.dimensions IS NOT NULL"
     }
 
-    /// `gaps` as the two array parameters of `realtimeSumExpression`.
+    /// `gaps` as the two array parameters of `gapArrays(lowers:)`.
     static func arrays(of gaps: [HourRange]) -> [any PostgresParameter] {
         [PostgresInt64Array(gaps.map(\.lower.index)), PostgresInt64Array(gaps.map(\.upper.index))]
     }

@@ -53,6 +53,14 @@ final class SQLiteDialect: StoreDialect {
         try statement.forEachRow(row)
     }
 
+    func changedRows(_ sql: String, _ values: [SQLValue]) throws -> Int {
+        try run(sql, values)
+        return db.changes
+    }
+
+    /// None: a write transaction (`BEGIN IMMEDIATE`) holds the file's one write lock throughout.
+    static let rowLockClause = ""
+
     func add(_ rows: CounterRows) throws {
         guard !rows.isEmpty else { return }
         let withContent = rows.indices.lazy.filter { rows.hasContent($0) }

@@ -98,7 +98,7 @@ public final class SQLiteLayers: LayerReads {
             rows = try batch.cachedStatement(Self.batchSQL[kind.rawValue].rankedAfter[signal.ordinal][level.rawValue])
             try rows.bind(key, at: 1)
             try rows.bind(after.plays, at: 2)
-            try rows.bind(after.trackID, at: 3)
+            try rows.bind(after.id, at: 3)
             try rows.bind(Int64(limit), at: 4)
         } else {
             rows = try batch.cachedStatement(Self.batchSQL[kind.rawValue].ranked[signal.ordinal][level.rawValue])
@@ -107,7 +107,7 @@ public final class SQLiteLayers: LayerReads {
         }
         var entries: [RankedEntry] = []
         entries.reserveCapacity(limit)
-        try rows.forEachRow { entries.append(RankedEntry(trackID: $0.int64(at: 0), plays: $0.int64(at: 1))) }
+        try rows.forEachRow { entries.append(RankedEntry(id: $0.int64(at: 0), plays: $0.int64(at: 1))) }
         return entries
     }
 
@@ -115,9 +115,8 @@ public final class SQLiteLayers: LayerReads {
 
     public func realtimeSum(_ subject: Subject, over gaps: [HourRange]) throws -> Int64 {
         guard !gaps.isEmpty else { return 0 }
-        let sum = try realtime.cachedStatement(
-            gaps.count < RealtimeSums.all[subject.kind.rawValue].count ? RealtimeSums.all[subject.kind.rawValue][gaps.count]
-                : RealtimeSums.sum(subject.kind, gaps: gaps.count))
+        let sums = Self.realtimeSums[subject.kind.rawValue]
+        let sum = try realtime.cachedStatement(gaps.count < sums.count ? sums[gaps.count] : Self.realtimeSum(subject.kind, gaps: gaps.count))
         try sum.bind(subject.id, at: 1)
         for (index, gap) in gaps.enumerated() {
             try sum.bind(gap.lower.index, at: 2 * index + 2)
@@ -254,17 +253,13 @@ extension SQLiteLayers {
         Catalogue.BatchStatements($0, placeholder: { "?\($0)" }, rankedHint: { " INDEXED BY \(Catalogue.rankedIndex($0, $1))" })
     }
     static let realtimeSQL = SubjectKind.allCases.map { Catalogue.RealtimeStatements($0, placeholder: { "?\($0)" }) }
-}
 
-private enum RealtimeSums {
-    static let all: [[String]] = SubjectKind.allCases.map { kind in (0...4).map { sum(kind, gaps: $0) } }
+    /// `realtimeSum(kind, gaps:)` for 0 to 4 gaps, per kind: the usual numbers, built once.
+    static let realtimeSums: [[String]] = SubjectKind.allCases.map { kind in (0...4).map { realtimeSum(kind, gaps: $0) } }
 
-    /// Σ plays of subject ?1 over `gaps` ranges, gap i bound at ?(2i+2), ?(2i+3).
-    static func sum(_ kind: SubjectKind, gaps: Int) -> String {
-        let table = Catalogue.realtime(kind)
-        let parts = (0..<gaps).map { gap in
-            "(SELECT coalesce(sum(plays), 0) FROM \(table.name) WHERE \(table.idColumn) = ?1 AND hour >= ?\(2 * gap + 2) AND hour < ?\(2 * gap + 3))"
-        }
-        return "SELECT " + parts.joined(separator: " + ")
+    /// Σ plays of the subject ?1 over `gaps` gaps, gap i bound at ?(2i+2), ?(2i+3): each gap its
+    /// own index range.
+    static func realtimeSum(_ kind: SubjectKind, gaps: Int) -> String {
+        "SELECT " + Catalogue.realtimeSum(kind, id: "?1", over: (0..<gaps).map { .one(lower: "?\(2 * $0 + 2)", upper: "?\(2 * $0 + 3)") })
     }
 }

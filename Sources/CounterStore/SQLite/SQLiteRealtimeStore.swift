@@ -21,34 +21,24 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
     /// `progress` — in ONE transaction, so that after a crash the stored offsets say exactly
     /// which plays are counted.
     ///
-    /// Fencing: the flush commits only if, for every partition in `progress`, the stored next
-    /// offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as Apache
-    /// Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
+    /// Fencing (`OffsetFence`): the flush commits only if, for every partition in `progress`, the
+    /// stored next offset equals `startOffset` (nil meaning "none stored"), a compare-and-set as
+    /// Apache Druid's Kafka ingestion does on its metadata. Otherwise another consumer has flushed
     /// those partitions since this one read them: nothing is written and `.fenced` names them.
     public func apply(_ rows: [CounterRows], progress: [PartitionProgress], flushedAt: Int64) throws -> FlushOutcome {
-        try database.write { db in
-            let stale = try staleOffsets(progress, db)
-            guard stale.isEmpty else { return .fenced(partitions: stale) }
-            for kindRows in rows { try SQLiteDialect(db).add(kindRows) }
-
-            let saveOffset = try db.cachedStatement("""
-                INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at)
-                VALUES (?1, ?2, ?3, ?4, ?5)
-                ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset,
-                    high_watermark = excluded.high_watermark, flushed_at = excluded.flushed_at
-                """)
-            for partition in progress {
-                try saveOffset.bind(partition.topic, at: 1)
-                try saveOffset.bind(Int64(partition.partition), at: 2)
-                try saveOffset.bind(partition.nextOffset, at: 3)
-                try saveOffset.bind(partition.highWatermark, at: 4)
-                try saveOffset.bind(flushedAt, at: 5)
-                try saveOffset.execute()
+        let fence = OffsetFence(progress, flushedAt: flushedAt)
+        do {
+            try database.write { db in
+                let dialect = SQLiteDialect(db)
+                try fence.lock(dialect)
+                for kindRows in rows { try dialect.add(kindRows) }
+                try fence.advance(dialect)
+                let change = try countChange(flushedAt: flushedAt, db)
+                try RealtimeHourStamps.stamp(hours: rows.firstKeyValues, change: change, dialect)
             }
-
-            let change = try countChange(flushedAt: flushedAt, db)
-            try RealtimeHourStamps.stamp(hours: rows.firstKeyValues, change: change, SQLiteDialect(db))
             return .committed
+        } catch let stale as OffsetFence.Stale {
+            return .fenced(stale, of: progress)
         }
     }
 
@@ -76,20 +66,6 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
         return change
     }
 
-    /// The partitions whose stored next offset is not the flush's start offset.
-    private func staleOffsets(_ progress: [PartitionProgress], _ db: Database) throws -> [Int32] {
-        let select = try db.cachedStatement("SELECT next_offset FROM partition_offsets WHERE topic = ?1 AND partition = ?2")
-        var stale: [Int32] = []
-        for partition in progress {
-            try select.bind(partition.topic, at: 1)
-            try select.bind(Int64(partition.partition), at: 2)
-            if try select.singleInt64() != partition.startOffset {
-                stale.append(partition.partition)
-            }
-        }
-        return stale
-    }
-
     public func storedOffsets(topic: String) throws -> [Int32: Int64] {
         try database.read { try PartitionOffsets.stored(topic: topic, SQLiteDialect($0)) }
     }
@@ -106,55 +82,19 @@ public final class SQLiteRealtimeStore: RealtimeWriter {
         return try compact(coverage: coverage, maxRows: maxRows)
     }
 
-    /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds — their dimension
-    /// counts and sketches with them, columns of the same rows — in one transaction, oldest
-    /// first, every subject kind's (the creators' first). Returns the number of rows deleted.
+    /// Deletes up to `maxRows` realtime rows of the hours `coverage` holds in one transaction
+    /// (`RealtimeCompaction`: oldest first, the creators' first, payloads with them). Returns the
+    /// number of rows deleted.
     @discardableResult
     public func compact(coverage: Coverage, maxRows: Int = .max) throws -> Int {
         try database.write { db in
-            var budget = max(0, maxRows)
-            var deleted = 0
-            var deletedFrom: [HourRange] = []
-            for kind in SubjectKind.allCases.reversed() {
-                let table = Catalogue.realtime(kind)
-                let (hour, id) = (table.keys.first, table.keys.second)
-                // The row just past the budget bounds the delete: (hour, id) is the key order.
-                let boundary = try db.cachedStatement("""
-                    SELECT \(hour), \(id) FROM \(table.name) WHERE \(hour) >= ?1 AND \(hour) < ?2
-                    ORDER BY \(hour), \(id) LIMIT 1 OFFSET ?3
-                    """)
-                let deleteBefore = try db.cachedStatement("DELETE FROM \(table.name) WHERE \(hour) >= ?1 AND (\(hour), \(id)) < (?2, ?3)")
-                let deleteRange = try db.cachedStatement("DELETE FROM \(table.name) WHERE \(hour) >= ?1 AND \(hour) < ?2")
-                for covered in coverage.ranges where budget > 0 {
-                    try boundary.bind(covered.lower.index, at: 1)
-                    try boundary.bind(covered.upper.index, at: 2)
-                    try boundary.bind(Int64(budget), at: 3)
-                    var stop: (hour: Int64, id: Int64)?
-                    if try boundary.step() { stop = (boundary.int64(at: 0), boundary.int64(at: 1)) }
-                    boundary.reset()
-                    if let stop {
-                        try deleteBefore.bind(covered.lower.index, at: 1)
-                        try deleteBefore.bind(stop.hour, at: 2)
-                        try deleteBefore.bind(stop.id, at: 3)
-                        try deleteBefore.execute()
-                    } else {
-                        try deleteRange.bind(covered.lower.index, at: 1)
-                        try deleteRange.bind(covered.upper.index, at: 2)
-                        try deleteRange.execute()
-                    }
-                    if db.changes > 0 { deletedFrom.append(covered) }
-                    deleted += db.changes
-                    budget -= db.changes
-                }
-            }
-            if !deletedFrom.isEmpty {
+            let dialect = SQLiteDialect(db)
+            let deleted = try RealtimeCompaction.delete(covered: coverage, maxRows: maxRows, dialect)
+            if !deleted.from.isEmpty {
                 let change = try countChange(flushedAt: nil, db)
-                for range in Coverage(deletedFrom).ranges {
-                    try RealtimeHourStamps.stampDeletions(lower: range.lower.index, upper: range.upper.index,
-                                                          change: change, SQLiteDialect(db))
-                }
+                try RealtimeHourStamps.stampDeletions(in: deleted.from, change: change, dialect)
             }
-            return deleted
+            return deleted.rows
         }
     }
 }

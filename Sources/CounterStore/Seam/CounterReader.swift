@@ -200,7 +200,7 @@ public final class CounterReader {
                     batchPlays += signal == .plays
                         ? try layers.batchSum(subject, over: part) : try layers.batchCounts(subject, over: part)[signal]
                 }
-                return TrackPlays(trackID: id, batchPlays: batchPlays, realtimePlays: realtimeTotals.plays(of: id))
+                return TrackPlays(id: id, batchPlays: batchPlays, realtimePlays: realtimeTotals.plays(of: id))
             }
         }
     }

@@ -292,6 +292,6 @@ extension LayerReads {
         for part in batchParts {
             batchPlays += try batchSum(subject, over: part)
         }
-        return TrackPlays(trackID: subject.id, batchPlays: batchPlays, realtimePlays: try realtimeSum(subject, over: realtimeGaps))
+        return TrackPlays(id: subject.id, batchPlays: batchPlays, realtimePlays: try realtimeSum(subject, over: realtimeGaps))
     }
 }

@@ -12,8 +12,8 @@ struct WindowTotals {
 
     /// Adds a row; a track id not above the last one starts a new run.
     mutating func add(_ track: Int64, _ plays: Int64) {
-        if let last = run.last, track <= last.trackID { mergeRun() }
-        run.append(RankedEntry(trackID: track, plays: plays))
+        if let last = run.last, track <= last.id { mergeRun() }
+        run.append(RankedEntry(id: track, plays: plays))
     }
 
     /// Adds a whole run: entries of strictly ascending track ids (another window's `entries`).
@@ -35,9 +35,9 @@ struct WindowTotals {
         var (low, high) = (0, entries.count)
         while low < high {
             let middle = (low + high) / 2
-            if entries[middle].trackID < track { low = middle + 1 } else { high = middle }
+            if entries[middle].id < track { low = middle + 1 } else { high = middle }
         }
-        return low < entries.count && entries[low].trackID == track ? entries[low].plays : 0
+        return low < entries.count && entries[low].id == track ? entries[low].plays : 0
     }
 
     private mutating func mergeRun() {
@@ -62,11 +62,11 @@ struct WindowTotals {
         var (left, right) = (0, 0)
         while left < entries.count && right < other.count {
             let (a, b) = (entries[left], other[right])
-            if a.trackID == b.trackID {
-                merged.append(RankedEntry(trackID: a.trackID, plays: a.plays &+ b.plays))
+            if a.id == b.id {
+                merged.append(RankedEntry(id: a.id, plays: a.plays &+ b.plays))
                 left += 1
                 right += 1
-            } else if a.trackID < b.trackID {
+            } else if a.id < b.id {
                 merged.append(a)
                 left += 1
             } else {
