@@ -15,9 +15,6 @@ public struct SignalColumns: Sendable {
     /// columns to their default of 0).
     public var hasOtherSignals: Bool { !others.isEmpty }
 
-    /// Whether `row` holds a signal other than plays.
-    public func hasOtherSignals(row: Int) -> Bool { !others.isEmpty && !others[row].isZero }
-
     /// The plays of `row`, without composing its other signals.
     public func plays(of row: Int) -> Int64 { plays[row] }
 

@@ -63,18 +63,6 @@ final class SQLiteDialect: StoreDialect {
 
     func add(_ rows: CounterRows) throws {
         guard !rows.isEmpty else { return }
-        let withContent = rows.indices.lazy.filter { rows.hasContent($0) }
-        guard rows.counts.hasOtherSignals else { return try add(rows, withContent, signals: [.plays]) }
-        // Rows of plays alone (most of them, in any mix) leave the other signals' columns out of
-        // the statement: fewer values bound and summed, as when plays were all there was.
-        try add(rows, withContent.filter { !rows.counts.hasOtherSignals(row: $0) }, signals: [.plays])
-        try add(rows, withContent.filter { rows.counts.hasOtherSignals(row: $0) }, signals: Signal.allCases)
-    }
-
-    /// Upserts `indices` of `rows`, binding the columns of `signals` (the others keep what the
-    /// table holds: their default, 0, for a new key).
-    private func add(_ rows: CounterRows, _ indices: some Collection<Int>, signals: [Signal]) throws {
-        guard !indices.isEmpty else { return }
         let table = rows.table
         let (first, second) = table.keys
         // A NULL adds nothing (and costs no merge); a sketch replaces the stored one in a rebuild.
@@ -84,9 +72,11 @@ final class SQLiteDialect: StoreDialect {
         }
         let listenersUpdate = rows.replacesListeners ? "excluded.listeners" : merged(.listeners)
         // Every table of both layers keeps every signal and the payloads in columns of one row.
-        let signalColumns = signals.map(\.rawValue)
-        let columns = [first, second] + signalColumns + ["dimensions", "listener_plays", "listeners"]
-        let sums = (signalColumns + ["listener_plays"]).map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")
+        // Rows of plays alone leave the other signals' columns to their default, 0, unbound.
+        let others = rows.counts.hasOtherSignals
+        let signals = others ? Catalogue.signalColumns : [Signal.plays.rawValue]
+        let columns = [first, second] + signals + ["dimensions", "listener_plays", "listeners"]
+        let sums = (signals + ["listener_plays"]).map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")
         let upsert = try GroupedUpsert(db, columns: columns.count) { values in
             """
             INSERT INTO \(table.name) (\(columns.joined(separator: ", "))) VALUES \(values)
@@ -97,16 +87,16 @@ final class SQLiteDialect: StoreDialect {
         let payloadColumn = 2 + signals.count
         try rows.dimensions.withBlobs { blob in
             try rows.listeners.withBlobs { sketch in
-                try upsert.write(indices) { statement, row, at in
+                try upsert.write(rows.indices.lazy.filter { rows.hasContent($0) }) { statement, row, at in
                     try statement.bind(rows.firstKeys[row], at: at)
                     try statement.bind(rows.secondKeys[row], at: at + 1)
-                    if signals.count == 1 {
-                        try statement.bind(rows.counts.plays(of: row), at: at + 2)
-                    } else {
+                    if others {
                         let counts = rows.counts[row]
-                        for (offset, signal) in signals.enumerated() {
+                        for (offset, signal) in Signal.allCases.enumerated() {
                             try statement.bind(counts[signal], at: at + 2 + offset)
                         }
+                    } else {
+                        try statement.bind(rows.counts.plays(of: row), at: at + 2)
                     }
                     try Self.bind(blob(row), statement, at: at + payloadColumn)
                     try statement.bind(rows.listenerPlays[row], at: at + payloadColumn + 1)
