@@ -97,8 +97,10 @@ struct PreparationTests {
                 #expect(writing)
                 stopAsked = .now
             }
+            // The stop cut the history short (fewer than its 48 hours, below) rather than waiting for it;
+            // the bound is only against a hang: a loaded CI machine once took 15 s.
             let took = ContinuousClock.now - stopAsked
-            #expect(took < .seconds(10), "\(took)")
+            #expect(took < .seconds(60), "\(took)")
             #expect(application.health.reports().first { $0.name == "run" }?.state == .stopped)
             // Every hour file written is whole, with its closed marker; the one being written was removed.
             let logs = URL(fileURLWithPath: configuration.logDirectory)
