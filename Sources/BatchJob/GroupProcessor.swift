@@ -124,20 +124,20 @@ struct SubjectRows: Sendable {
             try listeners.withBlobs { sketch in
                 for row in rows {
                     var encoded = none
-                    if nextDimensions < dimensions.count, dimensions.trackIDs[nextDimensions] == row.trackID,
+                    if nextDimensions < dimensions.count, dimensions.trackIDs[nextDimensions] == row.id,
                        dimensions.hours[nextDimensions] == row.hour.index {
                         encoded = dimensionCounts(nextDimensions)
                         nextDimensions += 1
                     }
                     var listenerPlays: Int64 = 0, listenerSketch = none
-                    if nextListeners < listeners.count, listeners.trackIDs[nextListeners] == row.trackID,
+                    if nextListeners < listeners.count, listeners.trackIDs[nextListeners] == row.id,
                        listeners.hours[nextListeners] == row.hour.index {
                         (listenerPlays, listenerSketch) = (listeners.values[nextListeners], sketch(nextListeners))
                         nextListeners += 1
                     }
-                    try writer.write(Subject(kind, row.trackID), hour: row.hour, counts: row.counts, borrowingDimensions: encoded,
+                    try writer.write(Subject(kind, row.id), hour: row.hour, counts: row.counts, borrowingDimensions: encoded,
                                      listenerPlays: listenerPlays, borrowingListeners: listenerSketch)
-                    wrote(row.trackID)
+                    wrote(row.id)
                 }
             }
         }

@@ -1,23 +1,23 @@
 /// Every signal's net count of one subject in one UTC hour: the unit of counting
-/// (docs/architecture.md). `trackID` is the subject's id — a creator's in a creator's row (SPEC
-/// §11). Aggregation (`HourCounts`) hands them on by column (`CountRowList`), and a store write
+/// (docs/architecture.md). `id` is the subject's: a track's, or a creator's in a creator's row
+/// (SPEC §11). Aggregation (`HourCounts`) hands them on by column (`CountRowList`), and a store write
 /// carries them with their blobs (`CounterRows`).
 public struct CountRow: Hashable, Sendable {
-    public var trackID: Int64
+    public var id: Int64
     public var hour: Hour
     public var counts: SignalCounts
 
     @inlinable
-    public init(trackID: Int64, hour: Hour, counts: SignalCounts) {
-        self.trackID = trackID
+    public init(id: Int64, hour: Hour, counts: SignalCounts) {
+        self.id = id
         self.hour = hour
         self.counts = counts
     }
 
     /// A row of plays alone.
     @inlinable
-    public init(trackID: Int64, hour: Hour, plays: Int64) {
-        self.init(trackID: trackID, hour: hour, counts: SignalCounts(plays: plays))
+    public init(id: Int64, hour: Hour, plays: Int64) {
+        self.init(id: id, hour: hour, counts: SignalCounts(plays: plays))
     }
 
     @inlinable
@@ -29,7 +29,7 @@ public struct CountRow: Hashable, Sendable {
     /// The order in which writers touch a (track_id, hour)-keyed index in one sweep.
     @inlinable
     public static func byTrackThenHour(_ a: CountRow, _ b: CountRow) -> Bool {
-        a.trackID != b.trackID ? a.trackID < b.trackID : a.hour.index < b.hour.index
+        a.id != b.id ? a.id < b.id : a.hour.index < b.hour.index
     }
 }
 

@@ -100,7 +100,7 @@ public struct HourCounts: Sendable, Sequence {
             TrackHourSort.sort(&occupied, buffer: &buffer, order: order)
             var rows = CountRowList()
             rows.reserveCapacity(occupied.count)
-            for slot in occupied { rows.append(Element(trackID: slot.trackID, hour: Hour(index: slot.hour >> Self.signalBits), plays: slot.count)) }
+            for slot in occupied { rows.append(Element(id: slot.trackID, hour: Hour(index: slot.hour >> Self.signalBits), plays: slot.count)) }
             return rows
         }
         // Sorted by (track, hour, signal), a key's signals are neighbours.
@@ -124,7 +124,7 @@ public struct HourCounts: Sendable, Sequence {
         }
         var rows = CountRowList()
         rows.reserveCapacity(merged.count)
-        for key in merged { rows.append(Element(trackID: key.trackID, hour: Hour(index: key.hour), counts: key.counts)) }
+        for key in merged { rows.append(Element(id: key.trackID, hour: Hour(index: key.hour), counts: key.counts)) }
         return rows
     }
 

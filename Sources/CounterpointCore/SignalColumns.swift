@@ -72,7 +72,7 @@ public struct CountRowList: RandomAccessCollection, Sendable {
     public var endIndex: Int { trackIDs.count }
 
     public subscript(index: Int) -> CountRow {
-        CountRow(trackID: trackIDs[index], hour: Hour(index: hours[index]), counts: counts[index])
+        CountRow(id: trackIDs[index], hour: Hour(index: hours[index]), counts: counts[index])
     }
 
     public mutating func reserveCapacity(_ rows: Int) {
@@ -82,7 +82,7 @@ public struct CountRowList: RandomAccessCollection, Sendable {
     }
 
     public mutating func append(_ row: CountRow) {
-        trackIDs.append(row.trackID)
+        trackIDs.append(row.id)
         hours.append(row.hour.index)
         counts.append(row.counts)
     }

@@ -100,7 +100,7 @@ struct HourSelectionTests {
     func emptyHoursAreCoveredAndAnswerZero(_ store: StoreKind) throws {
         try Workspace.with(store) { workspace in
             let realtime = try workspace.store.openRealtimeWriter()
-            let increments = (9...12).map { CountRow(trackID: 7, hour: hour(Int64($0)), plays: 5) }
+            let increments = (9...12).map { CountRow(id: 7, hour: hour(Int64($0)), plays: 5) }
             _ = try realtime.apply(increments: increments, progress: [], flushedAt: 1_700_000_000_000)
             try workspace.writeHour(hour(10), [play("a", track: 7, at: hour(10)), play("b", track: 7, at: hour(10))])
 

@@ -172,8 +172,8 @@ struct DimensionStoreTests {
                             let (counts, dimensions) = Self.rows(half)
                             let byKey = Dictionary(uniqueKeysWithValues: dimensions.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
                             for row in counts {
-                                try writer.write(trackID: row.trackID, hour: row.hour, counts: row.counts,
-                                                 dimensions: byKey["\(row.trackID)/\(row.hour.index)"] ?? [])
+                                try writer.write(trackID: row.id, hour: row.hour, counts: row.counts,
+                                                 dimensions: byKey["\(row.id)/\(row.hour.index)"] ?? [])
                             }
                         }
                     }
@@ -227,7 +227,7 @@ struct DimensionStoreTests {
                 let (counts, dimensions) = Self.rows(events.map { (track: 9, hour: hour($0.hour).index, play: $0.play) })
                 for (row, blob) in zip(counts, dimensions) {
                     #expect(row.counts.comments == 0 || row.hour == hour(5) || row.hour == hour(6))
-                    try writer.write(trackID: row.trackID, hour: row.hour, counts: row.counts, dimensions: blob.encoded)
+                    try writer.write(trackID: row.id, hour: row.hour, counts: row.counts, dimensions: blob.encoded)
                 }
             }
             // A rerun of another hour of the day and month, with a play of another track: their

@@ -76,7 +76,7 @@ func replace(_ store: any BatchWriter, _ range: HourRange, _ rows: [(Int64, Int6
 func flush(_ store: any RealtimeWriter, _ increments: [(Int64, Int64, Int64)], from start: Int64?, to next: Int64,
            highWatermark: Int64? = nil, at time: Int64 = 1_700_000_000_000) throws -> FlushOutcome {
     try store.apply(
-        increments: increments.map { CountRow(trackID: $0.0, hour: hour($0.1), plays: $0.2) },
+        increments: increments.map { CountRow(id: $0.0, hour: hour($0.1), plays: $0.2) },
         progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: start, nextOffset: next, highWatermark: highWatermark)],
         flushedAt: time)
 }

@@ -50,8 +50,8 @@ struct ListenerStoreTests {
             let (counts, sketches) = rows(half)
             let byKey = Dictionary(uniqueKeysWithValues: sketches.map { ("\($0.trackID)/\($0.hour.index)", $0) })
             for row in counts {
-                let sketch = byKey["\(row.trackID)/\(row.hour.index)"]
-                try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, listenerPlays: sketch?.value ?? 0,
+                let sketch = byKey["\(row.id)/\(row.hour.index)"]
+                try writer.write(trackID: row.id, hour: row.hour, plays: row.plays, listenerPlays: sketch?.value ?? 0,
                                  listeners: sketch?.encoded ?? [])
             }
         }

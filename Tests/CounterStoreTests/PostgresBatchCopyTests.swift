@@ -95,8 +95,8 @@ struct PostgresBatchCopyTests {
             let blobs = Dictionary(uniqueKeysWithValues: dimensions.rows().map { (Key(track: $0.trackID, bucket: $0.hour.index), $0.encoded) })
             let sketches = Dictionary(uniqueKeysWithValues: listeners.rows().map { (Key(track: $0.trackID, bucket: $0.hour.index), $0) })
             for row in counts.sortedElements() {
-                let key = Key(track: row.trackID, bucket: row.hour.index)
-                try writer.write(trackID: row.trackID, hour: row.hour, plays: row.plays, dimensions: blobs[key] ?? [],
+                let key = Key(track: row.id, bucket: row.hour.index)
+                try writer.write(trackID: row.id, hour: row.hour, plays: row.plays, dimensions: blobs[key] ?? [],
                                  listenerPlays: sketches[key]?.value ?? 0, listeners: sketches[key]?.encoded ?? [])
             }
         }

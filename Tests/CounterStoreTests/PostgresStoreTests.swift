@@ -25,7 +25,7 @@ struct PostgresStoreTests {
                     let stored = try store.storedOffsets(topic: "plays")[0]
                     let next = (stored ?? 0) + 1
                     let outcome = try store.apply(
-                        increments: [CountRow(trackID: 1, hour: hour(3), plays: 1), CountRow(trackID: 2, hour: hour(4), plays: 2)],
+                        increments: [CountRow(id: 1, hour: hour(3), plays: 1), CountRow(id: 2, hour: hour(4), plays: 2)],
                         progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: stored, nextOffset: next, highWatermark: nil)],
                         flushedAt: next)
                     if outcome == .committed { committed.add() }
@@ -161,7 +161,7 @@ struct StoreCopyTests {
             let (increments, dimensions) = DimensionStoreTests.rows((1...Int64(40)).flatMap { track in
                 (0..<Int64(60)).flatMap { plays(track, $0, track % 5 + 1) }
             })
-            let withSignals = increments.map { CountRow(trackID: $0.trackID, hour: $0.hour, counts: Self.otherSignals($0.trackID, $0.hour.index, plays: $0.plays)) }
+            let withSignals = increments.map { CountRow(id: $0.id, hour: $0.hour, counts: Self.otherSignals($0.id, $0.hour.index, plays: $0.plays)) }
             #expect(try realtime.apply(increments: withSignals, dimensions: dimensions, progress: [
                 PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 77, highWatermark: 90),
             ], flushedAt: 4_000) == .committed)
@@ -172,8 +172,8 @@ struct StoreCopyTests {
             try batch.replace(range: hours(0, 30), run: batchRun(hours(0, 30), rows: rows.count)) { writer in
                 let byKey = Dictionary(uniqueKeysWithValues: blobs.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
                 for row in rows {
-                    try writer.write(trackID: row.trackID, hour: row.hour, counts: Self.otherSignals(row.trackID, row.hour.index + 1, plays: row.plays),
-                                     dimensions: byKey["\(row.trackID)/\(row.hour.index)"] ?? [])
+                    try writer.write(trackID: row.id, hour: row.hour, counts: Self.otherSignals(row.id, row.hour.index + 1, plays: row.plays),
+                                     dimensions: byKey["\(row.id)/\(row.hour.index)"] ?? [])
                 }
             }
             _ = try realtime.compactCoveredHours(maxRows: 100_000)

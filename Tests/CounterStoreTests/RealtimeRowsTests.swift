@@ -135,8 +135,8 @@ struct RealtimeRowsTests {
         listeners.add(trackID: 4, hour: Hour(index: 10), listenerID: 77)
         var sketches = EncodedRows()
         listeners.encodeRows(.hourThenTrack, into: &sketches)
-        let increments = [CountRow(trackID: 2, hour: Hour(index: 10), plays: 1), CountRow(trackID: 2, hour: Hour(index: 10), plays: 4),
-                          CountRow(trackID: 9, hour: Hour(index: 11), plays: 0)]
+        let increments = [CountRow(id: 2, hour: Hour(index: 10), plays: 1), CountRow(id: 2, hour: Hour(index: 10), plays: 4),
+                          CountRow(id: 9, hour: Hour(index: 11), plays: 0)]
         let rows = try Self.contents(CounterRows.realtime(sorted: CountRowList(increments), dimensions: encoded, listeners: sketches))
 
         #expect(rows.map { [$0.hour, $0.track, $0.plays, $0.listenerPlays] } == [[10, 2, 5, 0], [10, 3, 0, 0], [10, 4, 0, 1], [11, 9, 0, 0]])

@@ -45,7 +45,7 @@ struct RealtimeStoreTests {
 
             // One stale partition fences the whole flush, the current one included.
             let mixed = try store.apply(
-                increments: [CountRow(trackID: 1, hour: hour(10), plays: 100)],
+                increments: [CountRow(id: 1, hour: hour(10), plays: 100)],
                 progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 50, nextOffset: 60, highWatermark: nil),
                            PartitionProgress(topic: "plays", partition: 1, startOffset: 7, nextOffset: 9, highWatermark: nil)],
                 flushedAt: 2_000)

@@ -79,7 +79,7 @@ struct RollupTests {
                         let hour = Self.origin + Int64(random.next(below: UInt64(span + 48)))
                         let track = Int64(1 + random.next(below: 30))
                         let plays = Int64(1 + random.next(below: 5))
-                        rows.append(CountRow(trackID: track, hour: Hour(index: hour), plays: plays))
+                        rows.append(CountRow(id: track, hour: Hour(index: hour), plays: plays))
                         model.realtime[hour, default: [:]][track, default: 0] += plays
                     }
                     _ = try realtime.apply(increments: rows, progress: [PartitionProgress(

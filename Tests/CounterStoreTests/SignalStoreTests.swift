@@ -132,7 +132,7 @@ struct SignalStoreTests {
             let batch = try stores.batch()
             try writeBatch(batch, hours(0, 48), batchEvents)
             let realtime = try stores.realtime()
-            let increments = Self.rows(realtimeEvents).map { CountRow(trackID: $0.0, hour: hour($0.1), counts: $0.2) }
+            let increments = Self.rows(realtimeEvents).map { CountRow(id: $0.0, hour: hour($0.1), counts: $0.2) }
             _ = try realtime.apply(increments: increments,
                                    progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 1,
                                                                 highWatermark: 1)],

@@ -68,11 +68,11 @@ struct StoreBenchmark {
                 while rows.count < Self.flushRows {
                     let track = Int64(1 + random.next(below: 200_000))
                     let hourIndex = day.index + 48 + Int64(random.next(below: 2))
-                    rows[track * 4 + hourIndex % 2] = CountRow(trackID: track, hour: Hour(index: hourIndex), plays: 1 + Int64(random.next(below: 3)))
+                    rows[track * 4 + hourIndex % 2] = CountRow(id: track, hour: Hour(index: hourIndex), plays: 1 + Int64(random.next(below: 3)))
                 }
                 // Each row's dimension counts, as many plays as it counts.
                 let dimensions = withDimensions ? rows.values.map { row in
-                    EncodedRow(trackID: row.trackID, hour: row.hour, encoded: Self.blobs[Int(row.plays)][random.next(below: 64)])
+                    EncodedRow(trackID: row.id, hour: row.hour, encoded: Self.blobs[Int(row.plays)][random.next(below: 64)])
                 } : []
                 let next = Int64(flushIndex + 1) * 1_000
                 let start = ContinuousClock.now
@@ -112,7 +112,7 @@ struct StoreBenchmark {
 
             // Realtime rows after the batch's coverage, as a consumer would have left them.
             let writer = try stores.realtime()
-            _ = try writer.apply(increments: (1...Int64(20_000)).map { CountRow(trackID: $0, hour: range.upper, plays: 1) },
+            _ = try writer.apply(increments: (1...Int64(20_000)).map { CountRow(id: $0, hour: range.upper, plays: 1) },
                                  progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 1, highWatermark: 1)],
                                  flushedAt: 1)
 

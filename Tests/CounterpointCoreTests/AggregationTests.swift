@@ -70,14 +70,14 @@ struct AggregationTests {
         }
         #expect(counts.count == reference.count)
         #expect(counts.totalPlays == 10_000)
-        #expect(Dictionary(uniqueKeysWithValues: counts.map { ("\($0.trackID)@\($0.hour.index)", $0.plays) }) == reference)
+        #expect(Dictionary(uniqueKeysWithValues: counts.map { ("\($0.id)@\($0.hour.index)", $0.plays) }) == reference)
 
         var doubled = counts
-        for element in counts { doubled.add(trackID: element.trackID, hour: element.hour, weight: element.plays) }
+        for element in counts { doubled.add(trackID: element.id, hour: element.hour, weight: element.plays) }
         #expect(doubled.totalPlays == 20_000)
         #expect(doubled.count == counts.count)
         let some = counts.first { _ in true }!
-        #expect(doubled.first { $0.trackID == some.trackID && $0.hour == some.hour }?.plays == 2 * some.plays)
+        #expect(doubled.first { $0.id == some.id && $0.hour == some.hour }?.plays == 2 * some.plays)
 
         doubled.removeAll()
         #expect(doubled.isEmpty)
@@ -102,10 +102,10 @@ struct AggregationTests {
         #expect(counts.totalPlays == reference.values.reduce(0) { $0 + $1.plays })
         for order in [KeyOrder.trackThenHour, .hourThenTrack] {
             let rows = counts.sortedElements(order)
-            let keys = rows.map { order == .trackThenHour ? [$0.trackID, $0.hour.index] : [$0.hour.index, $0.trackID] }
+            let keys = rows.map { order == .trackThenHour ? [$0.id, $0.hour.index] : [$0.hour.index, $0.id] }
             #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) }, "rows in \(order) order")
-            #expect(Set(rows.map { CountKey(trackID: $0.trackID, hour: $0.hour.index) }).count == rows.count, "one row per key")
-            #expect(Dictionary(uniqueKeysWithValues: rows.map { (CountKey(trackID: $0.trackID, hour: $0.hour.index), $0.counts) }) == reference)
+            #expect(Set(rows.map { CountKey(trackID: $0.id, hour: $0.hour.index) }).count == rows.count, "one row per key")
+            #expect(Dictionary(uniqueKeysWithValues: rows.map { (CountKey(trackID: $0.id, hour: $0.hour.index), $0.counts) }) == reference)
         }
         #expect(reference.values.contains { $0.likes < 0 }, "some hour nets negative likes")
     }

@@ -35,7 +35,7 @@ struct CSVAnswerTests {
         }
         // Ten more plays of track 1 (153 in all), 143 of them without a client.
         _ = try realtime.apply(
-            increments: [CountRow(trackID: 1, hour: hour(12), plays: 10)], dimensions: dimensions.rows(),
+            increments: [CountRow(id: 1, hour: hour(12), plays: 10)], dimensions: dimensions.rows(),
             progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 100, nextOffset: 101, highWatermark: 130)],
             flushedAt: standardFlushedAt)
     }

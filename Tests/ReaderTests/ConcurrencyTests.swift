@@ -34,7 +34,7 @@ struct ConcurrencyTests {
         let valid: Set<Int64> = [Self.initialTotal, Self.highTotal, Self.lowTotal]
         try ReaderFixture.with(store, stores: { batch, realtime in
             try Self.replaceAll(batch, range: hours(0, 120), trackOnePlays: 3)
-            _ = try realtime.apply(increments: (0..<240).map { CountRow(trackID: 1, hour: hour(Int64($0)), plays: 5) },
+            _ = try realtime.apply(increments: (0..<240).map { CountRow(id: 1, hour: hour(Int64($0)), plays: 5) },
                                    progress: [], flushedAt: standardFlushedAt)
         }) { reader in
             let results = ResultBox()

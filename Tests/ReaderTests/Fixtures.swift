@@ -105,7 +105,7 @@ func standardStores(_ batch: any BatchWriter, _ realtime: any RealtimeWriter) th
         (5, 20, 8),
     ]
     _ = try realtime.apply(
-        increments: increments.map { CountRow(trackID: $0.0, hour: hour($0.1), plays: $0.2) },
+        increments: increments.map { CountRow(id: $0.0, hour: hour($0.1), plays: $0.2) },
         progress: [
             PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 100, highWatermark: 130),
             PartitionProgress(topic: "plays", partition: 1, startOffset: nil, nextOffset: 50, highWatermark: 50),

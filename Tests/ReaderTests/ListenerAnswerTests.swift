@@ -47,7 +47,7 @@ struct ListenerAnswerTests {
             try writer.write(trackID: 1, hour: hour(30), plays: 15, listenerPlays: 15, listeners: sketch(6...20))
         }
         _ = try realtime.apply(
-            increments: [CountRow(trackID: 1, hour: hour(3), plays: 100), CountRow(trackID: 1, hour: hour(50), plays: 26)],
+            increments: [CountRow(id: 1, hour: hour(3), plays: 100), CountRow(id: 1, hour: hour(50), plays: 26)],
             listeners: [EncodedRow(trackID: 1, hour: hour(3), value: 100, encoded: sketch(100...199)),
                         EncodedRow(trackID: 1, hour: hour(50), value: 26, encoded: sketch(15...40))],
             progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 10, highWatermark: 10)],

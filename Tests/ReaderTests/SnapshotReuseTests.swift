@@ -47,7 +47,7 @@ struct SnapshotReuseTests {
                 PartitionProgress(topic: "plays", partition: partition, startOffset: offset, nextOffset: offset + 1,
                                   highWatermark: offset + 1)
             }
-            #expect(try realtime.apply(increments: [CountRow(trackID: 1, hour: hour(20), plays: 1)],
+            #expect(try realtime.apply(increments: [CountRow(id: 1, hour: hour(20), plays: 1)],
                                        progress: progress, flushedAt: standardFlushedAt) == .committed)
             BlockingThread.sleep(for: .milliseconds(300))
             // `busy` (the first column) is 1 when a reader's snapshot pins the log.

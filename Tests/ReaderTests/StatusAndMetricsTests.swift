@@ -153,7 +153,7 @@ struct StatusAndMetricsTests {
             let realtime = try reader.store.openRealtimeWriter()
             func latest() throws -> Any? { try reader.get("/v1/status").object()["latest_counts"] }
             func flush(_ rows: [(track: Int64, hour: Int64, plays: Int64)]) throws {
-                _ = try realtime.apply(increments: rows.map { CountRow(trackID: $0.track, hour: hour($0.hour), plays: $0.plays) },
+                _ = try realtime.apply(increments: rows.map { CountRow(id: $0.track, hour: hour($0.hour), plays: $0.plays) },
                                        progress: [], flushedAt: standardFlushedAt)
             }
 

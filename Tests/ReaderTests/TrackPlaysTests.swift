@@ -61,7 +61,7 @@ struct TrackPlaysTests {
         let batch = { (track: Int64) in track % 5 }
         try ReaderFixture.with(store, stores: { batchStore, realtimeStore in
             _ = try realtimeStore.apply(
-                increments: tracks.flatMap { track in (0..<48).map { CountRow(trackID: track, hour: hour(Int64($0)), plays: realtime(track)) } },
+                increments: tracks.flatMap { track in (0..<48).map { CountRow(id: track, hour: hour(Int64($0)), plays: realtime(track)) } },
                 progress: [], flushedAt: standardFlushedAt)
             try batchStore.replace(range: covered, run: standardRun(covered, reasons: [:])) { writer in
                 for track in tracks where batch(track) > 0 {
@@ -162,7 +162,7 @@ struct TrackPlaysTests {
     func freshnessFollowsTheRealtimeStore(_ store: StoreKind) throws {
         try ReaderFixture.with(store, stores: { _, realtime in
             _ = try realtime.apply(
-                increments: [CountRow(trackID: 1, hour: hour(1), plays: 2)],
+                increments: [CountRow(id: 1, hour: hour(1), plays: 2)],
                 progress: [PartitionProgress(topic: "plays", partition: 3, startOffset: nil, nextOffset: 7, highWatermark: nil)],
                 flushedAt: 1_700_000_000_000)
         }) { reader in

@@ -168,7 +168,7 @@ struct CountingTests {
             var increments: [CountRow] = []
             for value in all.values[500..<700] {
                 let event = try EventParser.parse(value).get()
-                increments.append(CountRow(trackID: event.trackID, hour: event.hour, plays: 1))
+                increments.append(CountRow(id: event.trackID, hour: event.hour, plays: 1))
             }
             let outcome = try other.apply(
                 increments: increments,

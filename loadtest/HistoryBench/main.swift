@@ -88,7 +88,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
                 let hour = range.lower.advanced(by: offset)
                 for (kind, rows, sketches, dimensions) in playsOfHour(hour) {
                     for (row, sketch) in zip(rows, sketches) {
-                        try writer.write(Subject(kind, row.trackID), hour: hour, counts: row.counts, dimensions: dimensions[row.trackID] ?? [],
+                        try writer.write(Subject(kind, row.id), hour: hour, counts: row.counts, dimensions: dimensions[row.id] ?? [],
                                          listenerPlays: sketch.value, listeners: sketch.encoded)
                         if kind == .track { rowsWritten += 1 }
                     }

@@ -39,7 +39,7 @@ func buildRealtime(_ location: StoreLocation, tracks: Int64, range: HourRange) t
         for track in first...last {
             for offset in 0..<range.count {
                 let hour = range.lower.advanced(by: offset)
-                increments.append(CountRow(trackID: track, hour: hour, plays: plays(track, hour.index)))
+                increments.append(CountRow(id: track, hour: hour, plays: plays(track, hour.index)))
             }
         }
         let start = nextOffset == 0 ? nil : nextOffset

@@ -51,7 +51,7 @@ enum BatchReplacement {
                 """, [.integer(current.hours.lower.index), .integer(current.hours.upper.index)]) { row in
                 let trackID = row.int64(at: 3)
                 let hour = Hour(index: row.int64(at: 4))
-                row.withBytes(at: 0) { piece.append(CountRow(trackID: trackID, hour: hour, counts: row.signalCounts(from: 5)),
+                row.withBytes(at: 0) { piece.append(CountRow(id: trackID, hour: hour, counts: row.signalCounts(from: 5)),
                                                     dimensions: $0, listenerPlays: row.int64(at: 1)) }
                 row.withBytes(at: 2) { sketch in
                     if !sketch.isEmpty { staleListeners.noteReplaced(trackID: trackID, hour: hour, sketch: sketch, piece: current) }
@@ -62,7 +62,7 @@ enum BatchReplacement {
                 try db.add(days)
                 days.dimensions.withBlobs { blob in
                     for row in days.indices {
-                        month.append(CountRow(trackID: days.firstKeys[row], hour: RollupLevel.day.firstHour(ofKey: days.secondKeys[row]),
+                        month.append(CountRow(id: days.firstKeys[row], hour: RollupLevel.day.firstHour(ofKey: days.secondKeys[row]),
                                               counts: days.counts[row]), dimensions: blob(row), listenerPlays: days.listenerPlays[row])
                     }
                 }
@@ -114,7 +114,7 @@ final class BatchRowSink<D: StoreDialect> {
         // A row netting 0 in every signal may still place comments on the waveform: a comment
         // and a deletion in other buckets.
         guard try target.admits(row.counts) || !row.dimensions.isEmpty else { return }
-        staleListeners.noteNew(trackID: row.counts.trackID, hour: row.counts.hour, sketch: row.listeners)
+        staleListeners.noteNew(trackID: row.counts.id, hour: row.counts.hour, sketch: row.listeners)
         buffer.append(row.counts, dimensions: row.dimensions, listenerPlays: row.listenerPlays, listeners: row.listeners)
         if buffer.count >= capacity { try drain() }
     }
@@ -173,7 +173,7 @@ struct RowBuffer {
         var rest = row.counts
         rest.plays = 0
         if !rest.isZero { others.append(rest) }
-        entries.append(Entry(trackID: row.trackID, hour: row.hour.index, plays: row.plays, others: rest.isZero ? -1 : others.count - 1,
+        entries.append(Entry(trackID: row.id, hour: row.hour.index, plays: row.plays, others: rest.isZero ? -1 : others.count - 1,
                              listenerPlays: listenerPlays, dimensions: dimensionStart..<listenerStart, listeners: listenerStart..<arena.count))
     }
 

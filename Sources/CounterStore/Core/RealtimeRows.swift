@@ -10,7 +10,7 @@ extension CounterRows {
         func inKeyOrder(_ rows: [EncodedRow]) -> EncodedRows {
             EncodedRows(rows.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) })
         }
-        return try realtime(sorted: CountRowList(increments.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) }),
+        return try realtime(sorted: CountRowList(increments.sorted { ($0.hour.index, $0.id) < ($1.hour.index, $1.id) }),
                             dimensions: inKeyOrder(dimensions), listeners: inKeyOrder(listeners), of: kind)
     }
 
@@ -33,13 +33,13 @@ extension CounterRows {
                     func consider(_ hour: Int64, _ track: Int64) {
                         if key.map({ (hour, track) < $0 }) ?? true { key = (hour, track) }
                     }
-                    if next < increments.count { consider(increments[next].hour.index, increments[next].trackID) }
+                    if next < increments.count { consider(increments[next].hour.index, increments[next].id) }
                     if nextDimensions < dimensions.count { consider(dimensions.hours[nextDimensions], dimensions.trackIDs[nextDimensions]) }
                     if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.trackIDs[nextListeners]) }
                     guard let (hour, track) = key else { break }
 
                     var counts = SignalCounts()
-                    if next < increments.count, increments[next].hour.index == hour, increments[next].trackID == track {
+                    if next < increments.count, increments[next].hour.index == hour, increments[next].id == track {
                         counts = increments[next].counts
                         try RowRule.check(trackID: track, hour: Hour(index: hour), plays: counts.plays)
                         next += 1

@@ -23,9 +23,9 @@ struct ReplaceTarget {
     /// an invalid track or plays; false for a row whose every signal is 0, which adds nothing.
     func admits(_ row: CountRow) throws -> Bool {
         guard coverage.contains(row.hour) else {
-            throw CounterStoreError.rowOutsideRange(trackID: row.trackID, hour: row.hour, range: coverage.ranges[0])
+            throw CounterStoreError.rowOutsideRange(trackID: row.id, hour: row.hour, range: coverage.ranges[0])
         }
-        try RowRule.check(trackID: row.trackID, hour: row.hour, plays: row.plays)
+        try RowRule.check(trackID: row.id, hour: row.hour, plays: row.plays)
         return !row.counts.isZero
     }
 }

@@ -80,7 +80,7 @@ public enum StoreCopy {
                     FROM \(table.name) ORDER BY hour, \(table.idColumn)
                     """).forEachRow { row in
                     let (id, hour) = (row.int64(at: 0), row.int64(at: 1))
-                    rows.append(CountRow(trackID: id, hour: Hour(index: hour), counts: row.signalCounts(from: 5)))
+                    rows.append(CountRow(id: id, hour: Hour(index: hour), counts: row.signalCounts(from: 5)))
                     dimensions.append(trackID: id, hour: hour, value: 0, blob: row.bytes(at: 2))
                     listeners.append(trackID: id, hour: hour, value: row.int64(at: 3), blob: row.bytes(at: 4))
                 }

@@ -140,7 +140,7 @@ public struct BatchRowWriter {
     /// The same for any subject: a creator's rows (SPEC §11) go to the creators' tables.
     public func write(_ subject: Subject, hour: Hour, counts: SignalCounts, borrowingDimensions dimensions: UnsafeRawBufferPointer,
                       listenerPlays: Int64, borrowingListeners listeners: UnsafeRawBufferPointer) throws {
-        try sink(Row(kind: subject.kind, counts: CountRow(trackID: subject.id, hour: hour, counts: counts), dimensions: dimensions,
+        try sink(Row(kind: subject.kind, counts: CountRow(id: subject.id, hour: hour, counts: counts), dimensions: dimensions,
                      listenerPlays: listenerPlays, listeners: listeners))
     }
 
