@@ -65,12 +65,11 @@ struct GroupProcessor {
     mutating func finishUnit() -> UnitRows {
         var unit = UnitRows()
         for kind in SubjectKind.allCases {
-            unit.parts.append(tables.withTables(of: kind) { tables in
-                var part = SubjectRows(kind: kind, rows: tables.counts.sortedElements())
-                tables.dimensions.encodeRows(.trackThenHour, into: &part.dimensions)
-                tables.listeners.encodeRows(.trackThenHour, into: &part.listeners)
-                return part
-            })
+            var part = SubjectRows(kind: kind)
+            part.rows = tables.withTables(of: kind) {
+                $0.encodeRows(.trackThenHour, dimensions: &part.dimensions, listeners: &part.listeners)
+            }
+            unit.parts.append(part)
         }
         tables.removeAll()
         seen.removeAll()

@@ -29,6 +29,16 @@ public struct SubjectTables: Sendable {
         listeners.add(trackID: id, hour: hour, listenerID: play.listenerID)
     }
 
+    /// The tables as rows in `order`: every key's counts, and the dimension counts and listener
+    /// sketches of the keys that have them, appended to `dimensions` and `listeners` (each row's
+    /// value there: the plays that carried a listener). What a batch unit and a flush hand on.
+    public mutating func encodeRows(_ order: KeyOrder, dimensions encodedDimensions: inout EncodedRows,
+                                    listeners encodedListeners: inout EncodedRows) -> CountRowList {
+        dimensions.encodeRows(order, into: &encodedDimensions)
+        listeners.encodeRows(order, into: &encodedListeners)
+        return counts.sortedElements(order)
+    }
+
     mutating func removeAll() {
         counts.removeAll()
         dimensions.removeAll()

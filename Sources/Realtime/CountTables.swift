@@ -23,10 +23,8 @@ struct CountTables {
         for kind in SubjectKind.allCases {
             encodedDimensions.removeAll()
             encodedListeners.removeAll()
-            let increments = events.withTables(of: kind) { tables in
-                tables.dimensions.encodeRows(.hourThenTrack, into: &encodedDimensions)
-                tables.listeners.encodeRows(.hourThenTrack, into: &encodedListeners)
-                return tables.counts.sortedElements(.hourThenTrack)
+            let increments = events.withTables(of: kind) {
+                $0.encodeRows(.hourThenTrack, dimensions: &encodedDimensions, listeners: &encodedListeners)
             }
             if kind != .track, increments.count == 0, encodedDimensions.count == 0 { continue }
             rows.append(try CounterRows.realtime(sorted: increments, dimensions: encodedDimensions, listeners: encodedListeners, of: kind))

@@ -148,8 +148,7 @@ extension RunEndToEnd.StatsPage {
             let activity = try tab.activity()
             let sizes = Self.refreshes(activity.requests, origin: origin).map(\.count)
             #expect(sizes.contains(9) && sizes.allSatisfy { [2, 9, 11].contains($0) }, "\(sizes)")
-            #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
-            #expect(activity.errors.isEmpty, "\(activity.errors)")
+            expectOwnOriginOnlyAndNoErrors(activity, origin: origin)
         }
     }
 
@@ -224,8 +223,7 @@ extension RunEndToEnd.StatsPage {
             try await tab.wait(until: "location.hash.startsWith('#track=') && document.getElementById('back').hidden", "a track without its creator")
 
             let activity = try tab.activity()
-            #expect(activity.requests.allSatisfy { $0.hasPrefix(origin + "/") }, "\(activity.requests.filter { !$0.hasPrefix(origin + "/") })")
-            #expect(activity.errors.isEmpty, "\(activity.errors)")
+            expectOwnOriginOnlyAndNoErrors(activity, origin: origin)
         }
     }
 }

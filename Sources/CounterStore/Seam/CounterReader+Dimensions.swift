@@ -62,23 +62,17 @@ extension CounterReader {
         }
         return try withSnapshot { state in
             let plan = self.plan(range, state)
-            var merged: [UInt8] = []
-            var scratch: [UInt8] = []
-            func add(_ blob: UnsafeRawBufferPointer) throws {
-                let ok = merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
-                guard ok else { throw CounterStoreError.malformedDimensions(trackID: track) }
-                swap(&merged, &scratch)
-            }
+            var sum = DimensionSum(subject)
             var comments: Int64 = 0
             for part in plan.batchParts {
                 comments += try layers.batchCounts(subject, over: part).comments
-                try layers.batchDimensions(subject, over: part, add)
+                try layers.batchDimensions(subject, over: part) { try sum.add($0) }
             }
             if !plan.realtimeGaps.isEmpty {
                 comments += try layers.realtimeCounts(subject, over: plan.realtimeGaps).comments
-                try layers.realtimeDimensions(subject, over: plan.realtimeGaps, add)
+                try layers.realtimeDimensions(subject, over: plan.realtimeGaps) { try sum.add($0) }
             }
-            guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(trackID: track) }
+            let totals = try sum.totals()
             return TrackWaveform(signal: .comments, buckets: totals.commentsWaveform, total: comments,
                                  withoutPosition: comments - totals.commentsWaveform.reduce(0, &+))
         }
@@ -88,18 +82,11 @@ extension CounterReader {
     /// layer's blobs (in the coarsest rollups that tile them), the rest from the realtime layer's.
     /// A creator's hold no waveform (a waveform is a track's).
     public func dimensions(_ subject: Subject, in range: HourRange) throws -> TrackDimensions {
-        let track = subject.id
-        return try withSnapshot { state in
+        try withSnapshot { state in
             let plan = self.plan(range, state)
-            var merged: [UInt8] = []
-            var scratch: [UInt8] = []
-            let plays = try layers.trackDimensions(subject, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps) { blob in
-                let ok = merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
-                guard ok else { throw CounterStoreError.malformedDimensions(trackID: track) }
-                swap(&merged, &scratch)
-            }
-            guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(trackID: track) }
-            return TrackDimensions(plays: plays, totals: totals)
+            var sum = DimensionSum(subject)
+            let plays = try layers.trackDimensions(subject, batchParts: plan.batchParts, realtimeGaps: plan.realtimeGaps) { try sum.add($0) }
+            return TrackDimensions(plays: plays, totals: try sum.totals())
         }
     }
 
@@ -136,5 +123,25 @@ extension CounterReader {
         return Array(ranked.sorted { a, b in
             a.counts[signal] != b.counts[signal] ? a.counts[signal] > b.counts[signal] : a.trackID < b.trackID
         }.prefix(max(0, limit)))
+    }
+}
+
+/// The merge rule's sum of one subject's dimension blobs as a read lends them, one at a time.
+private struct DimensionSum {
+    let subject: Subject
+    private var merged: [UInt8] = []
+    private var scratch: [UInt8] = []
+
+    init(_ subject: Subject) { self.subject = subject }
+
+    mutating func add(_ blob: UnsafeRawBufferPointer) throws {
+        let ok = merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
+        guard ok else { throw CounterStoreError.malformedDimensions(trackID: subject.id) }
+        swap(&merged, &scratch)
+    }
+
+    func totals() throws -> DimensionTotals {
+        guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(trackID: subject.id) }
+        return totals
     }
 }

@@ -87,7 +87,7 @@ public final class CounterReader {
 
     // MARK: Totals
 
-    /// Merged plays of `subject` over `range` (`trackID` holds the subject's id).
+    /// Merged plays of `subject` over `range`.
     public func plays(_ subject: Subject, in range: HourRange) throws -> TrackPlays {
         try withSnapshot { state in
             try plays(subject, plan: plan(range, state))

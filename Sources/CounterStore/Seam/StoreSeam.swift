@@ -91,7 +91,7 @@ public struct BatchRowWriter {
     /// One row as a backend's sink receives it. Its blobs are lent for the call only: a sink
     /// copies what it keeps.
     public struct Row {
-        /// Whose row: `counts.trackID` is the id of a subject of this kind.
+        /// Whose row: `counts.id` is the id of a subject of this kind.
         public var kind: SubjectKind
         public var counts: CountRow
         /// `DimensionEncoding`; empty when the row has none.

@@ -266,3 +266,12 @@ struct Tab {
         return String(array.dropFirst().dropLast())
     }
 }
+
+/// Expects a page's `activity` to have asked nothing of any host but `origin`, and to have
+/// logged no script error.
+func expectOwnOriginOnlyAndNoErrors(_ activity: (requests: [String], errors: [String]), origin: String,
+                                    sourceLocation: SourceLocation = #_sourceLocation) {
+    let elsewhere = activity.requests.filter { !$0.hasPrefix(origin + "/") }
+    #expect(elsewhere.isEmpty, "\(elsewhere)", sourceLocation: sourceLocation)
+    #expect(activity.errors.isEmpty, "\(activity.errors)", sourceLocation: sourceLocation)
+}
