@@ -8,7 +8,7 @@ public struct RealtimeConfiguration: Sendable {
     public var bootstrapServers: String
     /// The store the counts and offsets are flushed into (SQLite files or PostgreSQL).
     public var store: StoreBackend
-    /// The topic of play events. Default "plays".
+    /// The topic of the events (plays and the other signals). Default "plays".
     public var topic = "plays"
     /// The realtime layer's consumer group unless configured otherwise.
     public static let defaultGroup = "counterpoint-realtime"

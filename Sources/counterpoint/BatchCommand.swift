@@ -20,8 +20,8 @@ struct BatchCommand: ParsableCommand {
         hours not covered yet or whose files changed since they were covered (a late file, a file \
         that grew or was replaced), so a scheduled run costs what changed, not the whole history; \
         the summary says how many hours were processed and how many were skipped as unchanged. \
-        Every hour rebuilt is covered — an hour without plays counts 0 from then on, whatever the \
-        realtime layer says.
+        Every hour rebuilt is covered, for every track, creator and signal at once — an hour \
+        without events counts 0 from then on, whatever the realtime layer says.
 
         Store failures: a store that cannot be reached or opened when the run starts (a server \
         that is down, a password or certificate refused, a database or role that does not exist) \

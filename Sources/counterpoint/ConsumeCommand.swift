@@ -7,12 +7,14 @@ import Realtime
 struct ConsumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "consume",
-        abstract: "The realtime layer: count plays from Kafka into the realtime store.",
+        abstract: "The realtime layer: count events from Kafka into the realtime store.",
         discussion: """
-        Joins the consumer group on the topic, counts plays per track and UTC hour in memory and \
-        flushes the counts and each partition's next offset in one transaction every \
-        --flush-interval-ms. On assignment every partition resumes at the offset stored with the \
-        counts, so a restart after a crash neither loses nor double-counts a play. A flush the \
+        Joins the consumer group on the topic, counts every signal (plays, downloads, likes, \
+        reposts, comments; an unlike, unrepost or deleted comment takes one back) per track, per \
+        creator an event names and per UTC hour in memory, and flushes the counts and each \
+        partition's next offset in one transaction every --flush-interval-ms. On assignment every \
+        partition resumes at the offset stored with the counts, so a restart after a crash neither \
+        loses nor double-counts an event. A flush the \
         store refuses (a full disk) is retried, re-reading from the stored offsets. Runs until \
         SIGINT/SIGTERM, then flushes and exits 0.
         """)
@@ -30,7 +32,7 @@ struct ConsumeCommand: AsyncParsableCommand {
         (brokers ?? Environment.optionalString("brokers") ?? "").trimmingCharacters(in: .whitespaces)
     }
 
-    @Option(help: "Topic of play events (env COUNTERPOINT_TOPIC).")
+    @Option(help: "Topic of the events, plays and the other signals (env COUNTERPOINT_TOPIC).")
     var topic: String = Environment.string("topic", default: "plays")
 
     @Option(help: "Consumer group (env COUNTERPOINT_GROUP).")

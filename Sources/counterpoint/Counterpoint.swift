@@ -10,7 +10,7 @@ import Runtime
 struct Counterpoint: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "counterpoint",
-        abstract: "Real-time play counters: a realtime layer, a batch layer, and a reader that merges them.",
+        abstract: "Real-time counters of plays, downloads, likes, reposts and comments, per track and per creator: a realtime layer, a batch layer, and a reader that merges them.",
         discussion: """
         Every flag can also be set by an environment variable COUNTERPOINT_<FLAG>, e.g. \
         COUNTERPOINT_DATA_DIR=/var/lib/counterpoint for --data-dir. Flags win over the environment.

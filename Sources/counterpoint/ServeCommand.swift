@@ -87,7 +87,7 @@ struct ReaderOptions: ParsableArguments {
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Answer dashboards over HTTP: merged counts, timelines, top tracks, status and metrics.",
+        abstract: "Answer dashboards over HTTP: merged counts, timelines and rankings of tracks and creators, status and metrics.",
         discussion: """
         For every hour the batch layer has covered the answer is the batch count; for every other \
         hour, the realtime count. See docs/openapi.yaml for the API. Stops cleanly on SIGINT/SIGTERM.

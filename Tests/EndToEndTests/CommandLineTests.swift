@@ -61,13 +61,19 @@ extension EndToEnd {
             }
         }
 
-        @Test("--help at the top lists the subcommands")
+        @Test("--help at the top lists the subcommands; it and consume's say what is counted: every signal, of tracks and creators")
         func topLevelHelp() async throws {
             try await withTemporaryDirectory { scratch in
                 let result = try await runCounterpoint(["--help"], scratch: scratch)
                 #expect(result.exited && result.status == 0, "\(result.summary)")
                 for subcommand in Self.flagsBySubcommand.map(\.0) {
                     #expect(result.stdout.contains(subcommand), "counterpoint --help lists \(subcommand)")
+                }
+                let consume = try await runCounterpoint(["consume", "--help"], scratch: scratch)
+                // SPEC §11's signals and subjects, as words a reader of the help looks for.
+                for word in ["plays", "downloads", "likes", "reposts", "comments", "track", "creator"] {
+                    #expect(result.stdout.contains(word), "counterpoint --help names \(word)")
+                    #expect(consume.stdout.contains(word), "counterpoint consume --help names \(word)")
                 }
             }
         }
