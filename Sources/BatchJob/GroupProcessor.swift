@@ -123,13 +123,13 @@ struct SubjectRows: Sendable {
             try listeners.withBlobs { sketch in
                 for row in rows {
                     var encoded = none
-                    if nextDimensions < dimensions.count, dimensions.trackIDs[nextDimensions] == row.id,
+                    if nextDimensions < dimensions.count, dimensions.ids[nextDimensions] == row.id,
                        dimensions.hours[nextDimensions] == row.hour.index {
                         encoded = dimensionCounts(nextDimensions)
                         nextDimensions += 1
                     }
                     var listenerPlays: Int64 = 0, listenerSketch = none
-                    if nextListeners < listeners.count, listeners.trackIDs[nextListeners] == row.id,
+                    if nextListeners < listeners.count, listeners.ids[nextListeners] == row.id,
                        listeners.hours[nextListeners] == row.hour.index {
                         (listenerPlays, listenerSketch) = (listeners.values[nextListeners], sketch(nextListeners))
                         nextListeners += 1

@@ -197,7 +197,7 @@ public struct DimensionCounts: Sendable {
                                counts: &counts, touched: &touched, touchedCount: &touchedCount.1)
                     end += 1
                 }
-                out.appendRow(trackID: trackID, hour: hour, value: 0) { encoded in
+                out.appendRow(id: trackID, hour: hour, value: 0) { encoded in
                     let rowStart = encoded.count
                     encoded.append(UInt8(buckets.low.nonzeroBitCount + buckets.high.nonzeroBitCount))
                     for half in 0..<2 {

@@ -3,13 +3,13 @@
 /// that carried a listener for a sketch, 0 for dimension counts. A row of `EncodedRows` on its
 /// own, where rows are handed over one array each (a copy between stores, tests).
 public struct EncodedRow: Hashable, Sendable {
-    public var trackID: Int64
+    public var id: Int64
     public var hour: Hour
     public var value: Int64
     public var encoded: [UInt8]
 
-    public init(trackID: Int64, hour: Hour, value: Int64 = 0, encoded: [UInt8]) {
-        self.trackID = trackID
+    public init(id: Int64, hour: Hour, value: Int64 = 0, encoded: [UInt8]) {
+        self.id = id
         self.hour = hour
         self.value = value
         self.encoded = encoded
@@ -19,7 +19,7 @@ public struct EncodedRow: Hashable, Sendable {
 /// Stored blobs (`EncodedRow`) of rows in one key order, their blobs back to back in one buffer:
 /// how `DimensionCounts` and `ListenerCounts` hand a flush to the store without an array per row.
 public struct EncodedRows: Sendable {
-    public private(set) var trackIDs: [Int64] = []
+    public private(set) var ids: [Int64] = []
     public private(set) var hours: [Int64] = []
     public private(set) var values: [Int64] = []
     /// The blobs, back to back.
@@ -29,7 +29,7 @@ public struct EncodedRows: Sendable {
 
     public init() {}
 
-    public var count: Int { trackIDs.count }
+    public var count: Int { ids.count }
 
     /// Where the row's blob lies in `bytes`.
     @inline(__always)
@@ -37,9 +37,9 @@ public struct EncodedRows: Sendable {
 
     /// Appends a row whose blob `write` appends to the buffer it is given (`bytes`).
     @inline(__always)
-    mutating func appendRow(trackID: Int64, hour: Int64, value: Int64, _ write: (inout [UInt8]) -> Void) {
+    mutating func appendRow(id: Int64, hour: Int64, value: Int64, _ write: (inout [UInt8]) -> Void) {
         write(&bytes)
-        trackIDs.append(trackID)
+        ids.append(id)
         hours.append(hour)
         values.append(value)
         ends.append(bytes.count)
@@ -47,22 +47,22 @@ public struct EncodedRows: Sendable {
 
     /// Rows in the order given.
     public init(_ rows: some Sequence<EncodedRow>) {
-        for row in rows { append(trackID: row.trackID, hour: row.hour.index, value: row.value, blob: row.encoded) }
+        for row in rows { append(id: row.id, hour: row.hour.index, value: row.value, blob: row.encoded) }
     }
 
     /// Row `row` on its own (a copy of its blob).
     public subscript(row: Int) -> EncodedRow {
-        EncodedRow(trackID: trackIDs[row], hour: Hour(index: hours[row]), value: values[row], encoded: Array(bytes[range(row)]))
+        EncodedRow(id: ids[row], hour: Hour(index: hours[row]), value: values[row], encoded: Array(bytes[range(row)]))
     }
 
     /// Appends a row with `blob` as it is.
-    public mutating func append(trackID: Int64, hour: Int64, value: Int64, blob: [UInt8]) {
-        appendRow(trackID: trackID, hour: hour, value: value) { $0.append(contentsOf: blob) }
+    public mutating func append(id: Int64, hour: Int64, value: Int64, blob: [UInt8]) {
+        appendRow(id: id, hour: hour, value: value) { $0.append(contentsOf: blob) }
     }
 
     /// Forgets every row, keeping the memory.
     public mutating func removeAll() {
-        trackIDs.removeAll(keepingCapacity: true)
+        ids.removeAll(keepingCapacity: true)
         hours.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)

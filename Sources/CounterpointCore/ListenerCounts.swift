@@ -50,7 +50,7 @@ public struct ListenerCounts: Sendable {
             }
             // In ascending order each hash lands at the end of an explicit sketch.
             hashes.sortFew(in: 0..<hashes.count)
-            out.appendRow(trackID: trackID, hour: hour, value: Int64(end - start)) { bytes in
+            out.appendRow(id: trackID, hour: hour, value: Int64(end - start)) { bytes in
                 HyperLogLog.appendEncoded(sortedHashes: hashes, parameters: .listeners, to: &bytes)
             }
             start = end

@@ -58,7 +58,7 @@ public struct SignalColumns: Sendable {
 /// Rows of every signal's count per (track, hour) in one key order, as compact as
 /// `SignalColumns` keeps them: what `HourCounts.sortedElements` hands over.
 public struct CountRowList: RandomAccessCollection, Sendable {
-    private var trackIDs: [Int64] = []
+    private var ids: [Int64] = []
     private var hours: [Int64] = []
     private var counts = SignalColumns()
 
@@ -69,20 +69,20 @@ public struct CountRowList: RandomAccessCollection, Sendable {
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { trackIDs.count }
+    public var endIndex: Int { ids.count }
 
     public subscript(index: Int) -> CountRow {
-        CountRow(id: trackIDs[index], hour: Hour(index: hours[index]), counts: counts[index])
+        CountRow(id: ids[index], hour: Hour(index: hours[index]), counts: counts[index])
     }
 
     public mutating func reserveCapacity(_ rows: Int) {
-        trackIDs.reserveCapacity(rows)
+        ids.reserveCapacity(rows)
         hours.reserveCapacity(rows)
         counts.reserveCapacity(rows)
     }
 
     public mutating func append(_ row: CountRow) {
-        trackIDs.append(row.id)
+        ids.append(row.id)
         hours.append(row.hour.index)
         counts.append(row.counts)
     }

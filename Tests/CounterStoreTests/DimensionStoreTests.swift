@@ -170,7 +170,7 @@ struct DimensionStoreTests {
                     try batch.replace(range: range, run: batchRun(range)) { writer in
                         for half in halves {
                             let (counts, dimensions) = Self.rows(half)
-                            let byKey = Dictionary(uniqueKeysWithValues: dimensions.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
+                            let byKey = Dictionary(uniqueKeysWithValues: dimensions.map { ("\($0.id)/\($0.hour.index)", $0.encoded) })
                             for row in counts {
                                 try writer.write(trackID: row.id, hour: row.hour, counts: row.counts,
                                                  dimensions: byKey["\(row.id)/\(row.hour.index)"] ?? [])
@@ -338,7 +338,7 @@ struct DimensionStoreTests {
         let (_, expected) = Self.rows(written.plays)
         let stored = try PostgresConnection(url: url).query("SELECT hour, track_id, dimensions FROM realtime_counts ORDER BY hour, track_id")
         let rows = (0..<stored.rowCount).map {
-            EncodedRow(trackID: stored.int64(row: $0, column: 1), hour: Hour(index: stored.int64(row: $0, column: 0)),
+            EncodedRow(id: stored.int64(row: $0, column: 1), hour: Hour(index: stored.int64(row: $0, column: 0)),
                          encoded: stored.bytes(row: $0, column: 2))
         }
         #expect(Set(rows) == Set(expected))

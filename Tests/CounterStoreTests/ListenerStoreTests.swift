@@ -48,7 +48,7 @@ struct ListenerStoreTests {
     static func write(_ plays: [Play], to writer: BatchRowWriter) throws {
         for half in [Array(plays.prefix(plays.count / 2)), Array(plays.dropFirst(plays.count / 2))] {
             let (counts, sketches) = rows(half)
-            let byKey = Dictionary(uniqueKeysWithValues: sketches.map { ("\($0.trackID)/\($0.hour.index)", $0) })
+            let byKey = Dictionary(uniqueKeysWithValues: sketches.map { ("\($0.id)/\($0.hour.index)", $0) })
             for row in counts {
                 let sketch = byKey["\(row.id)/\(row.hour.index)"]
                 try writer.write(trackID: row.id, hour: row.hour, plays: row.plays, listenerPlays: sketch?.value ?? 0,

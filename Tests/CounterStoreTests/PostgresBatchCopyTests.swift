@@ -92,8 +92,8 @@ struct PostgresBatchCopyTests {
                 }
                 listeners.add(trackID: play.track, hour: hour, listenerID: play.listener)
             }
-            let blobs = Dictionary(uniqueKeysWithValues: dimensions.rows().map { (Key(track: $0.trackID, bucket: $0.hour.index), $0.encoded) })
-            let sketches = Dictionary(uniqueKeysWithValues: listeners.rows().map { (Key(track: $0.trackID, bucket: $0.hour.index), $0) })
+            let blobs = Dictionary(uniqueKeysWithValues: dimensions.rows().map { (Key(track: $0.id, bucket: $0.hour.index), $0.encoded) })
+            let sketches = Dictionary(uniqueKeysWithValues: listeners.rows().map { (Key(track: $0.id, bucket: $0.hour.index), $0) })
             for row in counts.sortedElements() {
                 let key = Key(track: row.id, bucket: row.hour.index)
                 try writer.write(trackID: row.id, hour: row.hour, plays: row.plays, dimensions: blobs[key] ?? [],

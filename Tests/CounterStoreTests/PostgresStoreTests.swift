@@ -170,7 +170,7 @@ struct StoreCopyTests {
                 (0..<Int64(30)).flatMap { plays(track, $0, track % 3 + 2) }
             })
             try batch.replace(range: hours(0, 30), run: batchRun(hours(0, 30), rows: rows.count)) { writer in
-                let byKey = Dictionary(uniqueKeysWithValues: blobs.map { ("\($0.trackID)/\($0.hour.index)", $0.encoded) })
+                let byKey = Dictionary(uniqueKeysWithValues: blobs.map { ("\($0.id)/\($0.hour.index)", $0.encoded) })
                 for row in rows {
                     try writer.write(trackID: row.id, hour: row.hour, counts: Self.otherSignals(row.id, row.hour.index + 1, plays: row.plays),
                                      dimensions: byKey["\(row.id)/\(row.hour.index)"] ?? [])

@@ -72,7 +72,7 @@ struct StoreBenchmark {
                 }
                 // Each row's dimension counts, as many plays as it counts.
                 let dimensions = withDimensions ? rows.values.map { row in
-                    EncodedRow(trackID: row.id, hour: row.hour, encoded: Self.blobs[Int(row.plays)][random.next(below: 64)])
+                    EncodedRow(id: row.id, hour: row.hour, encoded: Self.blobs[Int(row.plays)][random.next(below: 64)])
                 } : []
                 let next = Int64(flushIndex + 1) * 1_000
                 let start = ContinuousClock.now

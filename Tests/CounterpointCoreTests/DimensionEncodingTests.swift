@@ -217,10 +217,10 @@ struct DimensionEncodingTests {
             reference[track, default: [:]][hour.index] = entry
         }
         let rows = counts.rows()
-        #expect(rows.map { [$0.trackID, $0.hour.index] } == rows.map { [$0.trackID, $0.hour.index] }.sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(rows.map { [$0.id, $0.hour.index] } == rows.map { [$0.id, $0.hour.index] }.sorted { $0.lexicographicallyPrecedes($1) })
         var seen = 0
         for row in rows {
-            let expected = try #require(reference[row.trackID]?[row.hour.index])
+            let expected = try #require(reference[row.id]?[row.hour.index])
             #expect(Reference(try #require(DimensionEncoding.decode(row.encoded))) == expected)
             // Comments that cancelled out everywhere leave their key the empty blob.
             #expect(row.encoded.isEmpty == (expected == Reference()))
@@ -252,8 +252,8 @@ struct DimensionEncodingTests {
         for row in counts.rows() {
             let decoded = try #require(DimensionEncoding.decode(row.encoded))
             for signal in Signal.allCases {
-                let expected = (reference[row.trackID]?[signal.ordinal] ?? [:]).filter { $0.value != 0 }.sorted { $0.key < $1.key }
-                #expect(decoded.byTrack[signal.ordinal].map(\.track) == expected.map(\.key), "creator \(row.trackID), \(signal)")
+                let expected = (reference[row.id]?[signal.ordinal] ?? [:]).filter { $0.value != 0 }.sorted { $0.key < $1.key }
+                #expect(decoded.byTrack[signal.ordinal].map(\.track) == expected.map(\.key), "creator \(row.id), \(signal)")
                 #expect(decoded.byTrack[signal.ordinal].map(\.count) == expected.map(\.value))
             }
             blobs.append(row.encoded)

@@ -48,8 +48,8 @@ struct ListenerAnswerTests {
         }
         _ = try realtime.apply(
             increments: [CountRow(id: 1, hour: hour(3), plays: 100), CountRow(id: 1, hour: hour(50), plays: 26)],
-            listeners: [EncodedRow(trackID: 1, hour: hour(3), value: 100, encoded: sketch(100...199)),
-                        EncodedRow(trackID: 1, hour: hour(50), value: 26, encoded: sketch(15...40))],
+            listeners: [EncodedRow(id: 1, hour: hour(3), value: 100, encoded: sketch(100...199)),
+                        EncodedRow(id: 1, hour: hour(50), value: 26, encoded: sketch(15...40))],
             progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: nil, nextOffset: 10, highWatermark: 10)],
             flushedAt: standardFlushedAt)
     }

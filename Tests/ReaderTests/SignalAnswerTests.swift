@@ -54,8 +54,8 @@ struct SignalAnswerTests {
         // Tracks' and creators' rows in one flush.
         _ = try realtime.apply(
             [CounterRows.realtime([CountRow(id: 6, hour: hour(3), counts: covered), CountRow(id: 6, hour: hour(30), counts: late)],
-                                  dimensions: [EncodedRow(trackID: 6, hour: hour(3), encoded: blob(comments: [(0, 100)])),
-                                               EncodedRow(trackID: 6, hour: hour(30), encoded: blob(comments: [(50, 1)]))]),
+                                  dimensions: [EncodedRow(id: 6, hour: hour(3), encoded: blob(comments: [(0, 100)])),
+                                               EncodedRow(id: 6, hour: hour(30), encoded: blob(comments: [(50, 1)]))]),
              CounterRows.realtime([CountRow(id: 7, hour: hour(3), counts: covered), CountRow(id: 7, hour: hour(30), counts: late),
                                    CountRow(id: 8, hour: hour(31), counts: SignalCounts(plays: 20))], of: .creator)],
             progress: [PartitionProgress(topic: "plays", partition: 0, startOffset: 100, nextOffset: 101, highWatermark: 130)],

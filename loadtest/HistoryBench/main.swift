@@ -75,7 +75,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
         }
         return SubjectKind.allCases.map { kind in
             tables.withTables(of: kind) { tables in
-                let dimensions = Dictionary(uniqueKeysWithValues: tables.dimensions.rows().map { ($0.trackID, $0.encoded) })
+                let dimensions = Dictionary(uniqueKeysWithValues: tables.dimensions.rows().map { ($0.id, $0.encoded) })
                 return (kind, Array(tables.counts.sortedElements()), tables.listeners.rows(), dimensions)
             }
         }
@@ -112,7 +112,7 @@ func build(directory: String, tracks: Int, days: Int, eventsPerHour: Int) throws
         for (kind, counts, listeners, dimensions) in playsOfHour(hour) {
             rows[kind.rawValue] += counts
             sketches[kind.rawValue] += listeners
-            blobs[kind.rawValue] += dimensions.map { EncodedRow(trackID: $0.key, hour: hour, encoded: $0.value) }
+            blobs[kind.rawValue] += dimensions.map { EncodedRow(id: $0.key, hour: hour, encoded: $0.value) }
         }
     }
     _ = try realtime.apply(try SubjectKind.allCases.map {

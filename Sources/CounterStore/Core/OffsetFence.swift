@@ -22,15 +22,24 @@ struct OffsetFence {
         var partitions: Set<Int32>
     }
 
-    /// The flush's partitions by topic, topics and partitions in order.
-    private let topics: [(topic: String, partitions: [PartitionProgress])]
+    /// The flush's partitions of one topic, in order: those with a stored next offset (locked,
+    /// then advanced) and those with none (claimed).
+    private struct Topic {
+        var name: String
+        var stored: [PartitionProgress] = []
+        var fresh: [PartitionProgress] = []
+    }
+
+    /// Topics in order.
+    private let topics: [Topic]
     private let flushedAt: Int64
 
     init(_ progress: [PartitionProgress], flushedAt: Int64) {
-        var topics: [(topic: String, partitions: [PartitionProgress])] = []
+        var topics: [Topic] = []
         for partition in progress.sorted(by: { ($0.topic, $0.partition) < ($1.topic, $1.partition) }) {
-            if topics.last?.topic == partition.topic { topics[topics.count - 1].partitions.append(partition) } else {
-                topics.append((partition.topic, [partition]))
+            if topics.last?.name != partition.topic { topics.append(Topic(name: partition.topic)) }
+            if partition.startOffset == nil { topics[topics.count - 1].fresh.append(partition) } else {
+                topics[topics.count - 1].stored.append(partition)
             }
         }
         self.topics = topics
@@ -41,8 +50,8 @@ struct OffsetFence {
     /// is not the flush's start offset.
     func lock<D: StoreDialect>(_ db: D) throws {
         var stale: Set<Int32> = []
-        for (topic, partitions) in topics {
-            let stored = partitions.filter { $0.startOffset != nil }
+        for topic in topics {
+            let stored = topic.stored
             if !stored.isEmpty {
                 // Rows are locked in the sorted order (the lock is taken above the sort), the
                 // same order in every writer.
@@ -51,18 +60,18 @@ struct OffsetFence {
                 try db.query("""
                     SELECT partition, next_offset FROM partition_offsets WHERE topic = $1 AND partition IN (\(list))
                     ORDER BY partition \(D.rowLockClause)
-                    """, [.text(topic)] + stored.map { .integer(Int64($0.partition)) }) { row in
+                    """, [.text(topic.name)] + stored.map { .integer(Int64($0.partition)) }) { row in
                     found[Int32(truncatingIfNeeded: row.int64(at: 0))] = row.int64(at: 1)
                 }
                 for partition in stored where found[partition.partition] != partition.startOffset {
                     stale.insert(partition.partition)
                 }
             }
-            let fresh = partitions.filter { $0.startOffset == nil }
+            let fresh = topic.fresh
             if !fresh.isEmpty {
                 // Nothing stored yet: the rows are created with this flush's values, in order,
                 // except those another writer created first (they are not returned).
-                let (rows, values) = offsetRows(topic, fresh)
+                let (rows, values) = offsetRows(topic.name, fresh)
                 var inserted: Set<Int32> = []
                 try db.query("""
                     INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at) VALUES \(rows)
@@ -79,10 +88,8 @@ struct OffsetFence {
     /// Moves the next offsets of the partitions `lock` locked (those it claimed were inserted
     /// with their values). The rows exist and are this transaction's, so the upsert updates them.
     func advance<D: StoreDialect>(_ db: D) throws {
-        for (topic, partitions) in topics {
-            let stored = partitions.filter { $0.startOffset != nil }
-            guard !stored.isEmpty else { continue }
-            let (rows, values) = offsetRows(topic, stored)
+        for topic in topics where !topic.stored.isEmpty {
+            let (rows, values) = offsetRows(topic.name, topic.stored)
             try db.run("""
                 INSERT INTO partition_offsets (topic, partition, next_offset, high_watermark, flushed_at) VALUES \(rows)
                 ON CONFLICT (topic, partition) DO UPDATE SET next_offset = excluded.next_offset,

@@ -8,7 +8,7 @@ extension CounterRows {
     public static func realtime(_ increments: some Collection<CountRow>, dimensions: [EncodedRow] = [],
                                 listeners: [EncodedRow] = [], of kind: SubjectKind = .track) throws -> CounterRows {
         func inKeyOrder(_ rows: [EncodedRow]) -> EncodedRows {
-            EncodedRows(rows.sorted { ($0.hour.index, $0.trackID) < ($1.hour.index, $1.trackID) })
+            EncodedRows(rows.sorted { ($0.hour.index, $0.id) < ($1.hour.index, $1.id) })
         }
         return try realtime(sorted: CountRowList(increments.sorted { ($0.hour.index, $0.id) < ($1.hour.index, $1.id) }),
                             dimensions: inKeyOrder(dimensions), listeners: inKeyOrder(listeners), of: kind)
@@ -34,8 +34,8 @@ extension CounterRows {
                         if key.map({ (hour, track) < $0 }) ?? true { key = (hour, track) }
                     }
                     if next < increments.count { consider(increments[next].hour.index, increments[next].id) }
-                    if nextDimensions < dimensions.count { consider(dimensions.hours[nextDimensions], dimensions.trackIDs[nextDimensions]) }
-                    if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.trackIDs[nextListeners]) }
+                    if nextDimensions < dimensions.count { consider(dimensions.hours[nextDimensions], dimensions.ids[nextDimensions]) }
+                    if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.ids[nextListeners]) }
                     guard let (hour, track) = key else { break }
 
                     var counts = SignalCounts()
@@ -45,13 +45,13 @@ extension CounterRows {
                         next += 1
                     }
                     var dimensionBlob = noBlob
-                    if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.trackIDs[nextDimensions] == track {
+                    if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.ids[nextDimensions] == track {
                         dimensionBlob = storedDimensions(nextDimensions)
                         if !dimensionBlob.isEmpty { try RowRule.check(trackID: track, hour: Hour(index: hour), plays: 0) }
                         nextDimensions += 1
                     }
                     var (listenerPlays, sketch): (Int64, UnsafeRawBufferPointer) = (0, noBlob)
-                    if nextListeners < listeners.count, listeners.hours[nextListeners] == hour, listeners.trackIDs[nextListeners] == track {
+                    if nextListeners < listeners.count, listeners.hours[nextListeners] == hour, listeners.ids[nextListeners] == track {
                         sketch = storedSketch(nextListeners)
                         if !sketch.isEmpty {
                             listenerPlays = listeners.values[nextListeners]

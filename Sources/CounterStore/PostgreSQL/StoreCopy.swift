@@ -81,8 +81,8 @@ public enum StoreCopy {
                     """).forEachRow { row in
                     let (id, hour) = (row.int64(at: 0), row.int64(at: 1))
                     rows.append(CountRow(id: id, hour: Hour(index: hour), counts: row.signalCounts(from: 5)))
-                    dimensions.append(trackID: id, hour: hour, value: 0, blob: row.bytes(at: 2))
-                    listeners.append(trackID: id, hour: hour, value: row.int64(at: 3), blob: row.bytes(at: 4))
+                    dimensions.append(id: id, hour: hour, value: 0, blob: row.bytes(at: 2))
+                    listeners.append(id: id, hour: hour, value: row.int64(at: 3), blob: row.bytes(at: 4))
                 }
                 if kind == .track { trackRows = rows.count }
                 families.append(try CounterRows.realtime(sorted: rows, dimensions: dimensions, listeners: listeners, of: kind))
