@@ -195,7 +195,15 @@ struct PostgresEndToEndTests {
                 // First while the group is still forming: the realtime consumer's first store call
                 // after it, reading the stored offsets of its new partitions, meets a closed
                 // connection. The server stays down until that read has failed, so only the stop
-                // has to beat the assignment.
+                // has to beat the assignment. Not before the consumer has started, its store
+                // opened: `run` still preparing (its first batch run, the store's opening) is not
+                // the moment this tests, and a stop there once cut the opening's COMMIT.
+                let started = try await eventually(within: .seconds(90)) {
+                    run.command.stderr.contains("realtime consumer started") || !run.command.isRunning
+                }
+                guard started, run.command.isRunning else {
+                    throw CommandError(description: "run's realtime consumer did not start:\n\(run.command.stderr.suffix(2_000))")
+                }
                 try await Task.detached { try postgres.stopFast() }.value
                 #expect(Self.assignments(run.command) < 2,
                         "the database stopped after the assignment; it should stop before")
