@@ -8,8 +8,8 @@ import Testing
 /// and failover"): a hot standby made by `pg_basebackup -R` from a primary of the test's own.
 /// `serve` on the standby answers what the primary holds once replayed and never writes there;
 /// with the primary stopped hard and the standby promoted, `run`, `consume` and `batch` on a
-/// multi-host URI (`target_session_attrs=read-write`) follow to the new primary by themselves,
-/// and readers follow too. The truth comes from the logs (`LogTruth`), never from the stores.
+/// multi-host URI (`target_session_attrs=read-write`) follow to the new primary by themselves
+/// (a `batch` and a `consume` started while there is none wait for it), and readers follow too. The truth comes from the logs (`LogTruth`), never from the stores.
 /// The standby is asynchronous, the default and the harder case: a flush the old primary
 /// committed may be missing on the new one, and the offsets stored with the counts must make
 /// the consumers count it again, once.
@@ -84,7 +84,7 @@ struct PostgresFailoverTests {
         }
     }
 
-    @Test("the primary stopped hard and its standby promoted: run, consume and batch on a multi-host URI follow, readers follow, every play counted once")
+    @Test("the primary stopped hard and its standby promoted: run, consume and batch on a multi-host URI follow or, started without a primary, wait for it; readers follow; every play counted once")
     func failoverToPromotedStandby() async throws {
         let (primary, standby) = try PostgresTestServer.startWithStandby()
         defer {
@@ -93,6 +93,10 @@ struct PostgresFailoverTests {
         }
         let database = PostgresTestServer.databaseName(of: try primary.makeDatabase())
         let writers = PostgresTestServer.multiHostURL([primary, standby], database: database, targetSessionAttrs: "read-write")
+        // The store of a consumer that starts while there is no primary (its own group, so the
+        // group above is not rebalanced): made now, so that the standby has it.
+        let lateWriters = PostgresTestServer.multiHostURL([primary, standby], database: PostgresTestServer.databaseName(
+            of: try primary.makeDatabase()), targetSessionAttrs: "read-write")
         try await withTemporaryDirectory { scratch in
             let logs = scratch.appendingPathComponent("logs")
             try await PostgresEndToEndTests.generate(logs: logs, scratch: scratch, events: 16_000, seed: 59, duplicates: 0)
@@ -137,6 +141,12 @@ struct PostgresFailoverTests {
                     "batch", "--store", writers, "--data-dir", scratch.appendingPathComponent("batch-data").path,
                     "--logs", logs.path, "--from", Hours.text(covered.lowerBound), "--to", Hours.text(covered.upperBound), "--json",
                 ], scratch: scratch)
+                // So does a consumer: it starts, says why it cannot count yet, and counts once there is one.
+                let lateConsume = try processes.start([
+                    "consume", "--store", lateWriters, "--data-dir", scratch.appendingPathComponent("late-consume-data").path,
+                    "--brokers", broker, "--group", "counterpoint-late", "--flush-interval-ms", "100",
+                    "--session-timeout-ms", PostgresEndToEndTests.sessionTimeoutMilliseconds,
+                ], scratch: scratch)
                 try await Task.sleep(for: .seconds(1))
                 try await Task.detached { try standby.promote() }.value
                 let promoted = ContinuousClock.now
@@ -158,6 +168,13 @@ struct PostgresFailoverTests {
                 #expect(batched.exited && batched.status == 0, "batch did not follow the failover: \(batched.summary)")
                 #expect(batched.stderr.contains("running it again"), "the batch never met the missing primary: \(batched.summary)")
                 #expect(int(batched.jsonObject?["counted"]) == exact.counted(hours: covered))
+                try #require(lateConsume.isRunning, "the consumer started without a primary stopped:\n\(lateConsume.stderr.suffix(2_000))")
+                let lateReader = try await PostgresEndToEndTests.startServe(store: lateWriters, name: "serve-late", scratch: scratch,
+                                                                           processes: processes)
+                try await PostgresEndToEndTests.waitUntilCommitted(lateReader, events: produced)
+                #expect(lateConsume.stderr.contains("only standbys answered, no primary yet"),
+                        "the consumer started without a primary never said why it waited:\n\(lateConsume.stderr.suffix(2_000))")
+                #expect(try Steps.totals(lateReader, tracks: exact.trackIDs) == PostgresEndToEndTests.totals(exact.plays))
 
                 // No duplicates in the logs: the merge rule gives the exact totals in every hour.
                 let truth = PostgresEndToEndTests.totals(exact.plays)
@@ -182,7 +199,8 @@ struct PostgresFailoverTests {
                     #expect(recovered != nil, "the consumers did not commit on the new primary")
                 }
 
-                for reader in readers { try await reader.stop(timeout: .seconds(10)) }
+                for reader in readers + [lateReader] { try await reader.stop(timeout: .seconds(10)) }
+                try await Server(command: lateConsume, port: 0).stop(timeout: .seconds(15))
                 try await Server(command: consume, port: 0).stop(timeout: .seconds(15))
                 try await run.stop(timeout: .seconds(15))
             } catch {
