@@ -67,7 +67,7 @@ struct GroupProcessor {
         for kind in SubjectKind.allCases {
             var part = SubjectRows(kind: kind)
             part.rows = tables.withTables(of: kind) {
-                $0.encodeRows(.trackThenHour, dimensions: &part.dimensions, listeners: &part.listeners)
+                $0.encodeRows(.idThenHour, dimensions: &part.dimensions, listeners: &part.listeners)
             }
             unit.parts.append(part)
         }

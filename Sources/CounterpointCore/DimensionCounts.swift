@@ -1,14 +1,14 @@
-/// Plays per (track, hour, waveform bucket, client, country) and comments per (track, hour,
+/// Plays per (subject, hour, waveform bucket, client, country) and comments per (track, hour,
 /// waveform bucket), gathered in memory next to `HourCounts` by the batch job and the realtime
-/// consumer, and turned into one `EncodedRows` row per (track, hour) when handed to a store.
+/// consumer, and turned into one `EncodedRows` row per (subject, hour) when handed to a store.
 ///
 /// Adding a play appends one 24-byte record (client and country interned to small numbers
 /// first) — sequential writes, where a hash table would take a cache miss per play — and the
 /// records are sorted and summed once, when the rows are taken. Memory follows the plays
 /// between two `removeAll`s: one flush interval, or one batch work unit.
 public struct DimensionCounts: Sendable {
-    struct Record: TrackHourRecord {
-        var trackID: Int64
+    struct Record: KeyHourRecord {
+        var id: Int64
         var hour: Int64
         /// A play: bucket (7 bits, 127 = none) | client id << 7 (28 bits) | country id << 35 (28 bits).
         /// A comment (`commentFlag` set): bucket | `deletionFlag` for a deleted one.
@@ -38,34 +38,34 @@ public struct DimensionCounts: Sendable {
 
     public var isEmpty: Bool { records.isEmpty }
 
-    /// Adds one play (track ids must be ≥ 1).
+    /// Adds one play (ids must be ≥ 1).
     @inline(__always)
-    public mutating func add(trackID: Int64, hour: Hour, _ dimensions: PlayDimensions) {
-        precondition(trackID >= 1, "track ids start at 1")
+    public mutating func add(id: Int64, hour: Hour, _ dimensions: PlayDimensions) {
+        precondition(id >= 1, "ids start at 1")
         let bucket = dimensions.waveformBucket.map { UInt64(UInt8(bitPattern: $0)) } ?? Self.noBucket
         let client = dimensions.client.map { values.id(of: $0) } ?? Self.noValue
         let country = dimensions.country.map { values.id(of: $0) } ?? Self.noValue
         // A play with none of the three adds nothing: the answers derive it from the plays.
         if bucket == Self.noBucket && client == Self.noValue && country == Self.noValue { return }
-        records.append(Record(trackID: trackID, hour: hour.index, combination: bucket | client << 7 | country << 35))
+        records.append(Record(id: id, hour: hour.index, combination: bucket | client << 7 | country << 35))
     }
 
     /// Adds a comment at `waveformBucket` (`weight` 1), or takes one back for a deleted one (−1).
     @inline(__always)
-    public mutating func addComment(trackID: Int64, hour: Hour, waveformBucket: Int8, weight: Int64) {
-        precondition(trackID >= 1, "track ids start at 1")
+    public mutating func addComment(id: Int64, hour: Hour, waveformBucket: Int8, weight: Int64) {
+        precondition(id >= 1, "ids start at 1")
         let deletion = weight < 0 ? Self.deletionFlag : 0
-        records.append(Record(trackID: trackID, hour: hour.index,
+        records.append(Record(id: id, hour: hour.index,
                               combination: Self.commentFlag | deletion | UInt64(UInt8(bitPattern: waveformBucket))))
     }
 
-    /// Adds an event of `track` to the counts by track of the subject `trackID` (a creator's, SPEC
+    /// Adds an event of `track` to the counts by track of the subject `id` (a creator's, SPEC
     /// §11): `weight` (1 or −1) in `signal`.
     @inline(__always)
-    public mutating func addTrack(_ track: Int64, to trackID: Int64, hour: Hour, signal: Signal, weight: Int64) {
-        precondition(trackID >= 1 && track >= 1 && UInt64(track) <= Self.trackIDMask, "ids are between 1 and 2^53 − 1")
+    public mutating func addTrack(_ track: Int64, to id: Int64, hour: Hour, signal: Signal, weight: Int64) {
+        precondition(id >= 1 && track >= 1 && UInt64(track) <= Self.trackIDMask, "ids are between 1 and 2^53 − 1")
         let retraction = weight < 0 ? Self.retractionFlag : 0
-        records.append(Record(trackID: trackID, hour: hour.index,
+        records.append(Record(id: id, hour: hour.index,
                               combination: Self.byTrackFlags | retraction | UInt64(signal.ordinal) << 53 | UInt64(track)))
     }
 
@@ -131,14 +131,14 @@ public struct DimensionCounts: Sendable {
         }
     }
 
-    /// Appends one row per (track, hour), in `keyOrder`, to `out`.
+    /// Appends one row per (subject, hour), in `keyOrder`, to `out`.
     ///
     /// One sweep over the sorted records: a key's plays are summed into flat per-value counters
     /// (countries, then clients, indexed by each value's rank in byte order) and its comments
     /// into their buckets, and written out as the key ends, each value from its stored form made
     /// once per call.
     public mutating func encodeRows(_ keyOrder: KeyOrder, into out: inout EncodedRows) {
-        TrackHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
+        KeyHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
         // Each value's place in byte order and stored form (length byte, bytes), worked out once.
         let order = values.sortedIDs()
         let valueCount = order.count
@@ -166,13 +166,13 @@ public struct DimensionCounts: Sendable {
         records.withUnsafeBufferPointer { records in
             var start = 0
             while start < records.count {
-                let trackID = records[start].trackID, hour = records[start].hour
+                let id = records[start].id, hour = records[start].hour
                 var end = start
                 var buckets = (low: UInt64(0), high: UInt64(0))
                 var commentBuckets = (low: UInt64(0), high: UInt64(0))
                 var touchedCount = (0, 0)
                 byTrack.removeAll(keepingCapacity: true)
-                while end < records.count && records[end].trackID == trackID && records[end].hour == hour {
+                while end < records.count && records[end].id == id && records[end].hour == hour {
                     let combination = records[end].combination
                     let bucket = Int(combination & 127)
                     if combination & Self.byTrackFlags == Self.byTrackFlags {
@@ -197,7 +197,7 @@ public struct DimensionCounts: Sendable {
                                counts: &counts, touched: &touched, touchedCount: &touchedCount.1)
                     end += 1
                 }
-                out.appendRow(id: trackID, hour: hour, value: 0) { encoded in
+                out.appendRow(id: id, hour: hour, value: 0) { encoded in
                     let rowStart = encoded.count
                     encoded.append(UInt8(buckets.low.nonzeroBitCount + buckets.high.nonzeroBitCount))
                     for half in 0..<2 {

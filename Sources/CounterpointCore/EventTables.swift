@@ -16,17 +16,17 @@ public struct SubjectTables: Sendable {
     /// dimensions and listener.
     @inlinable
     public mutating func add(_ id: Int64, hour: Hour, type: EventType, _ play: PlayDimensions) {
-        counts.add(trackID: id, hour: hour, signal: type.signal, weight: type.weight)
+        counts.add(id: id, hour: hour, signal: type.signal, weight: type.weight)
         guard type == .play else {
             // A comment's place on the waveform, or a deletion's taking one back (SPEC §11); a
             // creator's events come without a waveform bucket.
             if type.signal == .comments, let bucket = play.waveformBucket {
-                dimensions.addComment(trackID: id, hour: hour, waveformBucket: bucket, weight: type.weight)
+                dimensions.addComment(id: id, hour: hour, waveformBucket: bucket, weight: type.weight)
             }
             return
         }
-        dimensions.add(trackID: id, hour: hour, play)
-        listeners.add(trackID: id, hour: hour, listenerID: play.listenerID)
+        dimensions.add(id: id, hour: hour, play)
+        listeners.add(id: id, hour: hour, listenerID: play.listenerID)
     }
 
     /// The tables as rows in `order`: every key's counts, and the dimension counts and listener

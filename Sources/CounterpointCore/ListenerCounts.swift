@@ -1,13 +1,13 @@
-/// The listener ids of plays per (track, hour), gathered in memory next to `HourCounts` by the
-/// batch job and the realtime consumer, and turned into one listener sketch per (track, hour)
+/// The listener ids of plays per (subject, hour), gathered in memory next to `HourCounts` by the
+/// batch job and the realtime consumer, and turned into one listener sketch per (subject, hour)
 /// when handed to a store (docs/listeners.md).
 ///
 /// Adding a play costs one hash (`hll_hash_bigint`) and one appended 24-byte record; the
-/// records are sorted (`TrackHourSort`) and the sketches built once, when the rows are taken.
+/// records are sorted (`KeyHourSort`) and the sketches built once, when the rows are taken.
 /// Memory follows the plays between two `removeAll`s: one flush interval, or one batch unit.
 public struct ListenerCounts: Sendable {
-    struct Record: TrackHourRecord {
-        var trackID: Int64
+    struct Record: KeyHourRecord {
+        var id: Int64
         var hour: Int64
         var hash: Int64
     }
@@ -21,12 +21,12 @@ public struct ListenerCounts: Sendable {
 
     public var isEmpty: Bool { records.isEmpty }
 
-    /// Adds the listener of one play (track ids must be ≥ 1); a play without one adds nothing.
+    /// Adds the listener of one play (ids must be ≥ 1); a play without one adds nothing.
     @inline(__always)
-    public mutating func add(trackID: Int64, hour: Hour, listenerID: Int64?) {
+    public mutating func add(id: Int64, hour: Hour, listenerID: Int64?) {
         guard let listenerID else { return }
-        precondition(trackID >= 1, "track ids start at 1")
-        records.append(Record(trackID: trackID, hour: hour.index, hash: MurmurHash3.hashBigint(listenerID)))
+        precondition(id >= 1, "ids start at 1")
+        records.append(Record(id: id, hour: hour.index, hash: MurmurHash3.hashBigint(listenerID)))
     }
 
     /// Forgets every play, keeping the memory (e.g. after a flush).
@@ -34,23 +34,23 @@ public struct ListenerCounts: Sendable {
         records.removeAll(keepingCapacity: true)
     }
 
-    /// Appends one row per (track, hour) with a listener, in `keyOrder`, to `out`: its sketch,
+    /// Appends one row per (subject, hour) with a listener, in `keyOrder`, to `out`: its sketch,
     /// and as its value the plays that carried a listener.
     public mutating func encodeRows(_ keyOrder: KeyOrder, into out: inout EncodedRows) {
-        TrackHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
+        KeyHourSort.sort(&records, buffer: &sortBuffer, order: keyOrder)
         var hashes: [Int64] = []
         var start = 0
         while start < records.count {
-            let trackID = records[start].trackID, hour = records[start].hour
+            let id = records[start].id, hour = records[start].hour
             var end = start
             hashes.removeAll(keepingCapacity: true)
-            while end < records.count && records[end].trackID == trackID && records[end].hour == hour {
+            while end < records.count && records[end].id == id && records[end].hour == hour {
                 hashes.append(records[end].hash)
                 end += 1
             }
             // In ascending order each hash lands at the end of an explicit sketch.
             hashes.sortFew(in: 0..<hashes.count)
-            out.appendRow(id: trackID, hour: hour, value: Int64(end - start)) { bytes in
+            out.appendRow(id: id, hour: hour, value: Int64(end - start)) { bytes in
                 HyperLogLog.appendEncoded(sortedHashes: hashes, parameters: .listeners, to: &bytes)
             }
             start = end

@@ -24,7 +24,7 @@ struct CountTables {
             encodedDimensions.removeAll()
             encodedListeners.removeAll()
             let increments = events.withTables(of: kind) {
-                $0.encodeRows(.hourThenTrack, dimensions: &encodedDimensions, listeners: &encodedListeners)
+                $0.encodeRows(.hourThenID, dimensions: &encodedDimensions, listeners: &encodedListeners)
             }
             if kind != .track, increments.count == 0, encodedDimensions.count == 0 { continue }
             rows.append(try CounterRows.realtime(sorted: increments, dimensions: encodedDimensions, listeners: encodedListeners, of: kind))

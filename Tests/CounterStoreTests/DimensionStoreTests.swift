@@ -62,12 +62,12 @@ struct DimensionStoreTests {
         var dimensions = DimensionCounts()
         for (track, hourIndex, play) in plays {
             if let weight = play.comment {
-                counts.add(trackID: track, hour: Hour(index: hourIndex), signal: .comments, weight: weight)
-                if let bucket = play.bucket { dimensions.addComment(trackID: track, hour: Hour(index: hourIndex), waveformBucket: bucket, weight: weight) }
+                counts.add(id: track, hour: Hour(index: hourIndex), signal: .comments, weight: weight)
+                if let bucket = play.bucket { dimensions.addComment(id: track, hour: Hour(index: hourIndex), waveformBucket: bucket, weight: weight) }
                 continue
             }
-            counts.add(trackID: track, hour: Hour(index: hourIndex))
-            dimensions.add(trackID: track, hour: Hour(index: hourIndex),
+            counts.add(id: track, hour: Hour(index: hourIndex))
+            dimensions.add(id: track, hour: Hour(index: hourIndex),
                            PlayDimensions(waveformBucket: play.bucket, client: play.client.flatMap(DimensionValue.init),
                                           country: play.country.flatMap(DimensionValue.init)))
         }

@@ -37,8 +37,8 @@ struct ListenerStoreTests {
         var counts = HourCounts()
         var listeners = ListenerCounts()
         for play in plays {
-            counts.add(trackID: play.track, hour: Hour(index: play.hour))
-            listeners.add(trackID: play.track, hour: Hour(index: play.hour), listenerID: play.listener)
+            counts.add(id: play.track, hour: Hour(index: play.hour))
+            listeners.add(id: play.track, hour: Hour(index: play.hour), listenerID: play.listener)
         }
         return (Array(counts.sortedElements()), listeners.rows())
     }

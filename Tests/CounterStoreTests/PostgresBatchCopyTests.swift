@@ -86,11 +86,11 @@ struct PostgresBatchCopyTests {
             var listeners = ListenerCounts()
             for play in plays.indices.filter({ $0 % groups == group }).map({ plays[$0] }) {
                 let hour = day.advanced(by: play.hour)
-                counts.add(trackID: play.track, hour: hour)
+                counts.add(id: play.track, hour: hour)
                 if let bucket = play.bucket {
-                    dimensions.add(trackID: play.track, hour: hour, PlayDimensions(waveformBucket: bucket, client: nil, country: nil))
+                    dimensions.add(id: play.track, hour: hour, PlayDimensions(waveformBucket: bucket, client: nil, country: nil))
                 }
-                listeners.add(trackID: play.track, hour: hour, listenerID: play.listener)
+                listeners.add(id: play.track, hour: hour, listenerID: play.listener)
             }
             let blobs = Dictionary(uniqueKeysWithValues: dimensions.rows().map { (Key(track: $0.id, bucket: $0.hour.index), $0.encoded) })
             let sketches = Dictionary(uniqueKeysWithValues: listeners.rows().map { (Key(track: $0.id, bucket: $0.hour.index), $0) })

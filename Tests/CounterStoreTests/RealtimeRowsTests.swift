@@ -46,11 +46,11 @@ struct RealtimeRowsTests {
         init(_ plays: [Play]) {
             for play in plays {
                 let hour = Hour(index: play.hour)
-                counts.add(trackID: play.track, hour: hour)
-                dimensions.add(trackID: play.track, hour: hour,
+                counts.add(id: play.track, hour: hour)
+                dimensions.add(id: play.track, hour: hour,
                                PlayDimensions(waveformBucket: play.bucket, client: play.client.flatMap(DimensionValue.init),
                                               country: play.country.flatMap(DimensionValue.init)))
-                listeners.add(trackID: play.track, hour: hour, listenerID: play.listener)
+                listeners.add(id: play.track, hour: hour, listenerID: play.listener)
             }
         }
     }
@@ -115,9 +115,9 @@ struct RealtimeRowsTests {
         var tables = Tables(plays)
         var dimensions = EncodedRows()
         var listeners = EncodedRows()
-        tables.dimensions.encodeRows(.hourThenTrack, into: &dimensions)
-        tables.listeners.encodeRows(.hourThenTrack, into: &listeners)
-        let swept = try Self.contents(CounterRows.realtime(sorted: tables.counts.sortedElements(.hourThenTrack),
+        tables.dimensions.encodeRows(.hourThenID, into: &dimensions)
+        tables.listeners.encodeRows(.hourThenID, into: &listeners)
+        let swept = try Self.contents(CounterRows.realtime(sorted: tables.counts.sortedElements(.hourThenID),
                                                            dimensions: dimensions, listeners: listeners))
 
         #expect(swept == expected)
@@ -127,14 +127,14 @@ struct RealtimeRowsTests {
     @Test("a key repeated within a source, or present in one source only, gets one summed row")
     func repeatedAndLoneKeys() throws {
         var dimensions = DimensionCounts()
-        dimensions.add(trackID: 3, hour: Hour(index: 10), PlayDimensions(waveformBucket: 5, client: nil, country: nil))
-        dimensions.add(trackID: 9, hour: Hour(index: 11), PlayDimensions(waveformBucket: nil, client: DimensionValue("ios"), country: nil))
+        dimensions.add(id: 3, hour: Hour(index: 10), PlayDimensions(waveformBucket: 5, client: nil, country: nil))
+        dimensions.add(id: 9, hour: Hour(index: 11), PlayDimensions(waveformBucket: nil, client: DimensionValue("ios"), country: nil))
         var encoded = EncodedRows()
-        dimensions.encodeRows(.hourThenTrack, into: &encoded)
+        dimensions.encodeRows(.hourThenID, into: &encoded)
         var listeners = ListenerCounts()
-        listeners.add(trackID: 4, hour: Hour(index: 10), listenerID: 77)
+        listeners.add(id: 4, hour: Hour(index: 10), listenerID: 77)
         var sketches = EncodedRows()
-        listeners.encodeRows(.hourThenTrack, into: &sketches)
+        listeners.encodeRows(.hourThenID, into: &sketches)
         let increments = [CountRow(id: 2, hour: Hour(index: 10), plays: 1), CountRow(id: 2, hour: Hour(index: 10), plays: 4),
                           CountRow(id: 9, hour: Hour(index: 11), plays: 0)]
         let rows = try Self.contents(CounterRows.realtime(sorted: CountRowList(increments), dimensions: encoded, listeners: sketches))

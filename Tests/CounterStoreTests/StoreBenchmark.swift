@@ -40,7 +40,7 @@ struct StoreBenchmark {
                 var counts = DimensionCounts()
                 for _ in 0..<plays {
                     let position = random.next(below: 12)
-                    counts.add(trackID: 1, hour: Hour(index: 0), PlayDimensions(
+                    counts.add(id: 1, hour: Hour(index: 0), PlayDimensions(
                         waveformBucket: position == 0 ? nil : position < 5 ? 0 : Int8(random.next(below: 100)),
                         client: position == 1 ? nil : clients[random.next(below: clients.count)],
                         country: position == 2 ? nil : countries[random.next(below: countries.count)]))

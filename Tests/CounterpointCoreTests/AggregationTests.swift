@@ -65,7 +65,7 @@ struct AggregationTests {
         for _ in 0..<10_000 {
             let track = Int64.random(in: 1...500, using: &rng)
             let hour = Int64.random(in: -5...5, using: &rng)
-            counts.add(trackID: track, hour: Hour(index: hour))
+            counts.add(id: track, hour: Hour(index: hour))
             reference["\(track)@\(hour)", default: 0] += 1
         }
         #expect(counts.count == reference.count)
@@ -73,7 +73,7 @@ struct AggregationTests {
         #expect(Dictionary(uniqueKeysWithValues: counts.map { ("\($0.id)@\($0.hour.index)", $0.plays) }) == reference)
 
         var doubled = counts
-        for element in counts { doubled.add(trackID: element.id, hour: element.hour, weight: element.plays) }
+        for element in counts { doubled.add(id: element.id, hour: element.hour, weight: element.plays) }
         #expect(doubled.totalPlays == 20_000)
         #expect(doubled.count == counts.count)
         let some = counts.first { _ in true }!
@@ -96,13 +96,13 @@ struct AggregationTests {
             let hour = Hour(index: Int64.random(in: -3...40, using: &rng))
             // One event in four is not a play; retractions weigh −1.
             let type = Int.random(in: 0..<4, using: &rng) == 0 ? EventType.allCases.randomElement(using: &rng)! : .play
-            counts.add(trackID: track, hour: hour, signal: type.signal, weight: type.weight)
+            counts.add(id: track, hour: hour, signal: type.signal, weight: type.weight)
             reference[CountKey(trackID: track, hour: hour.index), default: SignalCounts()][type.signal] += type.weight
         }
         #expect(counts.totalPlays == reference.values.reduce(0) { $0 + $1.plays })
-        for order in [KeyOrder.trackThenHour, .hourThenTrack] {
+        for order in [KeyOrder.idThenHour, .hourThenID] {
             let rows = counts.sortedElements(order)
-            let keys = rows.map { order == .trackThenHour ? [$0.id, $0.hour.index] : [$0.hour.index, $0.id] }
+            let keys = rows.map { order == .idThenHour ? [$0.id, $0.hour.index] : [$0.hour.index, $0.id] }
             #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) }, "rows in \(order) order")
             #expect(Set(rows.map { CountKey(trackID: $0.id, hour: $0.hour.index) }).count == rows.count, "one row per key")
             #expect(Dictionary(uniqueKeysWithValues: rows.map { (CountKey(trackID: $0.id, hour: $0.hour.index), $0.counts) }) == reference)

@@ -199,7 +199,7 @@ struct DimensionEncodingTests {
                 // A comment or a deletion, on few buckets so that some cancel out.
                 let bucket = Int8.random(in: 0...3, using: &random) * 33
                 let weight: Int64 = Bool.random(using: &random) ? 1 : -1
-                counts.addComment(trackID: track, hour: hour, waveformBucket: bucket, weight: weight)
+                counts.addComment(id: track, hour: hour, waveformBucket: bucket, weight: weight)
                 var comment = Reference()
                 comment.comments[Int(bucket)] = weight
                 reference[track, default: [:]][hour.index, default: Reference()].add(comment)
@@ -208,7 +208,7 @@ struct DimensionEncodingTests {
             let bucket: Int8? = Bool.random(using: &random) ? Int8.random(in: 0...99, using: &random) : nil
             let client = Int.random(in: 0..<5, using: &random) == 0 ? nil : Self.names.randomElement(using: &random)
             let country = Int.random(in: 0..<5, using: &random) == 0 ? nil : Self.names.randomElement(using: &random)
-            counts.add(trackID: track, hour: hour, PlayDimensions(waveformBucket: bucket, client: client.flatMap(DimensionValue.init),
+            counts.add(id: track, hour: hour, PlayDimensions(waveformBucket: bucket, client: client.flatMap(DimensionValue.init),
                                                                   country: country.flatMap(DimensionValue.init)))
             var entry = reference[track, default: [:]][hour.index, default: Reference()]
             if let bucket { entry.waveform[Int(bucket), default: 0] += 1 }
@@ -245,7 +245,7 @@ struct DimensionEncodingTests {
             counts.addTrack(track, to: creator, hour: hour, signal: signal, weight: weight)
             reference[creator, default: [:]][signal.ordinal, default: [:]][track, default: 0] += weight
             if Int.random(in: 0..<50, using: &random) == 0 {
-                counts.add(trackID: creator, hour: hour, PlayDimensions(country: DimensionValue("DE")))
+                counts.add(id: creator, hour: hour, PlayDimensions(country: DimensionValue("DE")))
             }
         }
         var blobs: [[UInt8]] = []

@@ -29,7 +29,7 @@ struct CSVAnswerTests {
         var dimensions = DimensionCounts()
         for (index, client) in awkwardClients.enumerated() {
             for _ in 0...index {
-                dimensions.add(trackID: 1, hour: hour(12),
+                dimensions.add(id: 1, hour: hour(12),
                                PlayDimensions(waveformBucket: nil, client: DimensionValue(client), country: nil))
             }
         }

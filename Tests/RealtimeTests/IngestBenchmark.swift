@@ -108,7 +108,7 @@ struct IngestBenchmark {
         var truth = HourCounts()
         while let event = synthesizer.appendNext(to: &bytes) {
             ends.append(bytes.count)
-            truth.add(trackID: event.trackID, hour: event.hour)
+            truth.add(id: event.trackID, hour: event.hour)
         }
         let events = ends.count
         print("\(events) events, \(bytes.count / events) bytes each on average")
@@ -146,9 +146,9 @@ struct IngestBenchmark {
             var listeners = ListenerCounts(minimumCapacity: 1 << 16)
             counting.append(nanosecondsPerEvent { event in
                 guard case .success(let play) = EventParser.parse(event, dimensions: &dimensions) else { return }
-                counts.add(trackID: play.trackID, hour: play.hour)
-                dimensionCounts.add(trackID: play.trackID, hour: play.hour, dimensions)
-                listeners.add(trackID: play.trackID, hour: play.hour, listenerID: dimensions.listenerID)
+                counts.add(id: play.trackID, hour: play.hour)
+                dimensionCounts.add(id: play.trackID, hour: play.hour, dimensions)
+                listeners.add(id: play.trackID, hour: play.hour, listenerID: dimensions.listenerID)
             })
             #expect(counts.count == truth.count && counts.totalPlays == truth.totalPlays)
             print(String(format: "round %d: parsing %.0f ns of CPU an event; parsing and counting %.0f ns (%d (track, hour) keys)",

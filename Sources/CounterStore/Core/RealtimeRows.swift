@@ -15,7 +15,7 @@ extension CounterRows {
     }
 
     /// The same rows from sources already in (hour, track) order — the increments
-    /// (`HourCounts.sortedElements(.hourThenTrack)`, every signal) and one blob per key of each payload
+    /// (`HourCounts.sortedElements(.hourThenID)`, every signal) and one blob per key of each payload
     /// (`EncodedRows` of `DimensionCounts` and `ListenerCounts`) — by one merging sweep: a
     /// key's plays and blobs go into its row as they are, with no blob merge and no array per
     /// row (the realtime consumer's flush). A key repeated within a source merges into its row

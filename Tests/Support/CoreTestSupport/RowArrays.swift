@@ -7,7 +7,7 @@ extension DimensionCounts {
     /// One row per (track, hour), ordered by track then hour.
     public mutating func rows() -> [EncodedRow] {
         var encoded = EncodedRows()
-        encodeRows(.trackThenHour, into: &encoded)
+        encodeRows(.idThenHour, into: &encoded)
         return (0..<encoded.count).map { encoded[$0] }
     }
 }
@@ -17,7 +17,7 @@ extension ListenerCounts {
     /// plays that carried a listener.
     public mutating func rows() -> [EncodedRow] {
         var encoded = EncodedRows()
-        encodeRows(.trackThenHour, into: &encoded)
+        encodeRows(.idThenHour, into: &encoded)
         return (0..<encoded.count).map { encoded[$0] }
     }
 }

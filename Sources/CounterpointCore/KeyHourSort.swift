@@ -1,44 +1,44 @@
-/// A record of one play kept for aggregation, keyed by (track, hour).
-protocol TrackHourRecord {
-    var trackID: Int64 { get }
+/// A record of one play kept for aggregation, keyed by (subject, hour).
+protocol KeyHourRecord {
+    var id: Int64 { get }
     var hour: Int64 { get }
 }
 
-/// The order of a store's keys: (track, hour) for the batch tables, (hour, track) for the
+/// The order of a store's keys: (subject, hour) for the batch tables, (hour, subject) for the
 /// realtime ones (docs/architecture.md, the stores).
 public enum KeyOrder: Sendable {
-    case trackThenHour, hourThenTrack
+    case idThenHour, hourThenID
 }
 
-/// Sorts per-play records by (track, hour) or (hour, track) once per batch unit or flush
+/// Sorts per-play records by (subject, hour) or (hour, subject) once per batch unit or flush
 /// (`DimensionCounts`, `ListenerCounts`, `HourCounts`): appending a record per play and sorting
 /// them afterwards writes memory sequentially, where a hash table would take a cache miss per play.
-enum TrackHourSort {
-    /// A least-significant-digit radix sort on the key `trackID << hourBits | (hour − first hour)`
-    /// (or `(hour − first hour) << trackBits | trackID`), linear in the records (a comparison sort
+enum KeyHourSort {
+    /// A least-significant-digit radix sort on the key `id << hourBits | (hour − first hour)`
+    /// (or `(hour − first hour) << idBits | id`), linear in the records (a comparison sort
     /// of a unit's records cost more than counting them did), or a comparison sort when the key
     /// does not fit in 64 bits. Stable; `buffer` is the second buffer, kept by the caller between calls.
-    static func sort<Record: TrackHourRecord>(_ records: inout [Record], buffer sortBuffer: inout [Record],
-                                              order: KeyOrder = .trackThenHour) {
+    static func sort<Record: KeyHourRecord>(_ records: inout [Record], buffer sortBuffer: inout [Record],
+                                              order: KeyOrder = .idThenHour) {
         guard records.count > 1 else { return }
-        var firstHour = Int64.max, lastHour = Int64.min, largestTrack: Int64 = 0
+        var firstHour = Int64.max, lastHour = Int64.min, largestID: Int64 = 0
         for record in records {
             firstHour = min(firstHour, record.hour)
             lastHour = max(lastHour, record.hour)
-            largestTrack = max(largestTrack, record.trackID)
+            largestID = max(largestID, record.id)
         }
         let hourBits = 64 - UInt64(lastHour - firstHour).leadingZeroBitCount
-        let trackBits = 64 - UInt64(largestTrack).leadingZeroBitCount
-        let keyBits = hourBits + trackBits
+        let idBits = 64 - UInt64(largestID).leadingZeroBitCount
+        let keyBits = hourBits + idBits
         guard keyBits <= 64 else {
             switch order {
-            case .trackThenHour: records.sort { $0.trackID != $1.trackID ? $0.trackID < $1.trackID : $0.hour < $1.hour }
-            case .hourThenTrack: records.sort { $0.hour != $1.hour ? $0.hour < $1.hour : $0.trackID < $1.trackID }
+            case .idThenHour: records.sort { $0.id != $1.id ? $0.id < $1.id : $0.hour < $1.hour }
+            case .hourThenID: records.sort { $0.hour != $1.hour ? $0.hour < $1.hour : $0.id < $1.id }
             }
             return
         }
         // The key's high part and the shift that puts it above the low part.
-        let (highIsTrack, lowBits) = order == .trackThenHour ? (true, UInt64(hourBits)) : (false, UInt64(trackBits))
+        let (highIsID, lowBits) = order == .idThenHour ? (true, UInt64(hourBits)) : (false, UInt64(idBits))
         let digitBits = 11, digitMask = (1 << digitBits) - 1
         var offsets = [Int](repeating: 0, count: 1 << digitBits)
         sortBuffer.removeAll(keepingCapacity: true)
@@ -48,8 +48,8 @@ enum TrackHourSort {
             records.withUnsafeBufferPointer { source in
                 sortBuffer.withUnsafeMutableBufferPointer { target in
                     @inline(__always) func digit(_ record: Record) -> Int {
-                        let (track, hour) = (UInt64(record.trackID), UInt64(record.hour - firstHour))
-                        let key = highIsTrack ? track << lowBits | hour : hour << lowBits | track
+                        let (id, hour) = (UInt64(record.id), UInt64(record.hour - firstHour))
+                        let key = highIsID ? id << lowBits | hour : hour << lowBits | id
                         return Int(truncatingIfNeeded: key >> UInt64(shift)) & digitMask
                     }
                     for index in offsets.indices { offsets[index] = 0 }
@@ -74,7 +74,7 @@ enum TrackHourSort {
 }
 
 extension Array where Element: Comparable {
-    /// Sorts `range` in place: an insertion sort for the few elements a (track, hour) key
+    /// Sorts `range` in place: an insertion sort for the few elements a (subject, hour) key
     /// usually has, where a general sort's set-up costs more than the sorting.
     @inline(__always)
     mutating func sortFew(in range: Range<Int>) {
