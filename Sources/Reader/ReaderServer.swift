@@ -23,8 +23,15 @@ public final class ReaderServer: BlockingComponent {
 
     public init(configuration: ReaderConfiguration, logger: Logger) throws {
         // Open the stores once up front so that a bad data directory fails `serve` at start
-        // with one clear error instead of answering 503 forever.
-        _ = try configuration.store.openReader()
+        // with one clear error instead of answering 503 forever. Only standbys answering a URI
+        // that asks for a writable server is a failover under way, not a bad configuration: the
+        // reader answers 503 until a primary takes its calls, as it does after losing one.
+        do {
+            _ = try configuration.store.openReader()
+        } catch where StoreBackend.awaitingPrimary(error) {
+            logger.warning("the store has no primary yet (only standbys answered, a failover under way); answering 503 until one takes over",
+                           metadata: ["store": "\(configuration.store)", "store.error": "\(error)"])
+        }
         var serverConfiguration = configuration.server
         if let tls = configuration.tls { serverConfiguration.tls = try tls.load() }
         // Half the server's threads at most may hash passwords: the others keep answering.

@@ -9,7 +9,7 @@ import Testing
 /// `serve` on the standby answers what the primary holds once replayed and never writes there;
 /// with the primary stopped hard and the standby promoted, `run`, `consume` and `batch` on a
 /// multi-host URI (`target_session_attrs=read-write`) follow to the new primary by themselves
-/// (a `batch` and a `consume` started while there is none wait for it), and readers follow too. The truth comes from the logs (`LogTruth`), never from the stores.
+/// (a `batch`, a `consume` and a `run` started while there is none wait for it), and readers follow too. The truth comes from the logs (`LogTruth`), never from the stores.
 /// The standby is asynchronous, the default and the harder case: a flush the old primary
 /// committed may be missing on the new one, and the offsets stored with the counts must make
 /// the consumers count it again, once.
@@ -93,9 +93,12 @@ struct PostgresFailoverTests {
         }
         let database = PostgresTestServer.databaseName(of: try primary.makeDatabase())
         let writers = PostgresTestServer.multiHostURL([primary, standby], database: database, targetSessionAttrs: "read-write")
-        // The store of a consumer that starts while there is no primary (its own group, so the
-        // group above is not rebalanced): made now, so that the standby has it.
+        // The stores of a consumer (its own group, so the group above is not rebalanced) and of a
+        // run (its own embedded broker) that start while there is no primary: made now, so that
+        // the standby has them.
         let lateWriters = PostgresTestServer.multiHostURL([primary, standby], database: PostgresTestServer.databaseName(
+            of: try primary.makeDatabase()), targetSessionAttrs: "read-write")
+        let lateRunWriters = PostgresTestServer.multiHostURL([primary, standby], database: PostgresTestServer.databaseName(
             of: try primary.makeDatabase()), targetSessionAttrs: "read-write")
         try await withTemporaryDirectory { scratch in
             let logs = scratch.appendingPathComponent("logs")
@@ -141,13 +144,27 @@ struct PostgresFailoverTests {
                     "batch", "--store", writers, "--data-dir", scratch.appendingPathComponent("batch-data").path,
                     "--logs", logs.path, "--from", Hours.text(covered.lowerBound), "--to", Hours.text(covered.upperBound), "--json",
                 ], scratch: scratch)
-                // So does a consumer: it starts, says why it cannot count yet, and counts once there is one.
+                // So do a consumer and a run: they start, say why they cannot count yet, and count
+                // once there is one.
                 let lateConsume = try processes.start([
                     "consume", "--store", lateWriters, "--data-dir", scratch.appendingPathComponent("late-consume-data").path,
                     "--brokers", broker, "--group", "counterpoint-late", "--flush-interval-ms", "100",
                     "--session-timeout-ms", PostgresEndToEndTests.sessionTimeoutMilliseconds,
                 ], scratch: scratch)
-                try await Task.sleep(for: .seconds(1))
+                let lateRun = try processes.start([
+                    "run", "--store", lateRunWriters, "--data-dir", scratch.appendingPathComponent("late-run-data").path,
+                    "--logs", scratch.appendingPathComponent("late-archive").path, "--listen", "127.0.0.1:0", "--partitions", "4",
+                    "--batch-interval-seconds", "3600", "--session-timeout-ms", PostgresEndToEndTests.sessionTimeoutMilliseconds,
+                ], scratch: scratch)
+                // Each has said why it waits before the promotion comes.
+                let waiting = [(batch, "running it again"), (lateConsume, "only standbys answered"), (lateRun, "only standbys answered")]
+                let allWaited = try await eventually(within: .seconds(30)) {
+                    waiting.allSatisfy { command, line in command.stderr.contains(line) || !command.isRunning }
+                }
+                for (command, line) in waiting {
+                    #expect(allWaited && command.stderr.contains(line),
+                            "\(command.arguments.first ?? "") never said it waits for a primary:\n\(command.stderr.suffix(2_000))")
+                }
                 try await Task.detached { try standby.promote() }.value
                 let promoted = ContinuousClock.now
 
@@ -166,15 +183,15 @@ struct PostgresFailoverTests {
                     throw CommandError(description: "batch still running 60 s after the failover")
                 }
                 #expect(batched.exited && batched.status == 0, "batch did not follow the failover: \(batched.summary)")
-                #expect(batched.stderr.contains("running it again"), "the batch never met the missing primary: \(batched.summary)")
                 #expect(int(batched.jsonObject?["counted"]) == exact.counted(hours: covered))
                 try #require(lateConsume.isRunning, "the consumer started without a primary stopped:\n\(lateConsume.stderr.suffix(2_000))")
                 let lateReader = try await PostgresEndToEndTests.startServe(store: lateWriters, name: "serve-late", scratch: scratch,
                                                                            processes: processes)
                 try await PostgresEndToEndTests.waitUntilCommitted(lateReader, events: produced)
-                #expect(lateConsume.stderr.contains("only standbys answered, no primary yet"),
-                        "the consumer started without a primary never said why it waited:\n\(lateConsume.stderr.suffix(2_000))")
                 #expect(try Steps.totals(lateReader, tracks: exact.trackIDs) == PostgresEndToEndTests.totals(exact.plays))
+                try #require(lateRun.isRunning, "the run started without a primary stopped:\n\(lateRun.stderr.suffix(2_000))")
+                let lateRunServer = Server(command: lateRun, port: try await RunMergeTests.addresses(of: lateRun).port)
+                try await PostgresEndToEndTests.waitUntilAssigned(lateRunServer)
 
                 // No duplicates in the logs: the merge rule gives the exact totals in every hour.
                 let truth = PostgresEndToEndTests.totals(exact.plays)
@@ -201,6 +218,7 @@ struct PostgresFailoverTests {
 
                 for reader in readers + [lateReader] { try await reader.stop(timeout: .seconds(10)) }
                 try await Server(command: lateConsume, port: 0).stop(timeout: .seconds(15))
+                try await lateRunServer.stop(timeout: .seconds(15))
                 try await Server(command: consume, port: 0).stop(timeout: .seconds(15))
                 try await run.stop(timeout: .seconds(15))
             } catch {
