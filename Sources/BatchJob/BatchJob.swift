@@ -32,7 +32,7 @@ public enum BatchJob {
                     throw BatchError.connectionNotRegained(window: configuration.reconnectWindow, error)
                 }
                 let delay = backoff.failed()
-                let what = reached ? "lost its store connection mid-run" : "found only standbys, no primary yet (a failover under way)"
+                let what = reached ? "lost its store connection mid-run" : "cannot start: \(StoreBackend.awaitingPrimaryCause)"
                 logger.warning("batch run \(what); nothing of it was kept; running it again within the reconnect window", metadata: [
                     "store.error": "\(error)", "retry.delay": "\(delay)",
                     "retry.seconds_left": "\(Int((deadline - ContinuousClock.now).seconds))",

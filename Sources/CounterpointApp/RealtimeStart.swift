@@ -7,12 +7,13 @@ import Runtime
 /// How `consume` and `run` start and keep the realtime consumer, also on a full disk
 /// (docs/faults.md). When its existing SQLite store cannot be opened for lack of space (SQLite
 /// cannot make the `-shm` file), or a PostgreSQL URI that asks for a writable server finds only
-/// standbys (a failover under way, docs/postgresql.md), the process still starts: the consumer service reports why it cannot
-/// flush (log, health, `/readyz`) and makes the consumer again after a growing delay until the
-/// store opens. A consumer that fails later (on a full disk the seek back to the stored offsets
-/// after a rolled-back flush can fail too) is made again the same way. Every new one counts
-/// from the stored offsets — nothing lost, nothing twice. Any other failure at start ends the
-/// build as before.
+/// standbys (a failover under way, which `batch` waits out too: docs/postgresql.md), the
+/// process still starts: the consumer service reports why it cannot flush (log, health,
+/// `/readyz`) and makes the consumer again after a growing delay until the store opens. A
+/// consumer that fails later (on a full disk the seek back to the stored offsets after a
+/// rolled-back flush can fail too) is made again the same way. Every new one counts from the
+/// stored offsets — nothing lost, nothing twice. Any other failure at start ends the build as
+/// before.
 struct RealtimeStart: Sendable {
     /// Its `health` is where the consumer service reports.
     let configuration: RealtimeConfiguration
@@ -30,7 +31,8 @@ struct RealtimeStart: Sendable {
         do {
             first = try RealtimeConsumer(configuration: configuration, logger: logger)
         } catch {
-            guard let cause = spaceCause(error) ?? Self.awaitedCause(error) else { throw error }
+            let awaited = StoreBackend.awaitingPrimary(error) ? StoreBackend.awaitingPrimaryCause : nil
+            guard let cause = spaceCause(error) ?? awaited else { throw error }
             logger.warning("the realtime store cannot be opened for writing: \(cause); retrying until it can", metadata: [
                 "store": "\(configuration.store)", "store.error": "\(error)",
             ])
@@ -50,14 +52,6 @@ struct RealtimeStart: Sendable {
             guard let cause = spaceCause(error) else { throw error }
             throw CannotFlush(description: "cannot flush: \(cause): the realtime store cannot be opened for writing (\(error))")
         }
-    }
-
-    /// Why a writer waits, when a PostgreSQL URI that asks for a writable server found only
-    /// standbys: a primary gone and not yet replaced (a failover under way), which `batch` waits
-    /// out too. nil otherwise: a store that cannot be reached or refuses the consumer fails the
-    /// start, as a bad configuration should.
-    private static func awaitedCause(_ error: any Error) -> String? {
-        StoreBackend.awaitingPrimary(error) ? "only standbys answered, no primary yet (a failover under way)" : nil
     }
 
     /// "no free space on …" when an existing SQLite store failed to open for lack of space: the

@@ -29,7 +29,7 @@ public final class ReaderServer: BlockingComponent {
         do {
             _ = try configuration.store.openReader()
         } catch where StoreBackend.awaitingPrimary(error) {
-            logger.warning("the store has no primary yet (only standbys answered, a failover under way); answering 503 until one takes over",
+            logger.warning("the store cannot be read yet: \(StoreBackend.awaitingPrimaryCause); answering 503 until a primary takes over",
                            metadata: ["store": "\(configuration.store)", "store.error": "\(error)"])
         }
         var serverConfiguration = configuration.server

@@ -102,6 +102,9 @@ public enum StoreBackend: Sendable, Hashable, CustomStringConvertible {
         (error as? PostgresError)?.foundOnlyStandbys == true
     }
 
+    /// What a command that waits says when `awaitingPrimary`: the one wording of the logs.
+    public static let awaitingPrimaryCause = "only standbys answered, no primary yet (a failover under way)"
+
     /// True when every read is a round trip to a database server (PostgreSQL), so that asking
     /// for many rows in one statement costs about what asking for one does; false for SQLite,
     /// whose reads are calls into the process's own library.
