@@ -19,7 +19,7 @@ enum KeyHourSort {
     /// of a unit's records cost more than counting them did), or a comparison sort when the key
     /// does not fit in 64 bits. Stable; `buffer` is the second buffer, kept by the caller between calls.
     static func sort<Record: KeyHourRecord>(_ records: inout [Record], buffer sortBuffer: inout [Record],
-                                              order: KeyOrder = .idThenHour) {
+                                            order: KeyOrder = .idThenHour) {
         guard records.count > 1 else { return }
         var firstHour = Int64.max, lastHour = Int64.min, largestID: Int64 = 0
         for record in records {

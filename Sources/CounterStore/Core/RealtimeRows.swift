@@ -28,40 +28,40 @@ extension CounterRows {
         try dimensions.withBlobs { storedDimensions in
             try listeners.withBlobs { storedSketch in
                 while true {
-                    // The least (hour, track) key at the heads of the three sources.
-                    var key: (hour: Int64, track: Int64)?
-                    func consider(_ hour: Int64, _ track: Int64) {
-                        if key.map({ (hour, track) < $0 }) ?? true { key = (hour, track) }
+                    // The least (hour, id) key at the heads of the three sources.
+                    var key: (hour: Int64, id: Int64)?
+                    func consider(_ hour: Int64, _ id: Int64) {
+                        if key.map({ (hour, id) < $0 }) ?? true { key = (hour, id) }
                     }
                     if next < increments.count { consider(increments[next].hour.index, increments[next].id) }
                     if nextDimensions < dimensions.count { consider(dimensions.hours[nextDimensions], dimensions.ids[nextDimensions]) }
                     if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.ids[nextListeners]) }
-                    guard let (hour, track) = key else { break }
+                    guard let (hour, id) = key else { break }
 
                     var counts = SignalCounts()
-                    if next < increments.count, increments[next].hour.index == hour, increments[next].id == track {
+                    if next < increments.count, increments[next].hour.index == hour, increments[next].id == id {
                         counts = increments[next].counts
-                        try RowRule.check(trackID: track, hour: Hour(index: hour), plays: counts.plays)
+                        try RowRule.check(trackID: id, hour: Hour(index: hour), plays: counts.plays)
                         next += 1
                     }
                     var dimensionBlob = noBlob
-                    if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.ids[nextDimensions] == track {
+                    if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.ids[nextDimensions] == id {
                         dimensionBlob = storedDimensions(nextDimensions)
-                        if !dimensionBlob.isEmpty { try RowRule.check(trackID: track, hour: Hour(index: hour), plays: 0) }
+                        if !dimensionBlob.isEmpty { try RowRule.check(trackID: id, hour: Hour(index: hour), plays: 0) }
                         nextDimensions += 1
                     }
                     var (listenerPlays, sketch): (Int64, UnsafeRawBufferPointer) = (0, noBlob)
-                    if nextListeners < listeners.count, listeners.hours[nextListeners] == hour, listeners.ids[nextListeners] == track {
+                    if nextListeners < listeners.count, listeners.hours[nextListeners] == hour, listeners.ids[nextListeners] == id {
                         sketch = storedSketch(nextListeners)
                         if !sketch.isEmpty {
                             listenerPlays = listeners.values[nextListeners]
-                            try RowRule.check(trackID: track, hour: Hour(index: hour), plays: listenerPlays)
+                            try RowRule.check(trackID: id, hour: Hour(index: hour), plays: listenerPlays)
                         }
                         nextListeners += 1
                     }
                     // Increments of 0 and empty blobs add nothing.
                     guard !counts.isZero || !dimensionBlob.isEmpty || !sketch.isEmpty else { continue }
-                    try rows.append(hour, track, counts: counts, dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
+                    try rows.append(hour, id, counts: counts, dimensions: dimensionBlob, listenerPlays: listenerPlays, listeners: sketch)
                 }
             }
         }
