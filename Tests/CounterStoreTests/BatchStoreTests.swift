@@ -84,7 +84,7 @@ struct BatchStoreTests {
             let error = try #require(throws: CounterStoreError.self) {
                 try replace(store, hours(0, 24), [(1, 3, 99), (1, 24, 1)])
             }
-            #expect(error == .rowOutsideRange(trackID: 1, hour: hour(24), range: hours(0, 24)))
+            #expect(error == .rowOutsideRange(.track(1), hour: hour(24), range: hours(0, 24)))
             #expect(try store.coverage() == Coverage([hours(0, 24)]))
             #expect(try store.recentRuns(limit: 10).count == 1)
             #expect(try stores.reader().plays(track: 1, in: .allTime).plays == 5)

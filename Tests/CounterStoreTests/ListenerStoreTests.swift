@@ -161,7 +161,7 @@ struct ListenerStoreTests {
         }
     }
 
-    @Test("a rollup unites each bucket's hour sketches, in every representation, into the bytes of their union; a sketch that does not decode fails it")
+    @Test("a rollup unites each bucket's hour sketches, in every representation, into the bytes of their union; a sketch that does not decode fails it, naming the track or creator")
     func rollupUnitesBuckets() throws {
         // Three tracks over two days of one month, hours without a sketch among them: track 1's
         // buckets stay explicit, track 2's explicit hours unite past the 320-hash limit into
@@ -201,15 +201,19 @@ struct ListenerStoreTests {
         }
         #expect(representations == [.explicit, .sparse, .full])
 
-        // Track 9's day holds a good sketch and, an hour later, bytes that do not decode.
-        var damaged = CounterRows(Catalogue.batch(.hour))
-        try HyperLogLog(listenerIDs: [1, 2]).encoded.withUnsafeBytes {
-            try damaged.append(9, hour(0).index, plays: 2, dimensions: CounterRows.noBlob, listenerPlays: 2, listeners: $0)
+        // Subject 9's day holds a good sketch and, an hour later, bytes that do not decode: the
+        // error names the subject, a track or a creator.
+        for kind in SubjectKind.allCases {
+            var damaged = CounterRows(Catalogue.batch(.hour, kind))
+            try HyperLogLog(listenerIDs: [1, 2]).encoded.withUnsafeBytes {
+                try damaged.append(9, hour(0).index, plays: 2, dimensions: CounterRows.noBlob, listenerPlays: 2, listeners: $0)
+            }
+            try [UInt8]([0x1F, 0x8C, 0x7F, 1]).withUnsafeBytes {
+                try damaged.append(9, hour(1).index, plays: 1, dimensions: CounterRows.noBlob, listenerPlays: 1, listeners: $0)
+            }
+            #expect(throws: CounterStoreError.malformedListeners(Subject(kind, 9))) { try damaged.rolledUp(to: .day) }
+            #expect("\(CounterStoreError.malformedListeners(Subject(kind, 9)))" == "a stored listener sketch of \(kind) 9 is malformed")
         }
-        try [UInt8]([0x1F, 0x8C, 0x7F, 1]).withUnsafeBytes {
-            try damaged.append(9, hour(1).index, plays: 1, dimensions: CounterRows.noBlob, listenerPlays: 1, listeners: $0)
-        }
-        #expect(throws: CounterStoreError.malformedListeners(trackID: 9)) { try damaged.rolledUp(to: .day) }
     }
 
     @Test("a rerun that removes listeners rebuilds the day and month sketches from the hours left", arguments: Backend.allCases)
@@ -317,8 +321,8 @@ struct ListenerStoreTests {
                                  listeners: HyperLogLog(listenerIDs: [5]).encoded)
             }
             let reader = try stores.reader()
-            #expect(throws: CounterStoreError.malformedListeners(trackID: 1)) { try reader.listeners(track: 1, in: hours(0, 2)) }
-            #expect(throws: CounterStoreError.malformedListeners(trackID: 1)) {
+            #expect(throws: CounterStoreError.malformedListeners(.track(1))) { try reader.listeners(track: 1, in: hours(0, 2)) }
+            #expect(throws: CounterStoreError.malformedListeners(.track(1))) {
                 try reader.listenerTimeline(track: 1, in: hours(0, 2), step: .hour)
             }
             #expect(try reader.plays(track: 1, in: hours(0, 2)).plays == 3)

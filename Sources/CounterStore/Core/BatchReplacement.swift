@@ -113,7 +113,7 @@ final class BatchRowSink<D: StoreDialect> {
     func write(_ row: BatchRowWriter.Row) throws {
         // A row netting 0 in every signal may still place comments on the waveform: a comment
         // and a deletion in other buckets.
-        guard try target.admits(row.counts) || !row.dimensions.isEmpty else { return }
+        guard try target.admits(row.counts, of: kind) || !row.dimensions.isEmpty else { return }
         staleListeners.noteNew(trackID: row.counts.id, hour: row.counts.hour, sketch: row.listeners)
         buffer.append(row.counts, dimensions: row.dimensions, listenerPlays: row.listenerPlays, listeners: row.listeners)
         if buffer.count >= capacity { try drain() }

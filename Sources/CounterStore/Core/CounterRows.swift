@@ -32,7 +32,7 @@ public struct CounterRows: Sendable {
     var isEmpty: Bool { firstKeys.isEmpty }
     var indices: Range<Int> { firstKeys.indices }
 
-    func trackID(_ row: Int) -> Int64 { table.idKey == 0 ? firstKeys[row] : secondKeys[row] }
+    func subject(_ row: Int) -> Subject { Subject(table.subject, table.idKey == 0 ? firstKeys[row] : secondKeys[row]) }
 
     /// Whether the row holds anything to write.
     func hasContent(_ row: Int) -> Bool {
@@ -71,10 +71,10 @@ public struct CounterRows: Sendable {
             counts.addToLast(rowCounts, sign: sign)
             listenerPlays[last] += sign * rowListenerPlays
             guard try dimensions.mergeIntoLast(blob, sign: sign) else {
-                throw CounterStoreError.malformedDimensions(trackID: trackID(last))
+                throw CounterStoreError.malformedDimensions(subject(last))
             }
             guard try listeners.mergeIntoLast(sketch, sign: sign) else {
-                throw CounterStoreError.malformedListeners(trackID: trackID(last))
+                throw CounterStoreError.malformedListeners(subject(last))
             }
         } else {
             precondition(firstKeys.last.map { ($0, secondKeys.last!) < (first, second) } ?? true,
@@ -86,10 +86,10 @@ public struct CounterRows: Sendable {
             counts.append(signed)
             listenerPlays.append(sign * rowListenerPlays)
             guard dimensions.append(blob, sign: sign) else {
-                throw CounterStoreError.malformedDimensions(trackID: trackID(firstKeys.count - 1))
+                throw CounterStoreError.malformedDimensions(subject(firstKeys.count - 1))
             }
             guard listeners.append(sketch, sign: sign) else {
-                throw CounterStoreError.malformedListeners(trackID: trackID(firstKeys.count - 1))
+                throw CounterStoreError.malformedListeners(subject(firstKeys.count - 1))
             }
         }
     }
@@ -121,10 +121,10 @@ public struct CounterRows: Sendable {
             var bucketBlobs: [UnsafeRawBufferPointer] = []
             func endBucket() throws {
                 guard let last = rows.indices.last else { return }
-                guard bucket.finish(into: &encoded) else { throw CounterStoreError.malformedListeners(trackID: rows.trackID(last)) }
+                guard bucket.finish(into: &encoded) else { throw CounterStoreError.malformedListeners(rows.subject(last)) }
                 rows.listeners.setLast(encoded)
                 guard DimensionEncoding.mergeAll(bucketBlobs, into: &encoded) else {
-                    throw CounterStoreError.malformedDimensions(trackID: rows.trackID(last))
+                    throw CounterStoreError.malformedDimensions(rows.subject(last))
                 }
                 rows.dimensions.setLast(encoded)
                 bucketBlobs.removeAll(keepingCapacity: true)

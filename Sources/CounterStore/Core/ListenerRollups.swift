@@ -118,7 +118,7 @@ final class ListenerRollups {
             var unions: [Int64: SketchUnion] = [:]
             try db.query(sql, [.integer(lower), .integer(upper)] + ids) { row in
                 let trackID = row.int64(at: 0)
-                try row.withBytes(at: 1) { try unions[trackID, default: SketchUnion(trackID: trackID)].add(0, $0) }
+                try row.withBytes(at: 1) { try unions[trackID, default: SketchUnion(Subject(kind, trackID))].add(0, $0) }
             }
             for trackID in chunk {
                 let encoded = unions[trackID].map(\.sketch.encoded) ?? []

@@ -41,13 +41,13 @@ extension CounterRows {
                     var counts = SignalCounts()
                     if next < increments.count, increments[next].hour.index == hour, increments[next].id == id {
                         counts = increments[next].counts
-                        try RowRule.check(trackID: id, hour: Hour(index: hour), plays: counts.plays)
+                        try RowRule.check(Subject(kind, id), hour: Hour(index: hour), plays: counts.plays)
                         next += 1
                     }
                     var dimensionBlob = noBlob
                     if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.ids[nextDimensions] == id {
                         dimensionBlob = storedDimensions(nextDimensions)
-                        if !dimensionBlob.isEmpty { try RowRule.check(trackID: id, hour: Hour(index: hour), plays: 0) }
+                        if !dimensionBlob.isEmpty { try RowRule.check(Subject(kind, id), hour: Hour(index: hour), plays: 0) }
                         nextDimensions += 1
                     }
                     var (listenerPlays, sketch): (Int64, UnsafeRawBufferPointer) = (0, noBlob)
@@ -55,7 +55,7 @@ extension CounterRows {
                         sketch = storedSketch(nextListeners)
                         if !sketch.isEmpty {
                             listenerPlays = listeners.values[nextListeners]
-                            try RowRule.check(trackID: id, hour: Hour(index: hour), plays: listenerPlays)
+                            try RowRule.check(Subject(kind, id), hour: Hour(index: hour), plays: listenerPlays)
                         }
                         nextListeners += 1
                     }

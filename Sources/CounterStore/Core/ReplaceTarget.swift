@@ -19,13 +19,14 @@ struct ReplaceTarget {
         pieces = RollupPiece.pieces(of: coverage)
     }
 
-    /// Whether a batch row sink keeps `row`: throws for a row outside the target's hours or with
-    /// an invalid track or plays; false for a row whose every signal is 0, which adds nothing.
-    func admits(_ row: CountRow) throws -> Bool {
+    /// Whether a batch row sink keeps `row` (of a subject of `kind`): throws for a row outside the
+    /// target's hours or with an invalid id or plays; false for a row whose every signal is 0,
+    /// which adds nothing.
+    func admits(_ row: CountRow, of kind: SubjectKind) throws -> Bool {
         guard coverage.contains(row.hour) else {
-            throw CounterStoreError.rowOutsideRange(trackID: row.id, hour: row.hour, range: coverage.ranges[0])
+            throw CounterStoreError.rowOutsideRange(Subject(kind, row.id), hour: row.hour, range: coverage.ranges[0])
         }
-        try RowRule.check(trackID: row.id, hour: row.hour, plays: row.plays)
+        try RowRule.check(Subject(kind, row.id), hour: row.hour, plays: row.plays)
         return !row.counts.isZero
     }
 }

@@ -40,11 +40,11 @@ struct BucketSketch {
 
 /// Stored sketches united one after another, with the plays that carried their listeners.
 struct SketchUnion {
-    let trackID: Int64
+    let subject: Subject
     private(set) var sketch = HyperLogLog()
     private(set) var listenerPlays: Int64 = 0
 
-    init(trackID: Int64) { self.trackID = trackID }
+    init(_ subject: Subject) { self.subject = subject }
 
     var listeners: Int64 { Int64(sketch.cardinality.rounded()) }
 
@@ -54,7 +54,7 @@ struct SketchUnion {
         do {
             try sketch.formUnion(HyperLogLog(decoding: bytes))
         } catch {
-            throw CounterStoreError.malformedListeners(trackID: trackID)
+            throw CounterStoreError.malformedListeners(subject)
         }
     }
 }

@@ -64,10 +64,10 @@ extension StoreDialect {
     }
 }
 
-/// The one validity rule of every counter row both layers take: a track id of at least 1 and
+/// The one validity rule of every counter row both layers take: a subject id of at least 1 and
 /// plays that are not negative (the signals with retractions may be: SPEC §11).
 enum RowRule {
-    static func check(trackID: Int64, hour: Hour, plays: Int64) throws {
-        guard trackID >= 1, plays >= 0 else { throw CounterStoreError.invalidRow(trackID: trackID, hour: hour, plays: plays) }
+    static func check(_ subject: Subject, hour: Hour, plays: Int64) throws {
+        guard subject.id >= 1, plays >= 0 else { throw CounterStoreError.invalidRow(subject, hour: hour, plays: plays) }
     }
 }

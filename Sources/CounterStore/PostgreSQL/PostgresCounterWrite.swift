@@ -168,7 +168,7 @@ struct PostgresCounterWrite {
             let dimensionsOK = stored.withBytes(row: next, column: 1) { old in
                 counters.dimensions.withBlobs { BlobMerge.merge(.dimensions, old, $0(row), into: &scratch) }
             }
-            guard dimensionsOK else { throw CounterStoreError.malformedDimensions(trackID: counters.trackID(row)) }
+            guard dimensionsOK else { throw CounterStoreError.malformedDimensions(counters.subject(row)) }
             let dimensions = scratch
             let listenersOK = stored.withBytes(row: next, column: 2) { old in
                 counters.listeners.withBlobs { sketch in
@@ -177,7 +177,7 @@ struct PostgresCounterWrite {
                         : BlobMerge.merge(.listeners, old, sketch(row), into: &scratch)
                 }
             }
-            guard listenersOK else { throw CounterStoreError.malformedListeners(trackID: counters.trackID(row)) }
+            guard listenersOK else { throw CounterStoreError.malformedListeners(counters.subject(row)) }
             merged.append((row, dimensions, scratch))
             next += 1
         }

@@ -136,12 +136,12 @@ private struct DimensionSum {
 
     mutating func add(_ blob: UnsafeRawBufferPointer) throws {
         let ok = merged.withUnsafeBytes { DimensionEncoding.merge($0, blob, into: &scratch) }
-        guard ok else { throw CounterStoreError.malformedDimensions(trackID: subject.id) }
+        guard ok else { throw CounterStoreError.malformedDimensions(subject) }
         swap(&merged, &scratch)
     }
 
     func totals() throws -> DimensionTotals {
-        guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(trackID: subject.id) }
+        guard let totals = DimensionEncoding.decode(merged) else { throw CounterStoreError.malformedDimensions(subject) }
         return totals
     }
 }

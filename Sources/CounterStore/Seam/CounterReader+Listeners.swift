@@ -35,7 +35,7 @@ extension CounterReader {
         return try withSnapshot { state in
             let plan = self.plan(range, state)
             let plays = try plays(subject, plan: plan)
-            var union = SketchUnion(trackID: track)
+            var union = SketchUnion(subject)
             for part in plan.batchParts {
                 try layers.batchListeners(subject, over: part) { try union.add($0, $1) }
             }
@@ -52,11 +52,10 @@ extension CounterReader {
     /// bucket count.
     public func listenerTimeline(_ subject: Subject, in range: HourRange, step: TimelineStep) throws -> [ListenerPoint] {
         guard !range.isEmpty else { return [] }
-        let track = subject.id
         let buckets = TimelineBuckets(range: range, step: step)
         return try withSnapshot { state in
             let plan = self.plan(range, state, coarsest: step == .day ? .day : .hour)
-            var unions = [SketchUnion](repeating: SketchUnion(trackID: track), count: buckets.count)
+            var unions = [SketchUnion](repeating: SketchUnion(subject), count: buckets.count)
             for span in plan.batchSpans {
                 try layers.batchListenerBuckets(subject, in: span) { key, plays, sketch in
                     try unions[buckets.index(of: span.level.firstHour(ofKey: key))].add(plays, sketch)
