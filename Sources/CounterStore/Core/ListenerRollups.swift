@@ -117,12 +117,12 @@ final class ListenerRollups {
             let ids = chunk.map { SQLValue.integer($0) } + Array(repeating: .integer(chunk.last!), count: count - chunk.count)
             var unions: [Int64: SketchUnion] = [:]
             try db.query(sql, [.integer(lower), .integer(upper)] + ids) { row in
-                let trackID = row.int64(at: 0)
-                try row.withBytes(at: 1) { try unions[trackID, default: SketchUnion(Subject(kind, trackID))].add(0, $0) }
+                let id = row.int64(at: 0)
+                try row.withBytes(at: 1) { try unions[id, default: SketchUnion(Subject(kind, id))].add(0, $0) }
             }
-            for trackID in chunk {
-                let encoded = unions[trackID].map(\.sketch.encoded) ?? []
-                try encoded.withUnsafeBytes { try rows.append(trackID, key, plays: 0, dimensions: CounterRows.noBlob, listeners: $0) }
+            for id in chunk {
+                let encoded = unions[id].map(\.sketch.encoded) ?? []
+                try encoded.withUnsafeBytes { try rows.append(id, key, plays: 0, dimensions: CounterRows.noBlob, listeners: $0) }
             }
         }
         try db.add(rows)

@@ -37,17 +37,18 @@ extension CounterRows {
                     if nextDimensions < dimensions.count { consider(dimensions.hours[nextDimensions], dimensions.ids[nextDimensions]) }
                     if nextListeners < listeners.count { consider(listeners.hours[nextListeners], listeners.ids[nextListeners]) }
                     guard let (hour, id) = key else { break }
+                    let subject = Subject(kind, id)
 
                     var counts = SignalCounts()
                     if next < increments.count, increments[next].hour.index == hour, increments[next].id == id {
                         counts = increments[next].counts
-                        try RowRule.check(Subject(kind, id), hour: Hour(index: hour), plays: counts.plays)
+                        try RowRule.check(subject, hour: Hour(index: hour), plays: counts.plays)
                         next += 1
                     }
                     var dimensionBlob = noBlob
                     if nextDimensions < dimensions.count, dimensions.hours[nextDimensions] == hour, dimensions.ids[nextDimensions] == id {
                         dimensionBlob = storedDimensions(nextDimensions)
-                        if !dimensionBlob.isEmpty { try RowRule.check(Subject(kind, id), hour: Hour(index: hour), plays: 0) }
+                        if !dimensionBlob.isEmpty { try RowRule.check(subject, hour: Hour(index: hour), plays: 0) }
                         nextDimensions += 1
                     }
                     var (listenerPlays, sketch): (Int64, UnsafeRawBufferPointer) = (0, noBlob)
@@ -55,7 +56,7 @@ extension CounterRows {
                         sketch = storedSketch(nextListeners)
                         if !sketch.isEmpty {
                             listenerPlays = listeners.values[nextListeners]
-                            try RowRule.check(Subject(kind, id), hour: Hour(index: hour), plays: listenerPlays)
+                            try RowRule.check(subject, hour: Hour(index: hour), plays: listenerPlays)
                         }
                         nextListeners += 1
                     }

@@ -23,10 +23,11 @@ struct ReplaceTarget {
     /// target's hours or with an invalid id or plays; false for a row whose every signal is 0,
     /// which adds nothing.
     func admits(_ row: CountRow, of kind: SubjectKind) throws -> Bool {
+        let subject = Subject(kind, row.id)
         guard coverage.contains(row.hour) else {
-            throw CounterStoreError.rowOutsideRange(Subject(kind, row.id), hour: row.hour, range: coverage.ranges[0])
+            throw CounterStoreError.rowOutsideRange(subject, hour: row.hour, range: coverage.ranges[0])
         }
-        try RowRule.check(Subject(kind, row.id), hour: row.hour, plays: row.plays)
+        try RowRule.check(subject, hour: row.hour, plays: row.plays)
         return !row.counts.isZero
     }
 }
